@@ -1,0 +1,107 @@
+"""Level 2A2: object header messages — a registry of decoders by message type.
+
+Each module decodes one message (spec "IV.A.2.x") from a Cursor over the message body. Shared
+messages (flag bit 1) are resolved here, to the committed object header or the shared object
+header message heap, before the type's decoder sees the body.
+"""
+from importlib import import_module
+
+from ...errors import FormatError, UnsupportedFeatureError
+from ..context import Cursor
+
+# type -> (spec name, module that defines ``decode(cur)``)
+MESSAGE_TYPES = {
+    0x00: ("NIL", None),
+    0x01: ("dataspace", "dataspace"),
+    0x02: ("link info", "link_info"),
+    0x03: ("datatype", "datatype"),
+    0x04: ("fill value (old)", "fill_value"),
+    0x05: ("fill value", "fill_value"),
+    0x06: ("link", "link"),
+    0x07: ("external data files", "external_files"),
+    0x08: ("data layout", "layout"),
+    0x09: ("bogus", None),
+    0x0A: ("group info", "group_info"),
+    0x0B: ("filter pipeline", "filter_pipeline"),
+    0x0C: ("attribute", "attribute"),
+    0x0D: ("object comment", "simple"),
+    0x0E: ("object modification time (old)", "simple"),
+    0x0F: ("shared message table", "simple"),
+    0x10: ("object header continuation", "simple"),
+    0x11: ("symbol table", "simple"),
+    0x12: ("object modification time", "simple"),
+    0x13: ("B-tree K values", "simple"),
+    0x14: ("driver info", "simple"),
+    0x15: ("attribute info", "attribute_info"),
+    0x16: ("object reference count", "simple"),
+    0x17: ("file space info", "simple"),
+    0x18: ("structured chunk filter pipeline", "filter_pipeline"),
+}
+
+
+def name(mtype):
+    return MESSAGE_TYPES.get(mtype, (f"unknown message {mtype:#x}", None))[0]
+
+
+def _decoder(mtype):
+    entry = MESSAGE_TYPES.get(mtype)
+    if entry is None or entry[1] is None:
+        return None
+    return import_module(f"{__name__}.{entry[1]}").DECODERS[mtype]
+
+
+def decode_body(ctx, mtype, data, offset):
+    """Decode an unshared message body of type ``mtype`` (bytes at absolute ``offset``)."""
+    decoder = _decoder(mtype)
+    if decoder is None:
+        return None
+    cur = Cursor(data, offset, f"{name(mtype)} message", ctx)
+    return decoder(cur)
+
+
+def decode(ctx, raw, depth=0):
+    """Decode a RawMessage, resolving a shared message to where it is stored.
+
+    Returns None for message types that carry nothing to decode (NIL, bogus) and for unknown
+    types the flags allow to skip; an unknown type flagged "fail if unknown" raises.
+    """
+    if raw.type not in MESSAGE_TYPES:
+        if raw.flags & 0x80 or raw.flags & 0x08:
+            raise UnsupportedFeatureError(
+                f"object header message type {raw.type:#x} at offset {raw.offset} is unknown and "
+                "flagged as required")
+        return None
+    if raw.shared:
+        data, offset = resolve_shared(ctx, raw, depth)
+        return decode_body(ctx, raw.type, data, offset)
+    return decode_body(ctx, raw.type, raw.data, raw.offset)
+
+
+def resolve_shared(ctx, raw, depth=0):
+    """(body, absolute offset) of the message a shared message points to (spec IV.A.2)."""
+    if depth > 8:
+        raise FormatError("shared message chain too deep", f"shared {name(raw.type)} message",
+                          raw.offset)
+    cur = Cursor(raw.data, raw.offset, f"shared {name(raw.type)} message", ctx)
+    version = cur.version((1, 2, 3))
+    kind = cur.u8()
+    if version == 1:
+        cur.skip(6)
+    elif version == 2:
+        cur.skip(0)
+    if version == 3 and kind == 1:
+        heap_id = bytes(cur.bytes(8))
+        from ..sohm import shared_message_table
+        table = shared_message_table(ctx)
+        return table.get(raw.type, heap_id)
+    if (version < 3 and kind == 0) or (version == 3 and kind == 2):
+        addr = cur.address()
+        from ..object_header import ObjectHeader
+        header = ctx.cached("ohdr", addr, lambda: ObjectHeader.decode(ctx, addr))
+        target = header.first(raw.type)
+        if target is None:
+            raise cur.error(f"the committed object header at {addr} has no {name(raw.type)} message")
+        if target.shared:
+            return resolve_shared(ctx, target, depth + 1)
+        return target.data, target.offset
+    raise cur.error(f"unsupported shared message location type {kind} (version {version})")

@@ -1,0 +1,166 @@
+"""Level 0A: the superblock (versions 0-3), format signature search and driver info block.
+
+Spec: "II.A. Disk Format: Level 0A - Format Signature and Superblock" and "II.B. Disk Format:
+Level 0B - File Driver Info".
+"""
+from dataclasses import dataclass
+
+from ..errors import FormatError, TruncatedError, UnsupportedFeatureError
+from . import checksum
+from .context import Context, Cursor
+
+SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+@dataclass(frozen=True)
+class SymbolTableEntry:
+    """A symbol table entry (spec III.C): link name offset, object header address, cache."""
+    name_offset: int
+    header_address: int
+    cache_type: int
+    btree_address: int | None = None   # cache type 1
+    heap_address: int | None = None    # cache type 1
+    soft_link_offset: int | None = None  # cache type 2
+
+    @classmethod
+    def decode(cls, cur):
+        name_offset = cur.uint(cur.ctx.sizeof_offsets)
+        header = cur.address()
+        cache_type = cur.u32()
+        cur.skip(4)
+        scratch = Cursor(cur.bytes(16), cur.offset - 16, cur.structure, cur.ctx)
+        if cache_type == 1:
+            return cls(name_offset, header, 1, scratch.address(), scratch.address())
+        if cache_type == 2:
+            return cls(name_offset, header, 2, soft_link_offset=scratch.u32())
+        return cls(name_offset, header, cache_type)
+
+    @staticmethod
+    def size(ctx):
+        return 2 * ctx.sizeof_offsets + 24
+
+
+@dataclass(frozen=True)
+class Superblock:
+    offset: int                 # absolute offset of the signature
+    version: int
+    sizeof_offsets: int
+    sizeof_lengths: int
+    flags: int
+    base_address: int
+    eof_address: int
+    root_address: int
+    extension_address: int | None = None     # v2/v3
+    driver_info_address: int | None = None   # v0/v1
+    free_space_address: int | None = None    # v0/v1
+    group_leaf_k: int = 4
+    group_internal_k: int = 16
+    indexed_storage_k: int = 32
+    root_entry: SymbolTableEntry | None = None  # v0/v1
+
+    @classmethod
+    def find(cls, source):
+        """Search the signature at 0, 512, 1024, 2048, ... and decode the superblock there."""
+        offset = 0
+        while offset + len(SIGNATURE) <= source.size:
+            if bytes(source.read(offset, 8, "format signature")) == SIGNATURE:
+                return cls.decode(source, offset)
+            offset = 512 if offset == 0 else offset * 2
+        raise FormatError("no HDF5 format signature found (not an HDF5 file?)", "superblock", 0)
+
+    @classmethod
+    def decode(cls, source, offset):
+        head = source.read(offset, min(source.size - offset, 256), "superblock")
+        cur = Cursor(head, offset, "superblock")
+        cur.skip(8)
+        version = cur.version((0, 1, 2, 3))
+        if version >= 2:
+            return cls._decode_v2(cur, source, offset, version)
+        cur.skip(1)  # free-space storage version
+        cur.skip(1)  # root group symbol table entry version
+        cur.skip(1)
+        cur.skip(1)  # shared header message format version
+        so, sl = cur.u8(), cur.u8()
+        cls._check_sizes(cur, so, sl)
+        cur.skip(1)
+        leaf_k, internal_k = cur.u16(), cur.u16()
+        flags = cur.u32()
+        indexed_k = 32
+        if version == 1:
+            indexed_k = cur.u16()
+            cur.skip(2)
+        cur.ctx = Context(source, so, sl)
+        base, free_space, eof, driver = cur.address(), cur.address(), cur.address(), cur.address()
+        root = SymbolTableEntry.decode(cur)
+        if leaf_k == 0 or internal_k == 0 or indexed_k == 0:
+            raise FormatError("B-tree K value of 0", "superblock", offset)
+        return cls(offset, version, so, sl, flags, _base(base, offset), eof if eof is not None else 0,
+                   root.header_address, None, driver, free_space, leaf_k, internal_k, indexed_k, root)
+
+    @classmethod
+    def _decode_v2(cls, cur, source, offset, version):
+        so, sl = cur.u8(), cur.u8()
+        cls._check_sizes(cur, so, sl)
+        flags = cur.u8()
+        cur.ctx = Context(source, so, sl)
+        base, ext, eof, root = cur.address(), cur.address(), cur.address(), cur.address()
+        end = cur.pos
+        stored = cur.u32()
+        computed = checksum.lookup3(cur.buf[:end])
+        if stored != computed:
+            from ..errors import ChecksumError
+            raise ChecksumError(f"checksum mismatch (stored {stored:#010x}, computed {computed:#010x})",
+                                "superblock", offset)
+        if root is None:
+            raise FormatError("root group object header address is undefined", "superblock", offset)
+        return cls(offset, version, so, sl, flags, _base(base, offset), eof if eof is not None else 0,
+                   root, ext)
+
+    @staticmethod
+    def _check_sizes(cur, so, sl):
+        if so not in (2, 4, 8) or sl not in (2, 4, 8):
+            raise cur.error(f"invalid size of offsets/lengths ({so}, {sl})")
+
+    def context(self, source, **options):
+        ctx = Context(source, self.sizeof_offsets, self.sizeof_lengths, self.base_address, **options)
+        ctx.superblock = self
+        return ctx
+
+    def check_file(self, ctx):
+        """Refuse files that are not complete single files (truncated, family, multi)."""
+        if self.driver_info_address is not None:
+            drv = DriverInfo.decode(ctx, self.driver_info_address)
+            if drv.driver_id in (b"NCSAfami", b"NCSAmult"):
+                raise UnsupportedFeatureError(
+                    f"files of the {drv.driver_id.decode()} driver (family/multi/split file sets) "
+                    "are not supported; join the members into one file first")
+        if self.base_address + self.eof_address > ctx.source.size:
+            raise TruncatedError(
+                f"the superblock's end-of-file address is {self.eof_address} but the file has "
+                f"{ctx.source.size - self.base_address} bytes after the base address (truncated file?)",
+                "superblock", self.offset)
+
+
+def _base(stored, sb_offset):
+    """libhdf5 treats a superblock found past 0 as the base (user block before it)."""
+    if stored is None or stored == 0:
+        return sb_offset
+    return stored
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """The driver information block (spec II.B)."""
+    version: int
+    driver_id: bytes
+    info: bytes
+
+    @classmethod
+    def decode(cls, ctx, addr):
+        cur = ctx.cursor(addr, 16, "driver info block")
+        version = cur.version((0,))
+        cur.skip(3)
+        size = cur.u32()
+        driver_id = bytes(cur.bytes(8))
+        info = bytes(ctx.read(addr + 16, size, "driver info block"))
+        return cls(version, driver_id, info)

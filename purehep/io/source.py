@@ -1,0 +1,187 @@
+"""Byte sources: bounds-checked random access to the bytes of an HDF5 file.
+
+Every read names the structure being read, so an out-of-range address or a truncated file
+becomes a ``TruncatedError`` naming the structure and offset instead of a short read.
+"""
+import mmap
+import os
+import threading
+from collections import OrderedDict
+
+from ..errors import PurehepError, TruncatedError
+
+
+class ByteSource:
+    """Random access to ``size`` bytes. Subclasses implement ``_read(offset, n)``."""
+
+    size = 0
+    path = None
+
+    def read(self, offset, n, structure="data"):
+        """Return ``n`` bytes at absolute ``offset`` as a bytes-like object."""
+        if offset < 0 or n < 0 or offset + n > self.size:
+            raise TruncatedError(
+                f"{n} bytes requested but the file has {self.size} bytes",
+                structure, offset)
+        return self._read(offset, n)
+
+    def readinto(self, offset, out, structure="data"):
+        """Copy ``len(out)`` bytes at ``offset`` into the writable buffer ``out``."""
+        view = memoryview(out).cast("B")
+        view[:] = self.read(offset, len(view), structure)
+
+    def close(self):
+        pass
+
+
+class BytesSource(ByteSource):
+    """An in-memory buffer (bytes, bytearray, memoryview, mmap)."""
+
+    def __init__(self, buf):
+        self._buf = memoryview(buf).cast("B")
+        self.size = len(self._buf)
+
+    def _read(self, offset, n):
+        return self._buf[offset:offset + n]
+
+    def close(self):
+        self._buf.release()
+
+
+class MmapSource(BytesSource):
+    """A file on disk, memory-mapped; reads are zero-copy views of the map."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._fh = open(self.path, "rb")
+        size = os.fstat(self._fh.fileno()).st_size
+        if size == 0:
+            self._map = None
+            super().__init__(b"")
+        else:
+            self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+            super().__init__(self._map)
+
+    def close(self):
+        super().close()
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:
+                pass  # numpy views of the map are still alive; the GC closes it with them
+        self._fh.close()
+
+
+class BlockCachedSource(ByteSource):
+    """A source reading fixed-size blocks through ``fetch(offset, n)``, with an LRU cache.
+
+    Used for file-like objects and range-reading callables (object stores): only the blocks
+    that the structures actually touch are fetched. ``requests`` and ``bytes_fetched`` count
+    what it cost.
+    """
+
+    def __init__(self, fetch, size, block_size=64 * 1024, max_blocks=256):
+        self._fetch = fetch
+        self.size = size
+        self.block_size = block_size
+        self.max_blocks = max_blocks
+        self._blocks = OrderedDict()
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.bytes_fetched = 0
+
+    def _block(self, index):
+        with self._lock:
+            blk = self._blocks.get(index)
+            if blk is not None:
+                self._blocks.move_to_end(index)
+                return blk
+        start = index * self.block_size
+        n = min(self.block_size, self.size - start)
+        blk = bytes(self._fetch(start, n))
+        if len(blk) != n:
+            raise TruncatedError(f"the source returned {len(blk)} of {n} bytes", "block", start)
+        with self._lock:
+            self.requests += 1
+            self.bytes_fetched += n
+            self._blocks[index] = blk
+            while len(self._blocks) > self.max_blocks:
+                self._blocks.popitem(last=False)
+        return blk
+
+    def _read(self, offset, n):
+        if n > 4 * self.block_size:  # large raw-data reads bypass the cache
+            data = bytes(self._fetch(offset, n))
+            if len(data) != n:
+                raise TruncatedError(f"the source returned {len(data)} of {n} bytes", "data", offset)
+            with self._lock:
+                self.requests += 1
+                self.bytes_fetched += n
+            return data
+        first, last = offset // self.block_size, (offset + n - 1) // self.block_size if n else 0
+        if n == 0:
+            return b""
+        if first == last:
+            blk = self._block(first)
+            lo = offset - first * self.block_size
+            return memoryview(blk)[lo:lo + n]
+        parts = [self._block(i) for i in range(first, last + 1)]
+        joined = b"".join(parts)
+        lo = offset - first * self.block_size
+        return memoryview(joined)[lo:lo + n]
+
+
+def _fileobj_fetcher(fileobj):
+    lock = threading.Lock()
+
+    def fetch(offset, n):
+        with lock:
+            fileobj.seek(offset)
+            return fileobj.read(n)
+    return fetch
+
+
+def _probe_size(reader):
+    """Find the length of a range-reading callable's object by exponential + binary search."""
+    hi = 1
+    while len(reader(hi - 1, 1)) == 1:
+        hi *= 2
+        if hi > 1 << 62:
+            raise PurehepError("cannot determine the size of the source")
+    lo = hi // 2  # reader(lo - 1) succeeded (or lo == 0)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(reader(mid - 1, 1)) == 1:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def open_source(obj, size=None, block_size=64 * 1024):
+    """Make a ByteSource from a path, a buffer, a binary file-like object or a callable.
+
+    A callable is ``reader(offset, size) -> bytes``; pass ``size`` (or give the callable a
+    ``size`` attribute) to save the requests needed to find the object's length.
+    """
+    if isinstance(obj, ByteSource):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return MmapSource(obj)
+    if isinstance(obj, (bytes, bytearray, memoryview, mmap.mmap)):
+        return BytesSource(obj)
+    if hasattr(obj, "read") and hasattr(obj, "seek"):
+        if size is None:
+            pos = obj.tell()
+            size = obj.seek(0, os.SEEK_END)
+            obj.seek(pos)
+        src = BlockCachedSource(_fileobj_fetcher(obj), size, block_size)
+        src.path = getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else None
+        return src
+    if callable(obj):
+        if size is None:
+            size = getattr(obj, "size", None)
+        if size is None:
+            size = _probe_size(obj)
+        return BlockCachedSource(obj, size, block_size)
+    raise TypeError(f"cannot read HDF5 data from {type(obj).__name__}")
