@@ -1,0 +1,28 @@
+"""purehep: HDF5 in pure Python — the file format itself, read (and soon written) with numpy.
+
+The public face mirrors h5py: ``purehep.File``, ``Group``, ``Dataset``, ``Datatype``,
+``AttributeManager``, the link classes and the dtype helpers.
+"""
+from .errors import (PurehepError, FormatError, ChecksumError, TruncatedError,
+                     UnsupportedFeatureError, ValidationError)
+from .hl.files import File
+from .hl.group import Group
+from .hl.dataset import Dataset
+from .hl.datatype import Datatype
+from .hl.attrs import AttributeManager
+from .hl.base import Empty, HardLink, SoftLink, ExternalLink
+
+__version__ = "0.1.0"
+
+__all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
+           "SoftLink", "ExternalLink", "PurehepError", "FormatError", "ChecksumError",
+           "TruncatedError", "UnsupportedFeatureError", "ValidationError", "__version__"]
+
+
+def __getattr__(name):
+    # the dtype helpers and references load on first use (they are not needed to open a file)
+    from . import dtypes, reference
+    for module in (dtypes, reference):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module 'purehep' has no attribute {name!r}")

@@ -1,0 +1,54 @@
+"""Attribute message (spec IV.A.2.m), versions 1-3: name, datatype, dataspace and raw value.
+
+The value stays raw here; ``purehep.convert`` turns it into numpy values on access.
+"""
+from dataclasses import dataclass
+
+from ..context import Cursor
+from . import dataspace as _dataspace
+from .. import messages as _messages
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    datatype: object
+    dataspace: object
+    data: bytes
+    offset: int                 # absolute offset of the value bytes
+
+
+def _sub(cur, size, pad, structure):
+    start = cur.offset
+    body = cur.bytes(size)
+    if pad:
+        cur.skip(min((-size) % 8, cur.remaining))
+    return Cursor(body, start, structure, cur.ctx)
+
+
+def _shared_or_inline(cur, mtype, size, pad, shared):
+    sub = _sub(cur, size, pad, f"attribute {_messages.name(mtype)}")
+    if not shared:
+        return _messages.decode_body(cur.ctx, mtype, sub.buf, sub.base)
+    from ..object_header import RawMessage
+    raw = RawMessage(mtype, 0x02, sub.buf, sub.base)
+    return _messages.decode(cur.ctx, raw)
+
+
+def decode(cur):
+    version = cur.version((1, 2, 3))
+    flags = cur.u8() if version >= 2 else (cur.skip(1) or 0)
+    name_size, type_size, space_size = cur.u16(), cur.u16(), cur.u16()
+    charset = cur.u8() if version == 3 else 0
+    pad = version == 1
+    name_raw = bytes(_sub(cur, name_size, pad, "attribute name").buf)
+    name = name_raw.split(b"\0", 1)[0].decode("utf-8" if charset else "ascii", "surrogateescape")
+    datatype = _shared_or_inline(cur, 0x03, type_size, pad, flags & 0x01)
+    dataspace = _shared_or_inline(cur, 0x01, space_size, pad, flags & 0x02)
+    nbytes = datatype.size * dataspace.size
+    start = cur.offset
+    data = bytes(cur.bytes(nbytes))
+    return Attribute(name, datatype, dataspace, data, start)
+
+
+DECODERS = {0x0C: decode}

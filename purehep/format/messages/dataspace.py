@@ -1,0 +1,57 @@
+"""Dataspace message (spec IV.A.2.b), versions 1 and 2: scalar, simple and null dataspaces."""
+from dataclasses import dataclass
+
+SCALAR, SIMPLE, NULL = 0, 1, 2
+MAX_RANK = 32
+UNLIMITED = None  # a maxshape entry of None, as h5py reports unlimited dimensions
+
+
+@dataclass(frozen=True)
+class Dataspace:
+    kind: int                  # SCALAR, SIMPLE or NULL
+    shape: tuple               # () for scalar; None for null (as h5py's Empty)
+    maxshape: tuple            # None entries for unlimited dimensions
+    version: int = 2
+
+    @property
+    def rank(self):
+        return len(self.shape) if self.shape is not None else 0
+
+    @property
+    def size(self):
+        if self.shape is None:
+            return 0
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def decode(cur):
+    version = cur.version((1, 2))
+    rank = cur.u8()
+    if rank > MAX_RANK:
+        raise cur.error(f"rank {rank} exceeds the maximum of {MAX_RANK}")
+    flags = cur.u8()
+    if version == 1:
+        cur.skip(5)
+        kind = SIMPLE if rank else SCALAR
+    else:
+        kind = cur.u8()
+        if kind not in (SCALAR, SIMPLE, NULL):
+            raise cur.error(f"unknown dataspace type {kind}")
+    nbytes = cur.ctx.sizeof_lengths
+    shape = tuple(cur.uint(nbytes) for _ in range(rank))
+    unlimited = (1 << (8 * nbytes)) - 1
+    if flags & 0x01:
+        maxshape = tuple(None if m == unlimited else m for m in (cur.uint(nbytes) for _ in range(rank)))
+    else:
+        maxshape = shape
+    if kind == NULL:
+        return Dataspace(NULL, None, None, version)
+    if kind == SCALAR:
+        return Dataspace(SCALAR, (), (), version)
+    return Dataspace(SIMPLE, shape, maxshape, version)
+
+
+DECODERS = {0x01: decode}

@@ -1,0 +1,60 @@
+"""Filter Pipeline message (spec IV.A.2.l), versions 1 and 2.
+
+Type 0x18 is the structured-chunk filter pipeline of the sparse proposal (a pipeline per
+section); it is registered here and decoded by the sparse layer.
+"""
+from dataclasses import dataclass
+
+OPTIONAL = 0x0001
+MAX_FILTERS = 32
+
+
+@dataclass(frozen=True)
+class FilterInfo:
+    id: int
+    flags: int
+    name: str
+    client_data: tuple
+
+    @property
+    def optional(self):
+        return bool(self.flags & OPTIONAL)
+
+
+@dataclass(frozen=True)
+class FilterPipeline:
+    version: int
+    filters: tuple
+
+    def __len__(self):
+        return len(self.filters)
+
+    def __iter__(self):
+        return iter(self.filters)
+
+
+def decode(cur):
+    version = cur.version((1, 2))
+    nfilters = cur.u8()
+    if nfilters > MAX_FILTERS:
+        raise cur.error(f"{nfilters} filters exceed the maximum of {MAX_FILTERS}")
+    if version == 1:
+        cur.skip(6)
+    filters = []
+    for _ in range(nfilters):
+        fid = cur.u16()
+        name_len = cur.u16() if (version == 1 or fid >= 256) else 0
+        flags = cur.u16()
+        nvalues = cur.u16()
+        name = b""
+        if name_len:
+            raw = bytes(cur.bytes(name_len + ((-name_len) % 8 if version == 1 else 0)))
+            name = raw.split(b"\0", 1)[0]
+        values = tuple(cur.u32() for _ in range(nvalues))
+        if version == 1 and nvalues % 2:
+            cur.skip(4)
+        filters.append(FilterInfo(fid, flags, name.decode("ascii", "replace"), values))
+    return FilterPipeline(version, tuple(filters))
+
+
+DECODERS = {0x0B: decode}

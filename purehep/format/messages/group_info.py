@@ -1,0 +1,24 @@
+"""Group Info message (spec IV.A.2.k): compact/dense thresholds and size estimates."""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    max_compact: int = 8
+    min_dense: int = 6
+    est_entries: int = 4
+    est_name_length: int = 8
+
+
+def decode(cur):
+    cur.version((0,))
+    flags = cur.u8()
+    info = {}
+    if flags & 0x01:
+        info["max_compact"], info["min_dense"] = cur.u16(), cur.u16()
+    if flags & 0x02:
+        info["est_entries"], info["est_name_length"] = cur.u16(), cur.u16()
+    return GroupInfo(**info)
+
+
+DECODERS = {0x0A: decode}

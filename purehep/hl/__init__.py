@@ -1,0 +1,1 @@
+"""The h5py-like object layer: File, Group, Dataset, Datatype, AttributeManager, links."""

@@ -1,0 +1,101 @@
+"""Attributes: compact (attribute messages in the header) and dense (attribute info message,
+fractal heap and v2 B-trees), read as h5py's AttributeManager reads them."""
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..format import messages
+from .base import Empty
+
+ATTRIBUTE, ATTRIBUTE_INFO = 0x0C, 0x15
+
+
+def attribute_messages(ctx, header):
+    """name -> Attribute message, in h5py's order (creation order when tracked, else name)."""
+    def load():
+        info_raw = header.first(ATTRIBUTE_INFO)
+        info = messages.decode(ctx, info_raw) if info_raw is not None else None
+        by_order = bool(info and info.track_order)
+        found = []
+        if info is not None and info.dense:
+            from ..format.dense_storage import dense_messages
+            bodies = dense_messages(ctx, info.fractal_heap_address, info.name_index_address,
+                                    info.creation_order_index_address, by_order)
+            for body, offset in bodies:
+                found.append((None, messages.decode_body(ctx, ATTRIBUTE, body, offset)))
+        for raw in header.find(ATTRIBUTE):
+            found.append((raw.creation_order, messages.decode(ctx, raw)))
+        if by_order and all(order is not None for order, _ in found):
+            found.sort(key=lambda x: x[0])
+        elif not by_order:
+            found.sort(key=lambda x: x[1].name.encode("utf-8", "surrogateescape"))
+        return {attr.name: attr for _, attr in found}
+    return ctx.cached("attrs", header.address, load)
+
+
+def attribute_value(ctx, attr):
+    """An attribute's value as h5py returns it: numpy scalar for scalars, str for
+    variable-length strings, Empty for a null dataspace."""
+    from ..convert import from_file
+    datatype = attr.datatype
+    space = attr.dataspace
+    if space.shape is None:
+        return Empty(datatype.dtype)
+    raw = np.frombuffer(attr.data, datatype.file_dtype, count=space.size).reshape(space.shape)
+    value = from_file(ctx, datatype, raw)
+    value = _strings_as_str(value, datatype.dtype)
+    if space.shape == ():
+        return value[()]
+    return value
+
+
+def _strings_as_str(value, dtype):
+    """h5py decodes variable-length string attributes (ASCII or UTF-8) to str."""
+    meta = dtype.metadata or {}
+    if meta.get("vlen") in (str, bytes):
+        out = np.empty(value.shape, object)
+        flat_in, flat_out = value.reshape(-1), out.reshape(-1)
+        for i, item in enumerate(flat_in):
+            flat_out[i] = item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else item
+        return out
+    return value
+
+
+class AttributeManager(Mapping):
+    """``obj.attrs``: a read-only mapping of attribute names to values."""
+
+    def __init__(self, parent):
+        self._parent = parent
+        self._ctx = parent._ctx
+
+    @property
+    def _attrs(self):
+        return attribute_messages(self._ctx, self._parent._oh)
+
+    def __getitem__(self, name):
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        attr = self._attrs.get(name)
+        if attr is None:
+            raise KeyError(f"Can't open attribute (can't locate attribute: '{name}')")
+        return attribute_value(self._ctx, attr)
+
+    def __iter__(self):
+        return iter(self._attrs)
+
+    def __len__(self):
+        return len(self._attrs)
+
+    def __contains__(self, name):
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        return name in self._attrs
+
+    def get_dtype(self, name):
+        return self._attrs[name].datatype.dtype
+
+    def get_shape(self, name):
+        return self._attrs[name].dataspace.shape
+
+    def __repr__(self):
+        return f"<Attributes of purehep object {self._parent.name!r} ({len(self)} attributes)>"

@@ -1,0 +1,145 @@
+"""What every object in a file shares: its header, name, file, attributes and references."""
+import posixpath
+
+from ..errors import FormatError
+from ..format import messages
+from ..format.object_header import ObjectHeader
+
+DATASPACE, DATATYPE, LAYOUT, LINK_INFO, LINK, GROUP_INFO, SYMBOL_TABLE = 0x01, 0x03, 0x08, 0x02, 0x06, 0x0A, 0x11
+
+
+class Empty:
+    """An empty (null dataspace) dataset or attribute value, as h5py.Empty."""
+
+    shape = None
+    size = None
+
+    def __init__(self, dtype):
+        import numpy as np
+        self.dtype = np.dtype(dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, Empty) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"Empty(dtype={self.dtype!r})"
+
+
+class HardLink:
+    """A hard link, as returned by ``Group.get(name, getlink=True)``."""
+
+    def __repr__(self):
+        return "<HardLink>"
+
+
+class SoftLink:
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __repr__(self):
+        return f'<SoftLink to "{self.path}">'
+
+
+class ExternalLink:
+    def __init__(self, filename, path):
+        self.filename = str(filename)
+        self.path = str(path)
+
+    def __repr__(self):
+        return f'<ExternalLink to "{self.path}" in file "{self.filename}">'
+
+
+def header_of(ctx, address):
+    return ctx.cached("ohdr", address, lambda: ObjectHeader.decode(ctx, address))
+
+
+def message(ctx, header, mtype, required=True):
+    """The decoded first message of ``mtype`` in ``header`` (None if absent and not required)."""
+    raw = header.first(mtype)
+    if raw is None:
+        if required:
+            raise FormatError(f"object header lacks a {messages.name(mtype)} message",
+                              "object header", ctx.absolute(header.address))
+        return None
+    return messages.decode(ctx, raw)
+
+
+def object_kind(header):
+    types = {m.type for m in header.messages}
+    if LAYOUT in types:
+        return "dataset"
+    if types & {SYMBOL_TABLE, LINK_INFO, LINK, GROUP_INFO}:
+        return "group"
+    if DATATYPE in types:
+        return "datatype"
+    return "group"  # an object header with nothing else is an (empty) old group
+
+
+def open_object(file, address, name):
+    """The Group, Dataset or Datatype whose object header is at ``address``."""
+    from .group import Group
+    from .dataset import Dataset
+    from .datatype import Datatype
+    header = header_of(file._ctx, address)
+    cls = {"dataset": Dataset, "group": Group, "datatype": Datatype}[object_kind(header)]
+    return cls(file, address, name, header)
+
+
+class HLObject:
+    """Base of Group, Dataset and Datatype."""
+
+    def __init__(self, file, address, name, header=None):
+        self._file = file
+        self._ctx = file._ctx
+        self._address = address
+        self._name = name
+        self._header = header
+
+    @property
+    def _oh(self):
+        if self._header is None:
+            self._header = header_of(self._ctx, self._address)
+        return self._header
+
+    @property
+    def file(self):
+        return self._file
+
+    @property
+    def name(self):
+        """The path this object was opened by (found by search for dereferenced objects)."""
+        if self._name is None:
+            self._name = self._file._path_of(self._address)
+        return self._name
+
+    @property
+    def parent(self):
+        return self._file[posixpath.dirname(self.name) or "/"]
+
+    @property
+    def attrs(self):
+        from .attrs import AttributeManager
+        return AttributeManager(self)
+
+    @property
+    def ref(self):
+        from ..reference import Reference
+        return Reference(self._address)
+
+    @property
+    def addr(self):
+        """The object header address (what h5py calls ``id.addr``'s offset)."""
+        return self._address
+
+    def __eq__(self, other):
+        return (isinstance(other, HLObject) and other._address == self._address
+                and other._file is self._file)
+
+    def __hash__(self):
+        return hash((id(self._file), self._address))
+
+    def __bool__(self):
+        return self._file.id is not None

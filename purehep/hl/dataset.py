@@ -1,0 +1,299 @@
+"""Datasets: lazy access to a dataset's messages and its data, with h5py's Dataset interface."""
+import numpy as np
+
+from ..errors import UnsupportedFeatureError
+from ..format.messages import layout as L
+from . import selections
+from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
+
+FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
+_COMPRESSION = {1: "gzip", 32000: "lzf", 4: "szip"}
+
+
+class Dataset(HLObject):
+    """A dataset. Nothing beyond its object header is read until data is asked for."""
+
+    def _msg(self, mtype, required=True):
+        key = ("dsmsg", mtype)
+        cache = self.__dict__.setdefault("_msgs", {})
+        if key not in cache:
+            cache[key] = message(self._ctx, self._oh, mtype, required)
+        return cache[key]
+
+    # -- description ----------------------------------------------------------------------
+    @property
+    def _space(self):
+        return self._msg(DATASPACE)
+
+    @property
+    def _type(self):
+        return self._msg(DATATYPE)
+
+    @property
+    def _layout(self):
+        return self._msg(LAYOUT)
+
+    @property
+    def _filters(self):
+        return self._msg(FILTERS, required=False)
+
+    @property
+    def shape(self):
+        return self._space.shape
+
+    @property
+    def maxshape(self):
+        return self._space.maxshape
+
+    @property
+    def dtype(self):
+        return self._type.dtype
+
+    @property
+    def ndim(self):
+        return self._space.rank
+
+    @property
+    def size(self):
+        return self._space.size if self.shape is not None else None
+
+    @property
+    def nbytes(self):
+        return (self.size or 0) * self.dtype.itemsize
+
+    @property
+    def chunks(self):
+        layout = self._layout
+        return tuple(layout.chunk_shape) if layout.layout_class == L.CHUNKED else None
+
+    @property
+    def is_virtual(self):
+        return self._layout.layout_class == L.VIRTUAL
+
+    def _filter(self, fid):
+        pipeline = self._filters
+        if pipeline is None:
+            return None
+        for f in pipeline:
+            if f.id == fid:
+                return f
+        return None
+
+    @property
+    def compression(self):
+        for fid, name in _COMPRESSION.items():
+            if self._filter(fid) is not None:
+                return name
+        return None
+
+    @property
+    def compression_opts(self):
+        gzip, szip = self._filter(1), self._filter(4)
+        if gzip is not None:
+            return gzip.client_data[0] if gzip.client_data else None
+        if szip is not None and len(szip.client_data) >= 2:
+            mask, pixels = szip.client_data[:2]
+            return ("nn" if mask & 32 else "ec", pixels)
+        return None
+
+    @property
+    def shuffle(self):
+        return self._filter(2) is not None
+
+    @property
+    def fletcher32(self):
+        return self._filter(3) is not None
+
+    @property
+    def scaleoffset(self):
+        f = self._filter(6)
+        return f.client_data[1] if f is not None and len(f.client_data) > 1 else None
+
+    @property
+    def external(self):
+        ext = self._msg(EXTERNAL_FILES, required=False)
+        if ext is None:
+            return None
+        return [(name, offset, size) for name, offset, size in self._storage.segments]
+
+    @property
+    def _fill_array(self):
+        """The fill value as a 0-d array of the file dtype (zeros when none is defined)."""
+        if "_fill" not in self.__dict__:
+            fill = self._msg(FILL, required=False) or self._msg(FILL_OLD, required=False)
+            dtype = self._type.file_dtype
+            value = fill.value if fill is not None else None
+            if value is not None and len(value) == dtype.itemsize:
+                arr = np.frombuffer(value, dtype).reshape(())
+            else:
+                arr = np.zeros((), dtype)
+            self.__dict__["_fill"] = arr
+        return self.__dict__["_fill"]
+
+    @property
+    def fillvalue(self):
+        from ..convert import from_file
+        return from_file(self._ctx, self._type, self._fill_array)[()]
+
+    @property
+    def _storage(self):
+        if "_store" not in self.__dict__:
+            from .storage import open_storage
+            self.__dict__["_store"] = open_storage(
+                self._ctx, self._layout, self._space, self._type, self._filters,
+                self._fill_array, self._msg(EXTERNAL_FILES, required=False), self._file._threads)
+        return self.__dict__["_store"]
+
+    def id_storage_size(self):
+        """Bytes of file space the raw data occupies (h5py: ``ds.id.get_storage_size()``)."""
+        return self._storage.storage_size
+
+    def __repr__(self):
+        return f'<purehep Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+
+    # -- reading --------------------------------------------------------------------------
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("Attempt to take len() of scalar dataset")
+        return self.shape[0]
+
+    def len(self):
+        return len(self)
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("Can't iterate over a scalar dataset")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.read()
+        if isinstance(arr, Empty):
+            arr = np.zeros((0,), self.dtype)
+        arr = np.asarray(arr)
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __getitem__(self, args):
+        args = args if isinstance(args, tuple) else (args,)
+        names = [a for a in args if isinstance(a, str)]
+        args = tuple(a for a in args if not isinstance(a, str))
+        from ..reference import RegionReference
+        if len(args) == 1 and isinstance(args[0], RegionReference):
+            return self._read_region(args[0], names)
+        return self.read(args, names=names)
+
+    def read(self, args=(), copy=True, names=()):
+        """``ds[args]``; with ``copy=False`` a contiguous dataset whose bytes need no
+        conversion is returned as a read-only view of the file's memory map (zero-copy)."""
+        if self.shape is None:
+            if args not in ((), (Ellipsis,)):
+                raise ValueError("Empty datasets cannot be sliced")
+            return Empty(self.dtype)
+        if self.shape == ():
+            if args not in ((), (Ellipsis,)):
+                raise ValueError("Illegal slicing argument for scalar dataspace")
+            raw = self._storage.read(None, copy=copy)
+            out = self._convert(raw, names)
+            return out[()] if args == () else out
+        sel = None if args in ((), (Ellipsis,)) else selections.select(self.shape, args)
+        if sel is not None and sel.nselected == 0:
+            raw = np.zeros(sel.read_shape, self._type.file_dtype)
+        else:
+            raw = self._storage.read(sel, copy=copy)
+        out = self._convert(raw, names)
+        if sel is not None:
+            out = sel.finish(out)
+        return out[()] if out.shape == () and sel is not None and sel.mshape == () else out
+
+    def _convert(self, raw, names):
+        from ..convert import from_file
+        out = from_file(self._ctx, self._type, raw)
+        if names:
+            out = _fields(out, names)
+        return out
+
+    def _read_region(self, ref, names):
+        coords = ref.selection.coords(self.shape)
+        if len(coords) == 0:
+            return np.zeros((0,), self.dtype)
+        full = self.read(())
+        out = full[tuple(coords.T)]
+        return _fields(out, names) if names else out
+
+    def read_direct(self, dest, source_sel=None, dest_sel=None):
+        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""
+        src = self[source_sel] if source_sel is not None else self[()]
+        if dest_sel is None:
+            dest[...] = src
+        else:
+            dest[dest_sel] = src
+
+    def astype(self, dtype):
+        return _AsType(self, np.dtype(dtype))
+
+    def asstr(self, encoding=None, errors="strict"):
+        from ..dtypes import check_string_dtype
+        info = check_string_dtype(self.dtype)
+        if info is None:
+            raise TypeError("dset.asstr() can only be used on datasets with an HDF5 string datatype")
+        return _AsStr(self, encoding or info.encoding, errors)
+
+    def fields(self, names):
+        if self.dtype.names is None:
+            raise ValueError("dset.fields() can only be used on datasets with a compound type")
+        return _Fields(self, [names] if isinstance(names, str) else list(names))
+
+
+def _fields(arr, names):
+    if len(names) == 1:
+        return np.ascontiguousarray(arr[names[0]])
+    from numpy.lib import recfunctions
+    return recfunctions.repack_fields(arr[list(names)])
+
+
+class _Wrapper:
+    def __init__(self, ds):
+        self._ds = ds
+
+    def __len__(self):
+        return len(self._ds)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = np.asarray(self[()])
+        return arr.astype(dtype) if dtype is not None else arr
+
+
+class _AsType(_Wrapper):
+    def __init__(self, ds, dtype):
+        super().__init__(ds)
+        self._dtype = dtype
+
+    def __getitem__(self, args):
+        return np.asarray(self._ds[args]).astype(self._dtype)
+
+
+class _AsStr(_Wrapper):
+    def __init__(self, ds, encoding, errors):
+        super().__init__(ds)
+        self._encoding, self._errors = encoding, errors
+
+    def __getitem__(self, args):
+        data = self._ds[args]
+        if isinstance(data, (bytes, np.bytes_)):
+            return bytes(data).decode(self._encoding, self._errors)
+        arr = np.asarray(data)
+        out = np.empty(arr.shape, object)
+        flat = out.reshape(-1)
+        for i, item in enumerate(arr.reshape(-1)):
+            flat[i] = bytes(item).decode(self._encoding, self._errors)
+        return out
+
+
+class _Fields(_Wrapper):
+    def __init__(self, ds, names):
+        super().__init__(ds)
+        self._names = names
+
+    def __getitem__(self, args):
+        args = args if isinstance(args, tuple) else (args,)
+        return self._ds[args + tuple(self._names)]

@@ -1,0 +1,15 @@
+"""Named (committed) datatypes: an object header that holds only a datatype message."""
+from .base import HLObject, DATATYPE, message
+
+
+class Datatype(HLObject):
+    @property
+    def datatype(self):
+        return message(self._ctx, self._oh, DATATYPE)
+
+    @property
+    def dtype(self):
+        return self.datatype.dtype
+
+    def __repr__(self):
+        return f'<purehep Datatype "{self._name}" {self.dtype}>'

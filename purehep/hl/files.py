@@ -1,0 +1,113 @@
+"""Files: open a byte source, find the superblock, and present the root group."""
+import os
+import posixpath
+
+from ..errors import PurehepError
+from ..format.superblock import Superblock
+from ..io import open_source
+from .base import open_object
+from .group import Group
+
+
+class File(Group):
+    """An HDF5 file opened for reading, h5py-style.
+
+    ``name`` is a path, a binary file-like object, a buffer, or a range-reading callable
+    ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
+    the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
+    """
+
+    def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
+                 block_size=64 * 1024, _parent_cache=None):
+        if mode != "r":
+            raise ValueError(f"mode {mode!r}: this version of purehep opens files read-only")
+        self._source = open_source(name, size=size, block_size=block_size)
+        self.mode = mode
+        self._threads = threads
+        self._externals = _parent_cache if _parent_cache is not None else {}
+        try:
+            sb = Superblock.find(self._source)
+            ctx = sb.context(self._source, verify_checksums=verify_checksums,
+                             path=self._source.path)
+            sb.check_file(ctx)
+        except BaseException:
+            self._source.close()
+            raise
+        ctx.file = self
+        self._superblock = sb
+        self._ctx = ctx
+        self.id = self
+        super().__init__(self, sb.root_address, "/")
+
+    @property
+    def filename(self):
+        return self._source.path or "<memory>"
+
+    @property
+    def userblock_size(self):
+        return self._superblock.offset
+
+    @property
+    def superblock_version(self):
+        return self._superblock.version
+
+    @property
+    def libver(self):
+        return ("earliest", "latest") if self._superblock.version < 2 else ("v108", "latest")
+
+    def _root(self):
+        return self
+
+    def _deref(self, ref):
+        if not ref:
+            raise ValueError("Invalid HDF5 object reference (null reference)")
+        return open_object(self, ref.address, None)
+
+    def _path_of(self, address):
+        """A path to the object at ``address`` (first found, name order), for dereferenced
+        objects, as h5py reports one through H5Iget_name."""
+        if address == self._address:
+            return "/"
+        found = self.visititems(lambda name, obj: "/" + name if obj._address == address else None)
+        return found
+
+    def _external_file(self, filename):
+        """Open (once) the target file of an external link, relative to this file's folder
+        first, then the working directory, as libhdf5 does."""
+        here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
+        candidates = [filename] if os.path.isabs(filename) else [
+            os.path.join(here, filename), os.path.join(os.getcwd(), filename)]
+        for path in candidates:
+            key = os.path.realpath(path)
+            if key in self._externals:
+                return self._externals[key]
+            if os.path.exists(path):
+                other = File(path, threads=self._threads, _parent_cache=self._externals)
+                self._externals[key] = other
+                return other
+        raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
+
+    def close(self):
+        if self.id is None:
+            return
+        for other in list(self._externals.values()):
+            if other is not self and other.id is not None:
+                other.id = None
+                other._source.close()
+        self._ctx.cache.clear()
+        self._source.close()
+        self.id = None
+
+    def flush(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        if self.id is None:
+            return "<Closed purehep file>"
+        return f'<purehep File "{posixpath.basename(self.filename)}" (mode {self.mode})>'

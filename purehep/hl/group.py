@@ -1,0 +1,202 @@
+"""Groups: old-style (symbol table, spec IV.A.2.r) and new-style (link messages, compact or
+dense), with h5py's Group interface."""
+import posixpath
+from collections.abc import Mapping
+
+from ..errors import FormatError, PurehepError
+from ..format import messages
+from ..format.messages import link as _link
+from .base import (HLObject, HardLink, SoftLink, ExternalLink, open_object, message, LINK,
+                   LINK_INFO, SYMBOL_TABLE)
+
+MAX_LINK_TRAVERSALS = 16  # soft/external links followed while resolving one path, as libhdf5
+
+
+def _sort_links(links, by_order):
+    if by_order:
+        links.sort(key=lambda k: (k.creation_order is None, k.creation_order or 0,
+                                  k.name.encode("utf-8", "surrogateescape")))
+    else:
+        links.sort(key=lambda k: k.name.encode("utf-8", "surrogateescape"))
+    return {k.name: k for k in links}
+
+
+def _symbol_table_links(ctx, header):
+    from ..format.local_heap import local_heap
+    from ..format.symbol_table import group_entries
+    stab = message(ctx, header, SYMBOL_TABLE)
+    heap = local_heap(ctx, stab.heap_address)
+    links = []
+    for name, entry in group_entries(ctx, stab.btree_address, heap):
+        name = name.decode("utf-8", "surrogateescape")
+        if entry.cache_type == 2:
+            target = heap.string(entry.soft_link_offset, ctx).decode("utf-8", "surrogateescape")
+            links.append(_link.Link(name, _link.SOFT, target=target))
+        else:
+            links.append(_link.Link(name, _link.HARD, address=entry.header_address))
+    return _sort_links(links, False)
+
+
+def _new_style_links(ctx, header):
+    info = message(ctx, header, LINK_INFO, required=False)
+    by_order = bool(info and info.track_order)
+    if info is not None and info.dense:
+        from ..format.dense_storage import dense_messages
+        bodies = dense_messages(ctx, info.fractal_heap_address, info.name_index_address,
+                                info.creation_order_index_address, by_order)
+        links = [messages.decode_body(ctx, LINK, body, offset) for body, offset in bodies]
+    else:
+        links = [messages.decode(ctx, raw) for raw in header.find(LINK)]
+    return _sort_links(links, by_order)
+
+
+def group_links(ctx, header):
+    """The group's links, name -> Link, in h5py's iteration order (cached per group)."""
+    def load():
+        if header.first(SYMBOL_TABLE) is not None:
+            return _symbol_table_links(ctx, header)
+        return _new_style_links(ctx, header)
+    return ctx.cached("links", header.address, load)
+
+
+class Group(HLObject, Mapping):
+    """A group: a mapping from link names to objects."""
+
+    @property
+    def _links(self):
+        return group_links(self._ctx, self._oh)
+
+    # -- mapping interface --------------------------------------------------------------
+    def __getitem__(self, name):
+        from ..reference import Reference
+        if isinstance(name, Reference):
+            return self._file._deref(name)
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        if not isinstance(name, str):
+            raise TypeError(f"accessing a group is done with bytes or str, not {type(name)}")
+        return self._resolve(name, 0)
+
+    def __iter__(self):
+        return iter(self._links)
+
+    def __len__(self):
+        return len(self._links)
+
+    def __contains__(self, name):
+        try:
+            self[name]
+        except (KeyError, PurehepError, OSError):
+            return False
+        return True
+
+    def __repr__(self):
+        return f'<purehep Group "{self.name}" ({len(self)} members)>'
+
+    def get(self, name, default=None, getclass=False, getlink=False):
+        """h5py's Group.get: the object, its class, or the link itself (getlink=True)."""
+        if getlink:
+            parent, _, leaf = name.rstrip("/").rpartition("/")
+            group = self[parent] if parent else self
+            if not isinstance(group, Group) or leaf not in group._links:
+                return default
+            link = group._links[leaf]
+            if link.type == _link.HARD:
+                return HardLink if getclass else HardLink()
+            if link.type == _link.SOFT:
+                return SoftLink if getclass else SoftLink(link.target)
+            if link.type == _link.EXTERNAL:
+                return ExternalLink if getclass else ExternalLink(link.filename, link.target)
+            return default
+        try:
+            obj = self[name]
+        except (KeyError, PurehepError, OSError):
+            return default
+        return type(obj) if getclass else obj
+
+    # -- path resolution ------------------------------------------------------------------
+    def _child_name(self, path):
+        return posixpath.normpath(posixpath.join(self.name, path)).replace("//", "/")
+
+    def _resolve(self, path, hops):
+        if path.startswith("/"):
+            group, rel = self._file._root(), path.lstrip("/")
+        else:
+            group, rel = self, path
+        parts = [p for p in rel.split("/") if p and p != "."]
+        obj = group
+        for part in parts:
+            if not isinstance(obj, Group):
+                raise KeyError(f"Unable to open object: '{part}' is not in a group ({path!r})")
+            link = obj._links.get(part)
+            if link is None:
+                raise KeyError(f"Unable to open object (object '{part}' doesn't exist) in {path!r}")
+            obj = obj._follow(link, hops)
+        return obj
+
+    def _follow(self, link, hops):
+        name = self._child_name(link.name)
+        if link.type == _link.HARD:
+            if link.address is None:
+                raise FormatError(f"hard link {link.name!r} has an undefined address", "link message")
+            return open_object(self._file, link.address, name)
+        if hops >= MAX_LINK_TRAVERSALS:
+            raise KeyError(f"too many soft/external links while resolving {name!r}")
+        if link.type == _link.SOFT:
+            target = self._resolve(link.target, hops + 1)
+            target._name = name
+            return target
+        if link.type == _link.EXTERNAL:
+            other = self._file._external_file(link.filename)
+            target = other._root()._resolve(link.target, hops + 1)
+            return target
+        raise KeyError(f"link {link.name!r} has user-defined type {link.type}, which cannot be followed")
+
+    # -- traversal ------------------------------------------------------------------------
+    def visit(self, func):
+        """Call ``func(name)`` for every object below this group (each once), h5py-style."""
+        return self.visititems(lambda name, obj: func(name))
+
+    def visititems(self, func):
+        """Call ``func(name, obj)`` for every object below, once each, depth first in link
+        order (as h5py's visititems); stops early if ``func`` returns a value."""
+        def each(name, link, group):
+            if link.type != _link.HARD:
+                return None, None
+            obj = open_object(self._file, link.address, group._child_name(link.name))
+            return func(name, obj), obj
+        return self._walk(each)
+
+    def _walk(self, each):
+        """Depth-first traversal of hard links, each object entered once (cycle-safe)."""
+        seen = {self._address}
+        stack = [(self, "", iter(list(self._links.values())))]
+        while stack:
+            group, prefix, links = stack[-1]
+            link = next(links, None)
+            if link is None:
+                stack.pop()
+                continue
+            if link.type == _link.HARD and link.address in seen:
+                continue
+            result, obj = each(prefix + link.name, link, group)
+            if result is not None:
+                return result
+            if link.type == _link.HARD:
+                seen.add(link.address)
+                if isinstance(obj, Group):
+                    stack.append((obj, prefix + link.name + "/", iter(list(obj._links.values()))))
+        return None
+
+    def visit_links(self, func):
+        return self.visititems_links(lambda name, link: func(name))
+
+    def visititems_links(self, func):
+        """Call ``func(name, link)`` for every link below (soft and external included)."""
+        def each(name, link, group):
+            result = func(name, group.get(link.name, getlink=True))
+            obj = None
+            if result is None and link.type == _link.HARD:
+                obj = open_object(self._file, link.address, group._child_name(link.name))
+            return result, obj
+        return self._walk(each)

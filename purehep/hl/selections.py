@@ -1,0 +1,134 @@
+"""Turn h5py-style indexing arguments into per-dimension selections and a result shape.
+
+Each dimension's selection is a ``slice`` with normalised non-negative start/stop and a step
+>= 1, or a sorted, unique int64 array; ``Selection.finish`` then applies what reading in that
+canonical form left out: duplicated or unordered fancy indices, dropped integer dimensions and
+full-shape boolean masks.
+"""
+import numpy as np
+
+
+class Selection:
+    def __init__(self, shape, dims, finish_steps, mshape):
+        self.shape = shape            # the dataset's shape
+        self.dims = dims              # per dimension: slice or sorted unique int64 array
+        self._finish = finish_steps   # callables applied to the canonical read
+        self.mshape = mshape          # shape of the result
+
+    @property
+    def read_shape(self):
+        return tuple(_length(d) for d in self.dims)
+
+    @property
+    def is_full(self):
+        return all(isinstance(d, slice) and d.start == 0 and d.stop == n and d.step == 1
+                   for d, n in zip(self.dims, self.shape))
+
+    @property
+    def nselected(self):
+        n = 1
+        for d in self.dims:
+            n *= _length(d)
+        return n
+
+    def coords(self):
+        """One sorted unique int64 array per dimension (slices expanded)."""
+        return [np.arange(d.start, d.stop, d.step, dtype=np.int64) if isinstance(d, slice) else d
+                for d in self.dims]
+
+    def finish(self, arr):
+        for step in self._finish:
+            arr = step(arr)
+        return arr
+
+
+def _length(d):
+    if isinstance(d, slice):
+        return max(0, (d.stop - d.start + d.step - 1) // d.step)
+    return len(d)
+
+
+def _expand_ellipsis(args, rank):
+    n_ell = sum(1 for a in args if a is Ellipsis)
+    if n_ell > 1:
+        raise ValueError("Only one ellipsis may be used.")
+    if n_ell == 0:
+        return args + (Ellipsis,) if len(args) < rank else args
+    i = args.index(Ellipsis)
+    fill = rank - (len(args) - 1)
+    if fill < 0:
+        raise ValueError(f"{len(args) - 1} indices for a dataset of rank {rank}")
+    return args[:i] + (slice(None),) * fill + args[i + 1:]
+
+
+def select(shape, args):
+    """A Selection for ``dataset[args]`` on a dataset of ``shape`` (h5py's rules, relaxed:
+    fancy indices may be unsorted or repeated, and on several axes)."""
+    if not isinstance(args, tuple):
+        args = (args,)
+    rank = len(shape)
+    if len(args) == 1 and isinstance(args[0], np.ndarray) and args[0].dtype == bool \
+            and args[0].ndim == rank and rank > 0:
+        return _mask_selection(shape, args[0])
+    args = _expand_ellipsis(args, rank)
+    args = tuple(slice(None) if a is Ellipsis else a for a in args)
+    if len(args) != rank:
+        raise ValueError(f"{len(args)} indices for a dataset of rank {rank}")
+    dims, mshape, finish, take_axes, drop = [], [], [], [], []
+    for axis, (a, n) in enumerate(zip(args, shape)):
+        if isinstance(a, slice):
+            start, stop, step = a.indices(n)
+            if step < 1:
+                raise ValueError(f"Step must be >= 1 (got {step})")
+            stop = max(start, stop)
+            d = slice(start, stop, step)
+            dims.append(d)
+            mshape.append(_length(d))
+        elif isinstance(a, (int, np.integer)):
+            i = int(a)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError(f"Index ({int(a)}) out of range for (0-{n - 1})")
+            dims.append(slice(i, i + 1, 1))
+            drop.append(axis)
+        elif a is None:
+            raise TypeError("new axes (None) are not supported in dataset selections")
+        else:
+            idx = np.asarray(a)
+            if idx.dtype == bool:
+                if idx.shape != (n,):
+                    raise TypeError(f"boolean index of shape {idx.shape} for an axis of length {n}")
+                idx = np.flatnonzero(idx)
+            elif idx.dtype.kind not in "iu" or idx.ndim != 1:
+                if idx.size == 0 and idx.ndim == 1:
+                    idx = idx.astype(np.int64)
+                else:
+                    raise TypeError(f"Illegal index type {a!r}")
+            idx = idx.astype(np.int64)
+            idx = np.where(idx < 0, idx + n, idx)
+            if idx.size and (idx.min() < 0 or idx.max() >= n):
+                raise IndexError(f"Index out of range for an axis of length {n}")
+            uniq, inverse = np.unique(idx, return_inverse=True)
+            dims.append(uniq)
+            mshape.append(len(idx))
+            if len(uniq) != len(idx) or np.any(uniq != idx):
+                take_axes.append((axis, inverse))
+    for axis, inverse in take_axes:
+        finish.append(lambda arr, axis=axis, inv=inverse: np.take(arr, inv, axis=axis))
+    if drop:
+        final = tuple(mshape)
+        finish.append(lambda arr, final=final: arr.reshape(final))
+    return Selection(tuple(shape), dims, finish, tuple(mshape))
+
+
+def _mask_selection(shape, mask):
+    if mask.shape != tuple(shape):
+        raise TypeError(f"boolean mask of shape {mask.shape} for a dataset of shape {shape}")
+    nz = np.nonzero(mask)
+    if not nz[0].size:
+        dims = [np.zeros(0, np.int64) for _ in shape]
+        return Selection(tuple(shape), dims, [lambda arr: arr.reshape(0)], (0,))
+    dims = [slice(int(ix.min()), int(ix.max()) + 1, 1) for ix in nz]
+    local = tuple(ix - d.start for ix, d in zip(nz, dims))
+    return Selection(tuple(shape), dims, [lambda arr: arr[local]], (len(nz[0]),))

@@ -1,0 +1,169 @@
+"""Raw data access for each layout class: compact, contiguous, external, chunked.
+
+Every storage reads a canonical Selection (see selections.py) into an array of the file's
+element dtype; conversion to the values users see happens after, in the dataset.
+"""
+import os
+
+import numpy as np
+
+from ..errors import FormatError, UnsupportedFeatureError
+from ..format.messages import layout as L
+
+
+def _index(arr, sel):
+    """Apply a canonical selection to an in-memory array (basic slicing where possible)."""
+    if sel is None:
+        return arr
+    dims = sel.dims
+    if all(isinstance(d, slice) for d in dims):
+        return arr[tuple(dims)]
+    for axis, d in enumerate(dims):  # one axis at a time keeps memory bounded by the result
+        index = (slice(None),) * axis + (d,)
+        arr = arr[index]
+    return arr
+
+
+class MemoryStorage:
+    """Data held in memory: compact layout (bytes in the layout message) or a fill value."""
+
+    def __init__(self, array):
+        self.array = array
+        self.storage_size = 0
+
+    def read(self, sel, copy=True):
+        out = _index(self.array, sel)
+        return np.array(out) if copy else out
+
+
+def compact(layout, shape, file_dtype):
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    need = n * file_dtype.itemsize
+    if len(layout.compact_data) < need:
+        raise FormatError(f"compact data holds {len(layout.compact_data)} bytes, the dataspace "
+                          f"needs {need}", "data layout message")
+    arr = np.frombuffer(layout.compact_data, file_dtype, count=n).reshape(shape)
+    storage = MemoryStorage(arr)
+    storage.storage_size = len(layout.compact_data)
+    return storage
+
+
+def filled(shape, fill):
+    return MemoryStorage(np.broadcast_to(fill, shape))
+
+
+class ContiguousStorage:
+    """One block of the file (spec IV.A.2.i, layout class 1), read in row ranges."""
+
+    def __init__(self, ctx, address, shape, file_dtype):
+        self.ctx = ctx
+        self.address = address
+        self.shape = tuple(shape)
+        self.dtype = file_dtype
+        n = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.storage_size = n * file_dtype.itemsize
+        ctx.check_range(address, self.storage_size, "contiguous dataset storage")
+
+    def _rows(self, first, last):
+        """Rows first..last-1 of dimension 0 as an array view (zero-copy over an mmap)."""
+        row = self.dtype.itemsize * (int(np.prod(self.shape[1:], dtype=np.int64)) if self.shape else 1)
+        buf = self.ctx.read(self.address + first * row, (last - first) * row, "dataset raw data")
+        arr = np.frombuffer(buf, self.dtype)
+        return arr.reshape((last - first,) + self.shape[1:]) if self.shape else arr.reshape(())
+
+    def read(self, sel, copy=True):
+        if not self.shape:
+            out = self._rows(0, 1)
+            return np.array(out) if copy else out
+        if sel is None or sel.is_full:
+            out = self._rows(0, self.shape[0])
+            return np.array(out) if copy else out
+        if sel.nselected == 0:
+            return np.zeros(sel.read_shape, self.dtype)
+        d0 = sel.dims[0]
+        first, last = (d0.start, d0.stop) if isinstance(d0, slice) else (int(d0[0]), int(d0[-1]) + 1)
+        block = self._rows(first, last)
+        local0 = slice(0, last - first, d0.step) if isinstance(d0, slice) else d0 - first
+        from .selections import Selection
+        local = Selection(block.shape, (local0,) + tuple(sel.dims[1:]), [], None)
+        out = _index(block, local)
+        return np.array(out) if (copy or out.base is not None) else out
+
+
+class ExternalStorage:
+    """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order."""
+
+    def __init__(self, ctx, external, shape, file_dtype, fill):
+        from ..format.local_heap import local_heap
+        heap = local_heap(ctx, external.heap_address)
+        self.shape = tuple(shape)
+        self.dtype = file_dtype
+        self.fill = fill
+        base = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
+        self.segments = []
+        for slot in external.slots:
+            name = heap.string(slot.name_offset, ctx).decode("utf-8", "surrogateescape")
+            self.segments.append((os.path.join(base, name), slot.offset, slot.size))
+        self.storage_size = sum(s for _, _, s in self.segments)
+
+    def read(self, sel, copy=True):
+        n = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        nbytes = n * self.dtype.itemsize
+        buf = bytearray(nbytes)
+        pos = 0
+        for path, offset, size in self.segments:
+            if pos >= nbytes:
+                break
+            take = min(size, nbytes - pos)
+            try:
+                with open(path, "rb") as fh:
+                    fh.seek(offset)
+                    data = fh.read(take)
+            except OSError as exc:
+                raise FormatError(f"cannot read external file {path!r}: {exc}",
+                                  "external data files message") from None
+            buf[pos:pos + len(data)] = data
+            if len(data) < take:  # short external file: libhdf5 reads zeros past its end
+                pass
+            pos += take
+        arr = np.frombuffer(buf, self.dtype).reshape(self.shape)
+        return np.array(_index(arr, sel))
+
+
+class ChunkedAdapter:
+    """Adapts purehep.chunks.ChunkedStorage (coordinate arrays) to canonical selections."""
+
+    def __init__(self, chunked):
+        self.chunked = chunked
+        self.storage_size = chunked.storage_size
+
+    def read(self, sel, copy=True):
+        if sel is None or sel.is_full:
+            return self.chunked.read(None)
+        return self.chunked.read(sel.coords())
+
+
+def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, threads=None):
+    """The storage object for a dataset's layout message."""
+    shape = dataspace.shape if dataspace.shape is not None else ()
+    dtype = datatype.file_dtype
+    if layout.layout_class == L.COMPACT:
+        return compact(layout, shape, dtype)
+    if layout.layout_class == L.CONTIGUOUS:
+        if external is not None:
+            return ExternalStorage(ctx, external, shape, dtype, fill)
+        if layout.address is None:
+            return filled(shape, fill)
+        return ContiguousStorage(ctx, layout.address, shape, dtype)
+    if layout.layout_class == L.CHUNKED:
+        if layout.element_size != datatype.size:
+            raise FormatError(f"chunk element size {layout.element_size} differs from the datatype "
+                              f"size {datatype.size}", "data layout message")
+        if len(layout.chunk_shape) != len(shape):
+            raise FormatError(f"chunk rank {len(layout.chunk_shape)} differs from the dataspace "
+                              f"rank {len(shape)}", "data layout message")
+        from ..chunks import ChunkedStorage
+        return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads))
+    if layout.layout_class == L.VIRTUAL:
+        raise UnsupportedFeatureError("virtual datasets (layout class 3) are not readable yet")
+    raise UnsupportedFeatureError(f"layout class {layout.layout_class}")
