@@ -1,0 +1,102 @@
+"""Level 1E: global heap collections ("GCOL"), spec III.E.
+
+A collection is decoded once (``ctx.cached("gcol", addr, ...)``) into one bytes buffer plus
+dense per-index offset/size tables, so that many heap IDs into the same collection (vlen
+strings, region references) are resolved with array look-ups instead of re-parsing.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FormatError
+
+STRUCTURE = "global heap collection"
+MAX_COLLECTION = 1 << 31      # refuse absurd collection sizes before reading them
+
+
+@dataclass(frozen=True, eq=False)
+class GlobalHeap:
+    address: int
+    version: int
+    size: int
+    data: bytes                 # the whole collection
+    offsets: np.ndarray         # int64 per object index: start of its data in ``data``; -1 absent
+    sizes: np.ndarray           # int64 per object index: object size
+    refcounts: np.ndarray       # int64 per object index
+    base: int                   # absolute file offset of ``data[0]``
+
+    @classmethod
+    def decode(cls, ctx, addr):
+        """Decode the collection at relative address ``addr`` (not cached; see collection())."""
+        if addr is None or addr == 0:
+            raise FormatError("undefined global heap collection address", STRUCTURE)
+        so = ctx.sizeof_lengths
+        head = 8 + so
+        ctx.check_range(addr, head, STRUCTURE)
+        cur = ctx.cursor(addr, head, STRUCTURE)
+        cur.signature(b"GCOL")
+        version = cur.version((1,))
+        cur.skip(3)
+        size = cur.length()
+        if size < head or size > MAX_COLLECTION:
+            raise FormatError(f"invalid collection size {size}", STRUCTURE, ctx.absolute(addr))
+        ctx.check_range(addr, size, STRUCTURE)
+        data = bytes(ctx.read(addr, size, STRUCTURE))
+        base = ctx.absolute(addr)
+        obj_head = 8 + so
+        found = {}
+        pos = head
+        while pos + obj_head <= size:
+            index = int.from_bytes(data[pos:pos + 2], "little")
+            refcount = int.from_bytes(data[pos + 2:pos + 4], "little")
+            osize = int.from_bytes(data[pos + 8:pos + 8 + so], "little")
+            if index == 0:          # free space: the rest of the collection
+                break
+            start = pos + obj_head
+            if osize > size - start:
+                raise FormatError(f"heap object {index} of {osize} bytes overruns the collection",
+                                  STRUCTURE, base + pos)
+            if index in found:
+                raise FormatError(f"duplicate heap object index {index}", STRUCTURE, base + pos)
+            found[index] = (start, osize, refcount)
+            pos = start + ((osize + 7) & ~7)
+        n = (max(found) + 1) if found else 1
+        offsets = np.full(n, -1, np.int64)
+        sizes = np.zeros(n, np.int64)
+        refcounts = np.zeros(n, np.int64)
+        for i, (s, z, r) in found.items():
+            offsets[i], sizes[i], refcounts[i] = s, z, r
+        return cls(addr, version, size, data, offsets, sizes, refcounts, base)
+
+    def __len__(self):
+        return int(np.count_nonzero(self.offsets >= 0))
+
+    def get(self, index):
+        """The bytes of object ``index``."""
+        if not 0 < index < len(self.offsets) or self.offsets[index] < 0:
+            raise FormatError(f"no heap object {index} in the collection", STRUCTURE, self.base)
+        s = int(self.offsets[index])
+        return self.data[s:s + int(self.sizes[index])]
+
+    def locate(self, indexes):
+        """Vectorised look-up: (starts, sizes) int64 arrays for an array of object indexes."""
+        idx = np.asarray(indexes, np.int64)
+        bad = (idx <= 0) | (idx >= len(self.offsets))
+        if np.any(bad):
+            raise FormatError(f"no heap object {int(idx[bad][0])} in the collection", STRUCTURE,
+                              self.base)
+        starts = self.offsets[idx]
+        if np.any(starts < 0):
+            raise FormatError(f"no heap object {int(idx[starts < 0][0])} in the collection",
+                              STRUCTURE, self.base)
+        return starts, self.sizes[idx]
+
+
+def collection(ctx, addr):
+    """The collection at ``addr``, decoded once per context."""
+    return ctx.cached("gcol", addr, lambda: GlobalHeap.decode(ctx, addr))
+
+
+def get_object(ctx, collection_address, index):
+    """The bytes of heap object ``index`` of the collection at ``collection_address``."""
+    return collection(ctx, collection_address).get(index)

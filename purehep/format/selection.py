@@ -1,0 +1,269 @@
+"""Serialized dataspace selections (spec VIII.A "Dataspace Selection").
+
+Used by region references (old style in the global heap, revised H5R_REF blobs), the VDS global
+heap block and structured-chunk sections. ``decode(cur, rank=None)`` reads one selection; the
+``Selection`` keeps every field an encoder needs (version, encode size, flags) so that encoding
+can be added symmetrically.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FormatError
+
+NONE, POINTS, HYPERSLABS, ALL = 0, 1, 2, 3
+KINDS = {NONE: "none", POINTS: "points", HYPERSLABS: "hyperslabs", ALL: "all"}
+UNLIMITED = -1
+MAX_RANK = 32
+STRUCTURE = "dataspace selection"
+
+
+@dataclass(frozen=True, eq=False)
+class Selection:
+    """One decoded selection.
+
+    ``kind``: 0 none, 1 points, 2 hyperslabs, 3 all. Points: ``points`` (n, rank) int64 in
+    stored order. Regular hyperslab: ``start/stride/count/block`` (rank,) int64, UNLIMITED (-1)
+    for an unlimited count or block. Irregular hyperslab: ``blocks`` (n, 2, rank) with
+    inclusive start and end corners.
+    """
+    kind: int
+    version: int
+    rank: int | None = None
+    points: np.ndarray | None = None
+    start: np.ndarray | None = None
+    stride: np.ndarray | None = None
+    count: np.ndarray | None = None
+    block: np.ndarray | None = None
+    blocks: np.ndarray | None = None
+    encode_size: int = 4
+    flags: int = 0
+    offset: int | None = None
+
+    @property
+    def regular(self):
+        return self.kind == HYPERSLABS and self.start is not None
+
+    def __eq__(self, other):
+        if not isinstance(other, Selection):
+            return NotImplemented
+        if (self.kind, self.rank) != (other.kind, other.rank):
+            return False
+        for name in ("points", "start", "stride", "count", "block", "blocks"):
+            a, b = getattr(self, name), getattr(other, name)
+            if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
+                return False
+        return True
+
+    __hash__ = None
+
+    def _fail(self, message):
+        return FormatError(message, STRUCTURE, self.offset)
+
+    def _check_shape(self, shape):
+        shape = tuple(int(s) for s in shape)
+        if self.rank is not None and self.kind in (POINTS, HYPERSLABS) and len(shape) != self.rank:
+            raise self._fail(f"selection of rank {self.rank} applied to a dataspace of rank "
+                             f"{len(shape)}")
+        return shape
+
+    def _regular_axes(self, shape):
+        axes = []
+        for d, n in enumerate(shape):
+            s, st, c, b = (int(self.start[d]), int(self.stride[d]), int(self.count[d]),
+                           int(self.block[d]))
+            if b == UNLIMITED:
+                b = max(n - s, 0)
+            if c == UNLIMITED:
+                c = 0 if st <= 0 else max(-(-(n - s) // st), 0)
+            if c and b and st <= 0 and c > 1:
+                raise self._fail("hyperslab stride must be positive")
+            idx = (s + st * np.arange(c, dtype=np.int64)[:, None]
+                   + np.arange(b, dtype=np.int64)[None, :]).ravel()
+            idx = np.unique(idx)
+            if idx.size and (idx[0] < 0 or idx[-1] >= n):
+                raise self._fail(f"hyperslab exceeds dimension {d} of size {n}")
+            axes.append(idx)
+        return axes
+
+    def mask(self, shape):
+        """A boolean array of ``shape``: True where an element is selected."""
+        shape = self._check_shape(shape)
+        if self.kind == ALL:
+            return np.ones(shape, bool)
+        m = np.zeros(shape, bool)
+        if self.kind == NONE:
+            return m
+        if self.kind == POINTS:
+            pts = self.points
+            self._check_points(pts, shape)
+            if len(pts):
+                m[tuple(pts.T)] = True
+            return m
+        if self.regular:
+            m[np.ix_(*self._regular_axes(shape))] = True
+            return m
+        for lo, hi in self.blocks:
+            if np.any(lo < 0) or np.any(hi >= np.array(shape)) or np.any(hi < lo):
+                raise self._fail("hyperslab block lies outside the dataspace")
+            m[tuple(slice(int(a), int(b) + 1) for a, b in zip(lo, hi))] = True
+        return m
+
+    def _check_points(self, pts, shape):
+        if len(pts) and (np.any(pts < 0) or np.any(pts >= np.array(shape, dtype=np.int64))):
+            raise self._fail("point selection lies outside the dataspace")
+
+    def coords(self, shape):
+        """(n, rank) int64 coordinates in selection order (points: stored order; others:
+        row-major order of the dataspace, as libhdf5 iterates them)."""
+        shape = self._check_shape(shape)
+        rank = len(shape)
+        if self.kind == NONE:
+            return np.zeros((0, rank), np.int64)
+        if self.kind == POINTS:
+            self._check_points(self.points, shape)
+            return self.points.astype(np.int64, copy=True)
+        if self.regular:
+            axes = self._regular_axes(shape)
+            if rank == 0:
+                return np.zeros((1, 0), np.int64)
+            grids = np.meshgrid(*axes, indexing="ij")
+            return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
+        return np.argwhere(self.mask(shape)).astype(np.int64)
+
+    def count_selected(self, shape):
+        return len(self.coords(shape))
+
+    def bounding_box(self, shape=None):
+        """(start, end) inclusive corners like H5Sget_select_bounds; None if nothing is selected.
+        The 'all' selection (and unlimited hyperslabs) need ``shape``."""
+        if self.kind == NONE:
+            return None
+        if self.kind == ALL or (self.regular and (np.any(self.count == UNLIMITED)
+                                                  or np.any(self.block == UNLIMITED))):
+            if shape is None:
+                raise ValueError("the bounding box of this selection needs the dataspace shape")
+            if self.kind == ALL:
+                return tuple(0 for _ in shape), tuple(int(s) - 1 for s in shape)
+            c = self.coords(shape)
+        elif self.kind == POINTS:
+            c = self.points
+        elif self.regular:
+            if np.any(self.count == 0) or np.any(self.block == 0):
+                return None
+            lo = self.start
+            hi = self.start + self.stride * (self.count - 1) + self.block - 1
+            return tuple(int(x) for x in lo), tuple(int(x) for x in hi)
+        else:
+            c = self.blocks.reshape(-1, self.rank) if len(self.blocks) else self.blocks
+        if len(c) == 0:
+            return None
+        return tuple(int(x) for x in c.min(axis=0)), tuple(int(x) for x in c.max(axis=0))
+
+
+_UINT = {2: "<u2", 4: "<u4", 8: "<u8"}
+
+
+def _ints(cur, n, size):
+    """``n`` unsigned little-endian integers of ``size`` bytes as int64 (bounds-checked)."""
+    if size not in _UINT:
+        raise cur.error(f"invalid selection encode size {size}")
+    raw = cur.bytes(n * size)
+    v = np.frombuffer(raw, _UINT[size]).astype(np.uint64)
+    if size == 8 and np.any(v > np.uint64(2**63 - 1)):
+        # only the unlimited marker may exceed int64
+        bad = (v > np.uint64(2**63 - 1)) & (v != np.uint64(2**64 - 1))
+        if np.any(bad):
+            raise cur.error("selection coordinate exceeds 2**63")
+    return v
+
+
+def _signed(v, size):
+    """Map the all-ones value of ``size`` bytes to UNLIMITED."""
+    out = v.astype(np.int64) if v.dtype != np.int64 else v
+    out = np.where(v == np.uint64((1 << (8 * size)) - 1), UNLIMITED, out.astype(np.int64))
+    return out.astype(np.int64)
+
+
+def _rank(cur, rank):
+    r = cur.u32()
+    if r > MAX_RANK:
+        raise cur.error(f"selection rank {r} exceeds {MAX_RANK}")
+    if rank is not None and r != rank:
+        raise cur.error(f"selection rank {r} does not match the dataspace rank {rank}")
+    return r
+
+
+def decode(cur, rank=None):
+    """Decode a selection at the cursor (spec VIII.A "Dataspace Selection")."""
+    offset = cur.offset
+    sel_type = cur.u32()
+    if sel_type not in KINDS:
+        raise cur.error(f"unknown selection type {sel_type}")
+    version = cur.u32()
+    if sel_type in (NONE, ALL):
+        if version != 1:
+            raise cur.error(f"unsupported {KINDS[sel_type]} selection version {version}")
+        cur.skip(8)
+        return Selection(sel_type, version, rank, offset=offset)
+    if sel_type == POINTS:
+        if version == 1:
+            cur.skip(4)
+            length = cur.u32()
+            r = _rank(cur, rank)
+            n = cur.u32()
+            if length != 8 + 4 * r * n:
+                raise cur.error(f"point selection length {length} does not match {n} points")
+            enc = 4
+        elif version == 2:
+            enc = cur.u8()
+            if enc not in _UINT:
+                raise cur.error(f"invalid point selection encode size {enc}")
+            r = _rank(cur, rank)
+            n = int(_ints(cur, 1, enc)[0])
+        else:
+            raise cur.error(f"unsupported point selection version {version}")
+        if n * r * enc > cur.remaining:
+            raise cur.error(f"{n} points of rank {r} exceed the selection's bytes")
+        pts = _ints(cur, n * r, enc).astype(np.int64).reshape(n, r)
+        return Selection(POINTS, version, r, points=pts, encode_size=enc, offset=offset)
+    # hyperslabs
+    if version == 1:
+        cur.skip(4)
+        length = cur.u32()
+        r = _rank(cur, rank)
+        n = cur.u32()
+        if length != 8 + 8 * r * n:
+            raise cur.error(f"hyperslab selection length {length} does not match {n} blocks")
+        if n * 2 * r * 4 > cur.remaining:
+            raise cur.error(f"{n} blocks exceed the selection's bytes")
+        blocks = _ints(cur, n * 2 * r, 4).astype(np.int64).reshape(n, 2, r)
+        return Selection(HYPERSLABS, 1, r, blocks=blocks, encode_size=4, offset=offset)
+    if version == 2:
+        flags = cur.u8()
+        length = cur.u32()
+        r = _rank(cur, rank)
+        if not flags & 1:
+            raise cur.error("version 2 hyperslab selection must be regular")
+        if length != 4 + 32 * r:
+            raise cur.error(f"hyperslab selection length {length} does not match rank {r}")
+        v = _signed(_ints(cur, 4 * r, 8), 8).reshape(r, 4)
+        return Selection(HYPERSLABS, 2, r, start=v[:, 0], stride=v[:, 1], count=v[:, 2],
+                         block=v[:, 3], encode_size=8, flags=flags, offset=offset)
+    if version == 3:
+        flags = cur.u8()
+        enc = cur.u8()
+        if enc not in _UINT:
+            raise cur.error(f"invalid hyperslab encode size {enc}")
+        r = _rank(cur, rank)
+        if flags & 1:
+            v = _signed(_ints(cur, 4 * r, enc), enc).reshape(r, 4)
+            return Selection(HYPERSLABS, 3, r, start=v[:, 0], stride=v[:, 1], count=v[:, 2],
+                             block=v[:, 3], encode_size=enc, flags=flags, offset=offset)
+        n = int(_ints(cur, 1, enc)[0])
+        if n * 2 * r * enc > cur.remaining:
+            raise cur.error(f"{n} blocks exceed the selection's bytes")
+        blocks = _ints(cur, n * 2 * r, enc).astype(np.int64).reshape(n, 2, r)
+        return Selection(HYPERSLABS, 3, r, blocks=blocks, encode_size=enc, flags=flags,
+                         offset=offset)
+    raise cur.error(f"unsupported hyperslab selection version {version}")
