@@ -325,8 +325,8 @@ class FractalHeap:
                          self.ctx.absolute(self.address), "fractal heap I/O filter information",
                          self.ctx)
             self._pipeline = filter_pipeline.decode(cur)
-        out = decode_pipeline(self._pipeline, bytes(raw), mask, size)
-        if len(out) != size:
+        out = decode_pipeline(bytes(raw), self._pipeline, mask, 1, size, (structure, where))
+        if size is not None and len(out) != size:
             raise FormatError(f"defiltered to {len(out)} bytes, expected {size}", structure, where)
         return memoryview(bytes(out))
 

@@ -20,8 +20,12 @@ SHARED_MESSAGE_TABLE = 0x0F
 INDEX_LIST, INDEX_BTREE = 0, 1
 MAX_INDEXES = 8            # the library allows at most 8 (H5O_SHMESG_MAX_NINDEXES)
 
-# message type -> bit of "Message Type Flags"
-TYPE_FLAGS = {0x01: 0x01, 0x03: 0x02, 0x05: 0x04, 0x0B: 0x08, 0x0C: 0x10}
+# Message types an index may track. "Message Type Flags" has bit ``1 << type`` set for each
+# (the library's H5O_SHMESG_*_FLAG: dataspace 0x0002, datatype 0x0008, fill value 0x0020,
+# filter pipeline 0x0800, attribute 0x1000); the spec's table of bits 0-4 does not match the
+# files the library writes (e.g. h5stat_tsohm.h5 stores 0x182a for all five types).
+SHAREABLE_TYPES = (0x01, 0x03, 0x05, 0x0B, 0x0C)
+TYPE_FLAGS = {t: 1 << t for t in SHAREABLE_TYPES}
 
 
 @dataclass(frozen=True)
