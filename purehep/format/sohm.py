@@ -62,6 +62,12 @@ class SharedIndex:
         return bit is not None and bool(self.message_type_flags & bit)
 
 
+def message_hash(message_type, body):
+    """The hash the records store: lookup3 of the encoded message with the message type as
+    initial value (the library's H5SM hashing; the spec says only "lookup3")."""
+    return checksum.lookup3(bytes(body), message_type)
+
+
 def _record_size(ctx):
     return 1 + 4 + max(4 + 8, 1 + 1 + 2 + ctx.sizeof_offsets)
 
