@@ -134,11 +134,11 @@ class Superblock:
                 raise UnsupportedFeatureError(
                     f"files of the {drv.driver_id.decode()} driver (family/multi/split file sets) "
                     "are not supported; join the members into one file first")
-        if self.base_address + self.eof_address > ctx.source.size:
+        # libhdf5 compares the stored end-of-file address with the whole file's size
+        if self.eof_address > ctx.source.size:
             raise TruncatedError(
                 f"the superblock's end-of-file address is {self.eof_address} but the file has "
-                f"{ctx.source.size - self.base_address} bytes after the base address (truncated file?)",
-                "superblock", self.offset)
+                f"{ctx.source.size} bytes (truncated file?)", "superblock", self.offset)
 
 
 def _base(stored, sb_offset):

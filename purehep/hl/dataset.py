@@ -185,17 +185,18 @@ class Dataset(HLObject):
     def read(self, args=(), copy=True, names=()):
         """``ds[args]``; with ``copy=False`` a contiguous dataset whose bytes need no
         conversion is returned as a read-only view of the file's memory map (zero-copy)."""
+        whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
         if self.shape is None:
-            if args not in ((), (Ellipsis,)):
+            if not whole:
                 raise ValueError("Empty datasets cannot be sliced")
             return Empty(self.dtype)
         if self.shape == ():
-            if args not in ((), (Ellipsis,)):
+            if not whole:
                 raise ValueError("Illegal slicing argument for scalar dataspace")
             raw = self._storage.read(None, copy=copy)
             out = self._convert(raw, names)
-            return out[()] if args == () else out
-        sel = None if args in ((), (Ellipsis,)) else selections.select(self.shape, args)
+            return out[()] if len(args) == 0 else out
+        sel = None if whole else selections.select(self.shape, args)
         if sel is not None and sel.nselected == 0:
             raw = np.zeros(sel.read_shape, self._type.file_dtype)
         else:
@@ -213,12 +214,25 @@ class Dataset(HLObject):
         return out
 
     def _read_region(self, ref, names):
-        coords = ref.selection.coords(self.shape)
-        if len(coords) == 0:
-            return np.zeros((0,), self.dtype)
-        full = self.read(())
-        out = full[tuple(coords.T)]
-        return _fields(out, names) if names else out
+        """``ds[regionref]``: the referenced elements, shaped as h5py shapes them (the block
+        shape for a hyperslab that forms one, else 1-D in selection order)."""
+        from ..format import selection as S
+        sel = ref.selection
+        coords = sel.coords(self.shape)
+        if sel.kind == S.ALL:
+            return self.read((), names=names)
+        n = len(coords)
+        if n == 0:
+            return np.zeros((0,) * max(1, self.ndim if sel.kind != S.POINTS else 1), self.dtype)
+        shape = (n,)
+        if sel.kind == S.HYPERSLABS:
+            coords = coords[np.lexsort(coords.T[::-1])]
+            axes = tuple(len(np.unique(coords[:, k])) for k in range(coords.shape[1]))
+            if int(np.prod(axes)) == n:
+                shape = axes
+        lo, hi = coords.min(axis=0), coords.max(axis=0) + 1
+        box = self.read(tuple(slice(int(a), int(b)) for a, b in zip(lo, hi)), names=names)
+        return box[tuple((coords - lo).T)].reshape(shape)
 
     def read_direct(self, dest, source_sel=None, dest_sel=None):
         """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""

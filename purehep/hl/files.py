@@ -5,7 +5,7 @@ import posixpath
 from ..errors import PurehepError
 from ..format.superblock import Superblock
 from ..io import open_source
-from .base import open_object
+from .base import open_object, object_kind
 from .group import Group
 
 
@@ -64,12 +64,31 @@ class File(Group):
         return open_object(self, ref.address, None)
 
     def _path_of(self, address):
-        """A path to the object at ``address`` (first found, name order), for dereferenced
-        objects, as h5py reports one through H5Iget_name."""
+        """A path to the object at ``address``, for dereferenced objects: the first found by
+        a depth-first search in native link order, as libhdf5's H5G_get_name_by_addr."""
+        from .base import header_of
+        from .group import native_links, _link
         if address == self._address:
             return "/"
-        found = self.visititems(lambda name, obj: "/" + name if obj._address == address else None)
-        return found
+        seen = {self._address}
+        stack = [("", iter(native_links(self._ctx, self._oh)[0]))]
+        while stack:
+            prefix, links = stack[-1]
+            link = next(links, None)
+            if link is None:
+                stack.pop()
+                continue
+            if link.type != _link.HARD:
+                continue
+            path = prefix + "/" + link.name
+            if link.address == address:
+                return path
+            if link.address not in seen:
+                seen.add(link.address)
+                header = header_of(self._ctx, link.address)
+                if object_kind(header) == "group":
+                    stack.append((path, iter(native_links(self._ctx, header)[0])))
+        return None
 
     def _external_file(self, filename):
         """Open (once) the target file of an external link, relative to this file's folder

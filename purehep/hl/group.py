@@ -14,11 +14,11 @@ MAX_LINK_TRAVERSALS = 16  # soft/external links followed while resolving one pat
 
 def _sort_links(links, by_order):
     if by_order:
-        links.sort(key=lambda k: (k.creation_order is None, k.creation_order or 0,
-                                  k.name.encode("utf-8", "surrogateescape")))
+        key = lambda k: (k.creation_order is None, k.creation_order or 0,  # noqa: E731
+                         k.name.encode("utf-8", "surrogateescape"))
     else:
-        links.sort(key=lambda k: k.name.encode("utf-8", "surrogateescape"))
-    return {k.name: k for k in links}
+        key = lambda k: k.name.encode("utf-8", "surrogateescape")  # noqa: E731
+    return {k.name: k for k in sorted(links, key=key)}
 
 
 def _symbol_table_links(ctx, header):
@@ -34,7 +34,7 @@ def _symbol_table_links(ctx, header):
             links.append(_link.Link(name, _link.SOFT, target=target))
         else:
             links.append(_link.Link(name, _link.HARD, address=entry.header_address))
-    return _sort_links(links, False)
+    return links, False
 
 
 def _new_style_links(ctx, header):
@@ -47,16 +47,27 @@ def _new_style_links(ctx, header):
         links = [messages.decode_body(ctx, LINK, body, offset) for body, offset in bodies]
     else:
         links = [messages.decode(ctx, raw) for raw in header.find(LINK)]
-    return _sort_links(links, by_order)
+    return links, by_order
 
 
-def group_links(ctx, header):
-    """The group's links, name -> Link, in h5py's iteration order (cached per group)."""
+def _by_name(links):
+    """Links in name order: h5py's visit walks by name even in order-tracking groups."""
+    return iter(sorted(links.values(), key=lambda k: k.name.encode("utf-8", "surrogateescape")))
+
+
+def native_links(ctx, header):
+    """(links in storage order, tracks creation order): libhdf5's "native" order — name order
+    for symbol tables, header order for link messages, name-hash order for dense links."""
     def load():
         if header.first(SYMBOL_TABLE) is not None:
             return _symbol_table_links(ctx, header)
         return _new_style_links(ctx, header)
-    return ctx.cached("links", header.address, load)
+    return ctx.cached("native-links", header.address, load)
+
+
+def group_links(ctx, header):
+    """The group's links, name -> Link, in h5py's iteration order (cached per group)."""
+    return ctx.cached("links", header.address, lambda: _sort_links(*native_links(ctx, header)))
 
 
 class Group(HLObject, Mapping):
@@ -158,34 +169,35 @@ class Group(HLObject, Mapping):
         return self.visititems(lambda name, obj: func(name))
 
     def visititems(self, func):
-        """Call ``func(name, obj)`` for every object below, once each, depth first in link
+        """Call ``func(name, obj)`` for every object below, once each, depth first in name
         order (as h5py's visititems); stops early if ``func`` returns a value."""
-        def each(name, link, group):
-            if link.type != _link.HARD:
+        def each(name, link, group, first):
+            if link.type != _link.HARD or not first:
                 return None, None
             obj = open_object(self._file, link.address, group._child_name(link.name))
             return func(name, obj), obj
         return self._walk(each)
 
     def _walk(self, each):
-        """Depth-first traversal of hard links, each object entered once (cycle-safe)."""
+        """Depth-first traversal in name order; ``each(name, link, group, first)`` is called
+        for every link (``first`` False for an object already entered) and returns
+        (result, object); groups are entered once each (cycle-safe)."""
         seen = {self._address}
-        stack = [(self, "", iter(list(self._links.values())))]
+        stack = [(self, "", _by_name(self._links))]
         while stack:
             group, prefix, links = stack[-1]
             link = next(links, None)
             if link is None:
                 stack.pop()
                 continue
-            if link.type == _link.HARD and link.address in seen:
-                continue
-            result, obj = each(prefix + link.name, link, group)
+            first = link.type == _link.HARD and link.address not in seen
+            result, obj = each(prefix + link.name, link, group, first)
             if result is not None:
                 return result
-            if link.type == _link.HARD:
+            if first:
                 seen.add(link.address)
                 if isinstance(obj, Group):
-                    stack.append((obj, prefix + link.name + "/", iter(list(obj._links.values()))))
+                    stack.append((obj, prefix + link.name + "/", _by_name(obj._links)))
         return None
 
     def visit_links(self, func):
@@ -193,10 +205,10 @@ class Group(HLObject, Mapping):
 
     def visititems_links(self, func):
         """Call ``func(name, link)`` for every link below (soft and external included)."""
-        def each(name, link, group):
+        def each(name, link, group, first):
             result = func(name, group.get(link.name, getlink=True))
             obj = None
-            if result is None and link.type == _link.HARD:
+            if result is None and first:
                 obj = open_object(self._file, link.address, group._child_name(link.name))
             return result, obj
         return self._walk(each)

@@ -53,7 +53,9 @@ def _expand_ellipsis(args, rank):
     if n_ell > 1:
         raise ValueError("Only one ellipsis may be used.")
     if n_ell == 0:
-        return args + (Ellipsis,) if len(args) < rank else args
+        if len(args) >= rank:
+            return args
+        args = args + (Ellipsis,)
     i = args.index(Ellipsis)
     fill = rank - (len(args) - 1)
     if fill < 0:

@@ -87,14 +87,12 @@ def resolve_shared(ctx, raw, depth=0):
     kind = cur.u8()
     if version == 1:
         cur.skip(6)
-    elif version == 2:
-        cur.skip(0)
     if version == 3 and kind == 1:
         heap_id = bytes(cur.bytes(8))
         from ..sohm import shared_message_table
         table = shared_message_table(ctx)
         return table.get(raw.type, heap_id)
-    if (version < 3 and kind == 0) or (version == 3 and kind == 2):
+    if version < 3 or kind == 2:  # before version 3 every shared message is a committed one
         addr = cur.address()
         from ..object_header import ObjectHeader
         header = ctx.cached("ohdr", addr, lambda: ObjectHeader.decode(ctx, addr))

@@ -1,0 +1,76 @@
+"""Shared machinery for the bad-input tests: build sample files, walk everything in a file, and
+check that damage only ever raises purehep errors, within time and memory bounds."""
+import signal
+import tracemalloc
+
+import h5py
+import numpy as np
+
+import purehep
+
+MAX_READ = 1 << 22  # read whole datasets up to 4 MiB, a corner of larger ones
+
+
+def build_sample(path, libver):
+    with h5py.File(path, "w", libver=(libver, "latest")) as f:
+        f.attrs["title"] = "fuzz"
+        f.attrs.create("names", ["a", "bb"], dtype=h5py.string_dtype())
+        g = f.create_group("g")
+        for i in range(12):
+            g.attrs[f"a{i}"] = np.arange(i)
+            g.create_group(f"sub{i}")
+        f["contig"] = np.arange(64, dtype="f8").reshape(8, 8)
+        f.create_dataset("chunked", data=np.arange(400, dtype="i4").reshape(20, 20), chunks=(5, 5),
+                         compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("grow", data=np.arange(50), chunks=(8,), maxshape=(None,))
+        f.create_dataset("vlen", data=["x", "yy", "zzz"], dtype=h5py.string_dtype())
+        f["compound"] = np.zeros(3, dtype=[("a", "i2"), ("b", "f4")])
+        f["soft"] = h5py.SoftLink("/g/sub1")
+
+
+def walk(f):
+    """Touch every object, link, attribute and (bounded) data in an open file."""
+    def visit(name, obj):
+        for key in obj.attrs:
+            obj.attrs[key]
+        if isinstance(obj, purehep.Dataset):
+            if obj.shape is None or obj.nbytes <= MAX_READ:
+                obj[()]
+            else:
+                obj[tuple(slice(0, 2) for _ in obj.shape)]
+    f.visititems(visit)
+    for key in f.attrs:
+        f.attrs[key]
+    f.visit_links(lambda name: f.get(name, getlink=True))
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Timeout()
+
+
+def check_damaged(data, seconds=10, max_bytes=None):
+    """Open and walk damaged file bytes: succeed or raise a purehep error; never anything
+    else, never longer than ``seconds``, never allocating more than ``max_bytes``."""
+    max_bytes = max_bytes if max_bytes is not None else 16 * len(data) + (8 << 20)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    tracemalloc.start()
+    try:
+        with purehep.File(bytes(data)) as f:
+            walk(f)
+        outcome = "ok"
+    except purehep.PurehepError as exc:
+        outcome = type(exc).__name__
+    except KeyError:
+        outcome = "KeyError"  # a damaged link name: h5py's answer for a missing member
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert peak <= max_bytes, f"allocated {peak} bytes for a {len(data)}-byte file"
+    return outcome

@@ -1,0 +1,15 @@
+"""python -m tools.bench [name ...]: run the side-by-side benchmarks (all by default)."""
+import sys
+
+from . import core
+
+SUITES = {fn.__name__: fn for fn in core.ALL}
+
+
+def main(names):
+    for name in names or SUITES:
+        SUITES[name]()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

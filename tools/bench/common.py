@@ -1,0 +1,51 @@
+"""Timing helpers shared by the benchmarks."""
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH_DIR = os.environ.get("PUREHEP_BENCH_DIR") or os.path.join(tempfile.gettempdir(), "purehep-bench")
+
+
+def path(name):
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    return os.path.join(BENCH_DIR, name)
+
+
+def best_of(fn, repeat=5, warmup=1):
+    """Best wall time of ``fn()`` over ``repeat`` runs (after ``warmup`` runs)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def cold(code, repeat=5):
+    """Median wall time of a fresh Python process running ``code``."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def report(title, rows, baseline="h5py"):
+    """Print rows of (name, seconds) with the ratio to the baseline's time."""
+    base = dict(rows).get(baseline)
+    print(f"\n{title}")
+    for name, secs in rows:
+        if secs is None:
+            print(f"  {name:<28} n/a")
+            continue
+        ratio = f"{secs / base:6.2f}x h5py time" if base else ""
+        print(f"  {name:<28} {secs * 1000:9.1f} ms  {ratio}")
+    return rows
