@@ -1,0 +1,268 @@
+"""File bytes to numpy values as h5py returns them.
+
+``from_file(ctx, datatype, array)`` takes an array of ``datatype.file_dtype`` (any shape; array
+datatypes arrive expanded, as numpy expands sub-array dtypes) and returns values of
+``datatype.dtype``: vlen strings as ``bytes`` in object arrays (h5py 3), vlen sequences as object
+arrays of 1-D arrays, references as ``purehep.reference`` objects, compounds and arrays
+converted member-wise. Identity when ``needs_conversion`` is False.
+
+Vlen elements are resolved per global heap collection with array look-ups (each collection is
+decoded once per context), not per element.
+"""
+import numpy as np
+
+from .errors import FormatError
+
+MAX_DEPTH = 32
+
+
+def from_file(ctx, datatype, array):
+    """The values of ``array`` (of ``datatype.file_dtype``) as h5py presents them."""
+    if not datatype.needs_conversion:
+        return array
+    return _convert(ctx, datatype, np.asarray(array), 0)
+
+
+def _convert(ctx, dt, arr, depth):
+    if depth > MAX_DEPTH:
+        raise FormatError("datatype nesting too deep to convert", "datatype conversion")
+    if not dt.needs_conversion:
+        return arr
+    return _CONVERTERS[dt.kind](ctx, dt, arr, depth)
+
+
+def _bytes(arr, size):
+    """The stored bytes of ``arr`` as a uint8 array of shape arr.shape + (size,)."""
+    a = arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+    if a.dtype.itemsize != size:
+        raise FormatError(f"array items of {a.dtype.itemsize} bytes for a {size}-byte type",
+                          "datatype conversion")
+    return a.reshape(-1).view(np.uint8).reshape(arr.shape + (size,))
+
+
+def _assemble(b, order):
+    """Unsigned integer values (uint64) of up to 8 stored bytes per element."""
+    if order == ">":
+        b = b[..., ::-1]
+    v = np.zeros(b.shape[:-1], np.uint64)
+    for i in range(b.shape[-1]):
+        v |= b[..., i].astype(np.uint64) << np.uint64(8 * i)
+    return v
+
+
+def _bits(v, offset, precision, signed):
+    """Shift, mask and sign-extend like libhdf5's integer conversion."""
+    if offset:
+        v = v >> np.uint64(offset)
+    if precision < 64:
+        v = v & np.uint64((1 << precision) - 1)
+    if not signed:
+        return v
+    if precision < 64:
+        neg = (v >> np.uint64(precision - 1)) & np.uint64(1)
+        v = v.astype(np.int64) - (neg.astype(np.int64) << np.int64(precision))
+        return v
+    return v.view(np.int64)
+
+
+def _int(ctx, dt, arr, depth):
+    v = _bits(_assemble(_bytes(arr, dt.size), dt.order), dt.bit_offset, dt.precision,
+              dt.signed)
+    return v.astype(dt.dtype)
+
+
+def _bigint(ctx, dt, arr, depth):
+    b = _bytes(arr, dt.size).reshape(-1, dt.size)
+    order = "big" if dt.order == ">" else "little"
+    mask = (1 << dt.precision) - 1
+    out = np.empty(len(b), object)
+    for i, row in enumerate(b):
+        v = (int.from_bytes(row.tobytes(), order) >> dt.bit_offset) & mask
+        if dt.signed and v >> (dt.precision - 1):
+            v -= 1 << dt.precision
+        out[i] = v
+    return out.reshape(arr.shape)
+
+
+def _softfloat(ctx, dt, arr, depth):
+    """Any floating-point layout of up to 8 bytes, decoded bit-exactly to float64."""
+    sign_loc, exp_loc, exp_size, mant_loc, mant_size, bias, norm = dt.float_layout
+    v = _assemble(_bytes(arr, dt.size), dt.order)
+    sign = ((v >> np.uint64(sign_loc)) & np.uint64(1)).astype(bool)
+    e = ((v >> np.uint64(exp_loc)) & np.uint64((1 << exp_size) - 1)).astype(np.int64)
+    m = ((v >> np.uint64(mant_loc)) & np.uint64((1 << mant_size) - 1)).astype(np.float64)
+    emax = (1 << exp_size) - 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        if norm == 2:       # implied leading bit
+            frac = np.where(e == 0, m / 2.0 ** mant_size, 1.0 + m / 2.0 ** mant_size)
+            exp = np.where(e == 0, 1 - bias, e - bias)
+        else:               # leading bit stored
+            frac = m / 2.0 ** (mant_size - 1)
+            exp = e - bias
+        val = np.ldexp(frac, exp.astype(np.int32))
+        if norm == 2:
+            special = e == emax
+            val = np.where(special & (m == 0), np.inf, val)
+            val = np.where(special & (m != 0), np.nan, val)
+    val = np.where(sign, -val, val)
+    return val.astype(dt.dtype)
+
+
+def _string(ctx, dt, arr, depth):
+    b = _bytes(arr, dt.size).copy()
+    if dt.padding == 0:         # null-terminated: nothing after the first NUL
+        b[np.cumsum(b == 0, axis=-1) > 0] = 0
+    elif dt.padding == 2:       # space-padded: trailing spaces removed
+        trailing = np.flip(np.cumprod(np.flip(b == 32, -1), axis=-1), -1).astype(bool)
+        b[trailing] = 0
+    return b.reshape(-1).view(dt.dtype).reshape(arr.shape)
+
+
+def _enum(ctx, dt, arr, depth):
+    return _convert(ctx, dt.base, arr, depth + 1).astype(dt.dtype)
+
+
+def _bool(ctx, dt, arr, depth):
+    return _convert(ctx, dt.base, arr, depth + 1) != 0
+
+
+def _compound(ctx, dt, arr, depth):
+    out = np.empty(arr.shape, dt.dtype)
+    for m in dt.members:
+        out[m.name] = _convert(ctx, m.type, arr[m.name], depth + 1)
+    return out
+
+
+def _complex_compat(ctx, dt, arr, depth):
+    out = np.empty(arr.shape, dt.dtype)
+    r, i = dt.members
+    out.real = _convert(ctx, r.type, arr[r.name], depth + 1)
+    out.imag = _convert(ctx, i.type, arr[i.name], depth + 1)
+    return out
+
+
+def _complex(ctx, dt, arr, depth):
+    out = np.empty(arr.shape, dt.dtype)
+    out.real = _convert(ctx, dt.base, arr["r"], depth + 1)
+    out.imag = _convert(ctx, dt.base, arr["i"], depth + 1)
+    return out
+
+
+def _array(ctx, dt, arr, depth):
+    return _convert(ctx, dt.base, arr, depth + 1)
+
+
+def _heap_slices(ctx, arr, item_size):
+    """For vlen elements: (flat output index, heap data, start, nbytes) grouped by collection.
+
+    Yields (positions, data, starts, nbytes) per collection; null elements (collection 0 or
+    length 0) are not yielded.
+    """
+    from .format.global_heap import collection
+    flat = arr.reshape(-1)
+    lengths = flat["length"].astype(np.int64)
+    colls = flat["collection"].astype(np.uint64)
+    index = flat["index"].astype(np.int64)
+    live = (colls != 0) & (lengths != 0)
+    if ctx is not None:
+        live &= colls != np.uint64(ctx.undefined)
+    live_pos = np.nonzero(live)[0]
+    if not len(live_pos):
+        return
+    live_colls = colls[live_pos]
+    for c in np.unique(live_colls):
+        pos = live_pos[live_colls == c]
+        heap = collection(ctx, int(c))
+        starts, sizes = heap.locate(index[pos])
+        nbytes = lengths[pos] * item_size
+        if np.any(nbytes > sizes):
+            k = int(np.argmax(nbytes > sizes))
+            raise FormatError(f"variable-length element of {int(nbytes[k])} bytes exceeds its "
+                              f"heap object of {int(sizes[k])} bytes", "global heap collection",
+                              heap.base)
+        yield pos, heap.data, starts, nbytes
+
+
+def _vlen_str(ctx, dt, arr, depth):
+    n = arr.size
+    out = np.empty(n, object)
+    out[:] = [b""] * n if n else []
+    for pos, data, starts, nbytes in _heap_slices(ctx, arr, 1):
+        for p, s, k in zip(pos.tolist(), starts.tolist(), nbytes.tolist()):
+            v = data[s:s + k]
+            z = v.find(b"\0")
+            out[p] = v[:z] if z >= 0 else v
+    return out.reshape(arr.shape)
+
+
+def _vlen_seq(ctx, dt, arr, depth):
+    base = dt.base
+    n = arr.size
+    out = np.empty(n, object)
+    empty_file = np.zeros(0, base.file_dtype)
+    empty = _convert(ctx, base, empty_file, depth + 1) if base.needs_conversion else \
+        np.zeros(0, base.dtype)
+    for p in range(n):
+        out[p] = empty.copy()
+    for pos, data, starts, nbytes in _heap_slices(ctx, arr, base.size):
+        counts = nbytes // base.size if base.size else nbytes
+        for p, s, k in zip(pos.tolist(), starts.tolist(), counts.tolist()):
+            a = np.frombuffer(data, base.file_dtype, count=k, offset=s)
+            if base.needs_conversion:
+                a = _convert(ctx, base, a, depth + 1)
+            else:
+                a = a.copy()
+            if a.dtype != base.dtype or a.dtype.metadata != base.dtype.metadata:
+                try:
+                    a = a.view(base.dtype) if a.dtype.itemsize == base.dtype.itemsize else a
+                except (TypeError, ValueError):
+                    pass
+            out[p] = a
+    return out.reshape(arr.shape)
+
+
+def _ref_obj(ctx, dt, arr, depth):
+    from .reference import Reference
+    flat = arr.reshape(-1).astype(np.uint64)
+    undefined = ctx.undefined if ctx is not None else None
+    out = np.empty(len(flat), object)
+    cache = {}
+    for i, a in enumerate(flat.tolist()):
+        r = cache.get(a)
+        if r is None:
+            r = cache[a] = Reference(None if a == undefined else a)
+        out[i] = r
+    return out.reshape(arr.shape)
+
+
+def _ref_region(ctx, dt, arr, depth):
+    from .format.global_heap import collection
+    from .reference import RegionReference, decode_region_blob
+    flat = arr.reshape(-1)
+    colls = flat["collection"].astype(np.uint64).tolist()
+    idx = flat["index"].astype(np.int64).tolist()
+    out = np.empty(len(colls), object)
+    for i, (c, k) in enumerate(zip(colls, idx)):
+        if c == 0 or (ctx is not None and c == ctx.undefined):
+            out[i] = RegionReference(0)
+            continue
+        heap = collection(ctx, c)
+        out[i] = decode_region_blob(ctx, heap.get(k), heap.base)
+    return out.reshape(arr.shape)
+
+
+def _ref_revised(ctx, dt, arr, depth):
+    from .reference import decode_revised
+    flat = _bytes(arr, dt.size).reshape(-1, dt.size)
+    out = np.empty(len(flat), object)
+    for i, row in enumerate(flat):
+        out[i] = decode_revised(ctx, row.tobytes())
+    return out.reshape(arr.shape)
+
+
+_CONVERTERS = {
+    "int": _int, "bigint": _bigint, "softfloat": _softfloat, "string": _string,
+    "enum": _enum, "bool": _bool, "compound": _compound, "complex_compat": _complex_compat,
+    "complex": _complex, "array": _array, "vlen_str": _vlen_str, "vlen_seq": _vlen_seq,
+    "ref_obj": _ref_obj, "ref_region": _ref_region, "ref_revised": _ref_revised,
+}
