@@ -1,0 +1,143 @@
+"""Chunked storage (spec IV.A.2.i layout class 2; Appendix C chunk indexes).
+
+``ChunkedStorage`` decodes a dataset's chunk index once, in bulk, into numpy columns (scaled
+offsets, addresses, stored sizes, filter masks), builds a lookup from chunk grid position to
+row, and reads selections: only the touched chunks are read, filtered chunks are decoded on a
+thread pool, and each chunk's overlap is copied into one preallocated output by a kernel.
+"""
+import os
+
+import numpy as np
+
+from ..errors import FormatError, UnsupportedFeatureError
+from ..format.messages import layout as L
+from .table import ChunkTable
+
+INDEX_MODULES = {L.BTREE1: "btree1", L.SINGLE: "single", L.IMPLICIT: "implicit",
+                 L.FIXED_ARRAY: "fixed_array", L.EXTENSIBLE_ARRAY: "extensible_array",
+                 L.BTREE2: "btree2"}
+DENSE_LOOKUP_LIMIT = 1 << 24          # grid cells for a dense position -> row table
+SCRATCH_BYTES = 8 << 20               # decoded-chunk scratch per task
+
+
+def _prod(xs):
+    p = 1
+    for x in xs:
+        p *= int(x)
+    return p
+
+
+class ChunkedStorage:
+    """Chunked raw data of one dataset.
+
+    ``shape`` is the current dataspace, ``maxshape`` the maximum dimensions (None entries =
+    unlimited; default: ``shape``) which fixed-array, implicit and extensible-array indexes
+    are laid out by. ``file_dtype`` has itemsize == element size; ``fill`` is a 0-d array of
+    it; ``filters`` a FilterPipeline or None; ``threads`` the decode threads (default: cores).
+    """
+
+    def __init__(self, ctx, layout, shape, file_dtype, filters, fill, threads=None,
+                 maxshape=None):
+        self.ctx = ctx
+        self.layout = layout
+        self.shape = tuple(int(s) for s in shape)
+        self.maxshape = tuple(self.shape if maxshape is None else
+                              (None if m is None else int(m) for m in maxshape))
+        self.dtype = np.dtype(file_dtype)
+        self.chunk_shape = tuple(int(c) for c in layout.chunk_shape)
+        self.rank = len(self.chunk_shape)
+        if self.rank != len(self.shape):
+            raise FormatError(f"chunk rank {self.rank} differs from dataspace rank "
+                              f"{len(self.shape)}", "data layout message")
+        if len(self.maxshape) != self.rank:
+            raise ValueError("maxshape rank differs from shape rank")
+        if self.dtype.itemsize != layout.element_size:
+            raise FormatError(f"element size {layout.element_size} differs from the datatype "
+                              f"size {self.dtype.itemsize}", "data layout message")
+        self.itemsize = self.dtype.itemsize
+        self.chunk_nbytes = _prod(self.chunk_shape) * self.itemsize
+        self.filters = tuple(filters or ())
+        if len(self.filters) > 32:
+            raise FormatError("more than 32 filters", "filter pipeline message")
+        self.fill = np.asarray(fill, self.dtype).reshape(())
+        self.threads = max(1, int(threads or os.cpu_count() or 1))
+        self.index_type = layout.index_type
+        if self.index_type not in INDEX_MODULES:
+            raise UnsupportedFeatureError(f"chunk index type {self.index_type}")
+        self._table = None
+        self._lookup = None
+
+    # --- the index ----------------------------------------------------------------------------
+    @property
+    def index_name(self):
+        return L.INDEX_NAMES.get(self.index_type, f"index type {self.index_type}")
+
+    @property
+    def table(self):
+        """The decoded chunk index (a ChunkTable), decoded on first use and kept."""
+        if self._table is None:
+            import importlib
+            mod = importlib.import_module(f".{INDEX_MODULES[self.index_type]}", __name__)
+            self._table = mod.load(self.ctx, self.layout, self.shape, self.maxshape,
+                                   self.chunk_nbytes, bool(self.filters))
+        return self._table
+
+    def chunk_info(self):
+        """dict of numpy arrays: offsets (n, rank) in elements, addresses, sizes, filter_masks."""
+        t = self.table
+        return {"offsets": t.scaled * np.asarray(self.chunk_shape, np.int64).reshape(1, -1),
+                "addresses": t.addresses.copy(), "sizes": t.sizes.copy(),
+                "filter_masks": t.masks.copy()}
+
+    @property
+    def storage_size(self):
+        return int(self.table.sizes.sum())
+
+    @property
+    def grid(self):
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape))
+
+    def _build_lookup(self):
+        """Chunk grid position -> table row, for chunks inside the current extent."""
+        t = self.table
+        grid = self.grid
+        inside = np.all(t.scaled < np.asarray(grid, np.int64).reshape(1, -1), axis=1) & \
+            np.all(t.scaled >= 0, axis=1) if len(t) else np.zeros(0, bool)
+        rows = np.flatnonzero(inside)
+        ncells = _prod(grid)
+        if ncells == 0 or not len(rows):
+            self._lookup = ("empty", None, None)
+            return
+        if ncells >= 1 << 62:
+            raise UnsupportedFeatureError(f"a chunk grid of {ncells} cells")
+        keys = np.ravel_multi_index(tuple(t.scaled[rows].T), grid) if self.rank else \
+            np.zeros(len(rows), np.int64)
+        keys = keys.astype(np.int64)
+        if ncells <= max(DENSE_LOOKUP_LIMIT, 4 * len(rows)):
+            dense = np.full(ncells, -1, np.int64)
+            dense[keys] = rows
+            self._lookup = ("dense", dense, None)
+        else:
+            order = np.argsort(keys, kind="stable")
+            self._lookup = ("sorted", keys[order], rows[order])
+
+    def rows_for(self, scaled):
+        """Table rows of the chunks at grid positions ``scaled`` (n, rank); -1 = unallocated."""
+        if self._lookup is None:
+            self._build_lookup()
+        kind, a, b = self._lookup
+        if kind == "empty" or scaled.shape[0] == 0:
+            return np.full(scaled.shape[0], -1, np.int64)
+        keys = np.ravel_multi_index(tuple(scaled.T), self.grid).astype(np.int64)
+        if kind == "dense":
+            return a[keys]
+        pos = np.searchsorted(a, keys)
+        pos = np.minimum(pos, len(a) - 1)
+        return np.where(a[pos] == keys, b[pos], -1)
+
+    # --- reading ------------------------------------------------------------------------------
+    def read(self, coords=None):
+        """The selected elements (file dtype); ``coords`` = one sorted unique int64 array per
+        dimension, or None for the whole dataset."""
+        from .read import read_selection
+        return read_selection(self, coords)

@@ -1,0 +1,232 @@
+"""The chunked read path: selection -> touched chunks -> decode (thread pool) -> copy kernel.
+
+No per-element Python: the selection is described per dimension (a dense run or a sorted
+coordinate array), the touched chunks are found with array operations on the decoded index,
+and ``kernels.copy.copy_chunks`` moves each chunk's overlap into the preallocated output.
+Unfiltered chunks of a memory-mapped file are copied straight from the map.
+"""
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..errors import FormatError, TruncatedError
+from ..format.messages.layout import DONT_FILTER_PARTIAL_EDGE_CHUNKS
+
+_pools = {}
+_pools_lock = threading.Lock()
+PARALLEL_MIN_BYTES = 1 << 20
+
+
+def _pool(n):
+    with _pools_lock:
+        p = _pools.get(n)
+        if p is None:
+            p = _pools[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="purehep-chunks")
+        return p
+
+
+def _dimension(st, d, c):
+    """(dense, start, n, coords, touched chunk indices, lo, hi) of dimension d's selection."""
+    size, ch = st.shape[d], st.chunk_shape[d]
+    if c is None:
+        start, n, arr = 0, size, None
+    else:
+        arr = np.asarray(c, dtype=np.int64).reshape(-1)
+        n = arr.shape[0]
+        if n == 0:
+            return True, 0, 0, None, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if arr[0] < 0 or arr[-1] >= size:
+            raise IndexError(f"coordinates {int(arr[0])}..{int(arr[-1])} out of range for "
+                             f"dimension {d} of size {size}")
+        start = int(arr[0])
+        if int(arr[-1]) - start == n - 1:
+            arr = None              # consecutive: a dense run
+    if n == 0:
+        return True, 0, 0, None, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if arr is None:
+        k0, k1 = start // ch, (start + n - 1) // ch
+        u = np.arange(k0, k1 + 1, dtype=np.int64)
+        lo = np.maximum(start, u * ch) - start
+        hi = np.minimum(start + n, (u + 1) * ch) - start
+        return True, start, n, None, u, lo, hi
+    if np.any(np.diff(arr) <= 0):
+        raise ValueError(f"coordinates of dimension {d} are not sorted and unique")
+    k = arr // ch
+    bounds = np.flatnonzero(np.diff(k)) + 1
+    lo = np.concatenate(([0], bounds)).astype(np.int64)
+    hi = np.concatenate((bounds, [n])).astype(np.int64)
+    return False, start, n, arr, k[lo], lo, hi
+
+
+def read_selection(st, coords):
+    rank = st.rank
+    if coords is not None and len(coords) != rank:
+        raise ValueError(f"{len(coords)} coordinate arrays for a rank-{rank} dataset")
+    dims = [_dimension(st, d, None if coords is None else coords[d]) for d in range(rank)]
+    out_shape = tuple(dm[2] for dm in dims)
+    dtype = st.dtype
+    if any(n == 0 for n in out_shape):
+        return np.empty(out_shape, dtype)
+
+    lens = [len(dm[4]) for dm in dims]
+    upos = np.indices(lens, dtype=np.int64).reshape(rank, -1).T.copy()
+    scaled = np.empty_like(upos)
+    for d in range(rank):
+        scaled[:, d] = dims[d][4][upos[:, d]]
+    rows = st.rows_for(scaled)
+    present = np.flatnonzero(rows >= 0)
+
+    if len(present) == len(rows):
+        out = np.empty(out_shape, dtype)
+    elif not st.fill.tobytes().strip(b"\0"):
+        out = np.zeros(out_shape, dtype)
+    else:
+        out = np.empty(out_shape, dtype)
+        out[...] = st.fill
+    if not len(present):
+        return out
+
+    # per-dimension selection description for the kernel
+    ubase = np.zeros(rank, np.int64)
+    cbase = np.full(rank, -1, np.int64)
+    start = np.zeros(rank, np.int64)
+    rlo, rhi, carr = [], [], []
+    pos_u = pos_c = 0
+    for d, (dense, s0, n, arr, u, lo, hi) in enumerate(dims):
+        ubase[d] = pos_u
+        pos_u += len(u)
+        rlo.append(lo)
+        rhi.append(hi)
+        start[d] = s0
+        if not dense:
+            cbase[d] = pos_c
+            pos_c += n
+            carr.append(arr)
+    sel = dict(rlo=np.concatenate(rlo).astype(np.int64), rhi=np.concatenate(rhi).astype(np.int64),
+               ubase=ubase, coords=np.concatenate(carr).astype(np.int64) if carr else
+               np.zeros(1, np.int64), cbase=cbase, start=start)
+    chunk = np.asarray(st.chunk_shape, np.int64)
+    isz = st.itemsize
+    cstr = np.empty(rank, np.int64)
+    ostr = np.empty(rank, np.int64)
+    acc_c = acc_o = isz
+    for d in range(rank - 1, -1, -1):
+        cstr[d] = acc_c
+        ostr[d] = acc_o
+        acc_c *= st.chunk_shape[d]
+        acc_o *= out_shape[d]
+    geom = (sel, chunk, cstr, ostr, isz)
+    outb = out.reshape(-1).view(np.uint8)
+
+    t = st.table
+    prow = rows[present]
+    scaled_p = scaled[present]
+    upos_p = upos[present]
+    addrs = t.addresses[prow]
+    ctx = st.ctx
+    from ..io.source import BytesSource
+    if not st.filters and isinstance(ctx.source, BytesSource):
+        _copy_from_map(st, outb, scaled_p, upos_p, addrs, geom)
+    else:
+        _decode_and_copy(st, outb, scaled_p, upos_p, addrs, t.sizes[prow], t.masks[prow], geom)
+    return out
+
+
+def _kernel(src, src_pos, scaled, upos, outb, geom):
+    from ..kernels.copy import copy_chunks
+    sel, chunk, cstr, ostr, isz = geom
+    copy_chunks(src, src_pos, scaled, upos, sel["rlo"], sel["rhi"], sel["ubase"], sel["coords"],
+                sel["cbase"], sel["start"], chunk, cstr, outb, ostr, isz)
+
+
+def _split(n, parts):
+    parts = max(1, min(parts, n))
+    edges = np.linspace(0, n, parts + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def _run(st, tasks):
+    if st.threads == 1 or len(tasks) == 1:
+        for f in tasks:
+            f()
+        return
+    futures = [_pool(st.threads).submit(f) for f in tasks]
+    err = None
+    for fu in futures:
+        try:
+            fu.result()
+        except BaseException as e:   # wait for all, then raise the first error
+            err = err or e
+    if err is not None:
+        raise err
+
+
+def _copy_from_map(st, outb, scaled, upos, addrs, geom):
+    """Unfiltered chunks of an in-memory/mapped file: one kernel pass straight from the map."""
+    ctx = st.ctx
+    size = ctx.source.size
+    fbuf = np.frombuffer(ctx.source.read(0, size, "file"), np.uint8)
+    src_pos = addrs.astype(np.int64) + np.int64(ctx.base_address)
+    bad = np.flatnonzero((src_pos < 0) | (src_pos + st.chunk_nbytes > size))
+    if len(bad):
+        i = int(bad[0])
+        raise TruncatedError(f"chunk at {(scaled[i] * np.asarray(st.chunk_shape)).tolist()} "
+                             f"({st.chunk_nbytes} bytes) lies past the end of the file "
+                             f"({size} bytes)", "raw data chunk", int(src_pos[i]))
+    n = len(src_pos)
+    nbytes = n * st.chunk_nbytes
+    parts = st.threads if nbytes >= PARALLEL_MIN_BYTES else 1
+    tasks = [(lambda a=a, b=b: _kernel(fbuf, src_pos[a:b], scaled[a:b], upos[a:b], outb, geom))
+             for a, b in _split(n, parts)]
+    _run(st, tasks)
+
+
+def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
+    """Read each chunk, undo its filters (thread pool), copy batches with the kernel."""
+    from ..filters import check_pipeline, decode_pipeline
+    check_pipeline(st.filters)
+    ctx = st.ctx
+    cn = st.chunk_nbytes
+    n = len(addrs)
+    chunk = np.asarray(st.chunk_shape, np.int64)
+    unfiltered_edge = np.zeros(n, bool)
+    if st.filters and st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS:
+        unfiltered_edge = np.any((scaled + 1) * chunk > np.asarray(st.shape, np.int64), axis=1)
+    filters, isz = st.filters, st.itemsize
+
+    def task(a, b):
+        nb = b - a
+        scratch = None
+        src = None
+        for k in range(nb):
+            i = a + k
+            addr, size = int(addrs[i]), int(sizes[i])
+            where = f"raw data chunk at {(scaled[i] * chunk).tolist()}"
+            raw = ctx.read(addr, size, where)
+            if filters and not unfiltered_edge[i]:
+                data = decode_pipeline(raw, filters, int(masks[i]), isz, cn,
+                                       (where, ctx.absolute(addr)))
+            else:
+                data = raw
+            arr = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else \
+                data.reshape(-1).view(np.uint8)
+            if arr.size < cn:
+                raise FormatError(f"chunk holds {arr.size} bytes after decoding, expected {cn}",
+                                  where, ctx.absolute(addr))
+            if nb == 1:
+                src = arr
+            else:
+                if scratch is None:
+                    scratch = np.empty(nb * cn, np.uint8)
+                scratch[k * cn:(k + 1) * cn] = arr[:cn]
+        if src is None:
+            src = scratch
+        _kernel(src, np.arange(nb, dtype=np.int64) * cn, scaled[a:b], upos[a:b], outb, geom)
+
+    from . import SCRATCH_BYTES
+    per = max(1, SCRATCH_BYTES // max(cn, 1))
+    if st.threads > 1:
+        per = max(1, min(per, -(-n // (4 * st.threads))))
+    tasks = [(lambda a=a, b=min(a + per, n): task(a, b)) for a in range(0, n, per)]
+    _run(st, tasks)

@@ -1,0 +1,145 @@
+"""The filter pipeline (spec IV.A.2.l, "Data Storage - Filter Pipeline Message").
+
+A registry of filters by filter id. Chunks are written by applying the pipeline's filters in
+order and read by undoing them in reverse order; bit *i* of a chunk's filter mask says that
+filter *i* was skipped for that chunk (spec III.A.1, chunk keys; Appendix C element records).
+
+A decode function has the signature ``decode(data, client_data, element_size, chunk_nbytes)``:
+``data`` is a bytes-like object, ``client_data`` the filter's tuple of client data values from
+the pipeline message, ``element_size`` the dataset element size in bytes and ``chunk_nbytes``
+the size of the fully decoded chunk (a hint for intermediate stages). It returns a bytes-like
+object (bytes, bytearray, memoryview or a 1-D uint8 numpy array). An encode function has the
+same signature and returns the filtered bytes, or None when the filter declines the chunk
+(an optional filter is then skipped and its mask bit set).
+"""
+from dataclasses import dataclass
+
+from ..errors import ChecksumError, FormatError, UnsupportedFeatureError
+
+DEFLATE, SHUFFLE, FLETCHER32, SZIP, NBIT, SCALEOFFSET = 1, 2, 3, 4, 5, 6
+LZF, ZSTD = 32000, 32015
+
+# Names of filters purehep may meet but cannot decode (filter-ids.md): used in error messages.
+KNOWN_NAMES = {
+    1: "deflate", 2: "shuffle", 3: "fletcher32", 4: "szip", 5: "nbit", 6: "scaleoffset",
+    257: "hzip", 258: "fpzip", 305: "LZO", 307: "bzip2", 32000: "LZF", 32001: "blosc",
+    32002: "MAFISC", 32003: "Snappy", 32004: "LZ4", 32005: "APAX", 32006: "CBF",
+    32007: "JPEG-XR", 32008: "bitshuffle", 32009: "SPDP", 32010: "LPC-Rice",
+    32011: "CCSDS-123", 32012: "JPEG-LS", 32013: "zfp", 32014: "fpzip", 32015: "zstd",
+    32016: "B3D", 32017: "SZ", 32018: "FCIDECOMP", 32019: "JPEG", 32020: "VBZ",
+    32021: "FAPEC", 32022: "BitGroom", 32023: "Granular BitRound", 32024: "SZ3",
+    32025: "Delta-Rice", 32026: "blosc2", 32027: "FLAC", 32028: "SPERR", 32029: "TERSE/PROLIX",
+    32030: "FFMPEG", 32031: "JPEG2000", 32032: "BitRound", 32033: "HTJ2K",
+}
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A registered filter: id, name and its decode/encode functions (encode may be None)."""
+    id: int
+    name: str
+    decode: object
+    encode: object = None
+
+
+_REGISTRY = {}
+_BUILTINS_LOADED = [False]
+
+
+def register_filter(id, decode, encode=None, name=None):
+    """Register (or replace) the decoder and optional encoder of filter ``id``."""
+    if not 0 < int(id) < 65536:
+        raise ValueError(f"filter id {id} is not in 1..65535")
+    _load_builtins()
+    _REGISTRY[int(id)] = Filter(int(id), name or KNOWN_NAMES.get(int(id), f"filter {id}"),
+                                decode, encode)
+
+
+def unregister_filter(id):
+    _load_builtins()
+    _REGISTRY.pop(int(id), None)
+
+
+def get_filter(id, name=None):
+    """The registered Filter for ``id``; UnsupportedFeatureError naming it when there is none."""
+    _load_builtins()
+    f = _REGISTRY.get(id)
+    if f is None:
+        label = name or KNOWN_NAMES.get(id, "unknown filter")
+        raise UnsupportedFeatureError(f"filter {id} ({label}) is not available; register a "
+                                      f"decoder with purehep.filters.register_filter({id}, ...)")
+    return f
+
+
+def available(id):
+    _load_builtins()
+    return id in _REGISTRY
+
+
+def _load_builtins():
+    if _BUILTINS_LOADED[0]:
+        return
+    _BUILTINS_LOADED[0] = True
+    from . import deflate, fletcher32, lzf, nbit, scaleoffset, shuffle, zstd
+    for mod in (deflate, shuffle, fletcher32, nbit, scaleoffset, lzf, zstd):
+        if getattr(mod, "AVAILABLE", True):
+            _REGISTRY.setdefault(mod.ID, Filter(mod.ID, mod.NAME, mod.decode,
+                                                getattr(mod, "encode", None)))
+
+
+def check_pipeline(filters):
+    """Raise UnsupportedFeatureError unless every filter of the pipeline has a decoder."""
+    for f in (filters or ()):
+        get_filter(f.id, f.name or None)
+
+
+def decode_pipeline(data, filters, filter_mask, element_size, chunk_nbytes, where=(None, None)):
+    """Undo the pipeline ``filters`` (FilterPipeline or sequence of FilterInfo) on ``data``.
+
+    Filters whose bit is set in ``filter_mask`` are skipped. ``where`` = (structure, offset)
+    names the chunk in errors. Returns a bytes-like object.
+    """
+    structure, offset = where
+    flist = tuple(filters or ())
+    for i in range(len(flist) - 1, -1, -1):
+        if filter_mask & (1 << i):
+            continue
+        info = flist[i]
+        flt = get_filter(info.id, info.name or None)
+        try:
+            data = flt.decode(data, info.client_data, element_size, chunk_nbytes)
+        except ChecksumError as e:
+            raise ChecksumError(e.reason, structure, offset) from None
+        except (FormatError, UnsupportedFeatureError):
+            raise
+        except Exception as e:  # a codec's own error (zlib.error, ZstdError, ...)
+            raise FormatError(f"{flt.name} filter (id {flt.id}) failed to decode: {e}",
+                              structure, offset) from e
+        if data is None:
+            raise FormatError(f"{flt.name} filter (id {flt.id}) failed to decode",
+                              structure, offset)
+    return data
+
+
+def encode_pipeline(data, filters, element_size, chunk_nbytes=None):
+    """Apply the pipeline to ``data``; returns (bytes-like, filter_mask).
+
+    An optional filter whose encoder declines (returns None) is skipped and its mask bit set;
+    a mandatory one raises. Filters without an encoder raise UnsupportedFeatureError.
+    """
+    flist = tuple(filters or ())
+    if chunk_nbytes is None:
+        chunk_nbytes = len(memoryview(data).cast("B")) if not hasattr(data, "nbytes") else data.nbytes
+    mask = 0
+    for i, info in enumerate(flist):
+        flt = get_filter(info.id, info.name or None)
+        if flt.encode is None:
+            raise UnsupportedFeatureError(f"filter {flt.id} ({flt.name}) has no encoder")
+        out = flt.encode(data, info.client_data, element_size, chunk_nbytes)
+        if out is None:
+            if info.optional:
+                mask |= 1 << i
+                continue
+            raise FormatError(f"mandatory filter {flt.id} ({flt.name}) failed to encode")
+        data = out
+    return data, mask

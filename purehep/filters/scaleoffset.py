@@ -1,0 +1,88 @@
+"""Filter 6, scale-offset: per chunk, values minus the chunk minimum in ``minbits`` bits.
+
+Client data: [0] scale type (0 float D-scale, 2 integer), [1] scale factor, [2] elements per
+chunk, [3] class (0 integer, 1 float), [4] size, [5] sign (0 unsigned), [6] byte order (0 LE,
+1 BE), [7] fill value defined, [8..] fill value bytes, 4 per value, little-endian.
+A chunk starts with 21 bytes: minbits (4 bytes LE), the byte count of minval, minval (LE);
+the packed values follow. Decoding (as the library): minbits == full width: values stored as
+is; otherwise value = packed + minval for integers (the all-ones code = the fill value when
+one is defined), and packed / 10**D + min for floats, in the type's own precision. Values are
+produced in little-endian order and swapped when the dataset is big-endian.
+"""
+import numpy as np
+
+from ..errors import FormatError, UnsupportedFeatureError
+
+ID, NAME = 6, "scaleoffset"
+HEADER = 21
+
+
+def _fill_bytes(cd, size):
+    words = cd[8:]
+    raw = b"".join(int(w).to_bytes(4, "little") for w in words)
+    if len(raw) < size:
+        raise FormatError("scale-offset fill value is truncated")
+    return raw[:size]
+
+
+def decode(data, client_data, element_size, chunk_nbytes):
+    cd = tuple(int(v) for v in client_data)
+    if len(cd) < 8:
+        raise FormatError(f"scale-offset filter needs 8+ client data values, has {len(cd)}")
+    scale_type, factor, nelmts, cls, size, sign, order, fill_defined = cd[:8]
+    factor = factor - (1 << 32) if factor >= 1 << 31 else factor
+    if cls not in (0, 1) or size not in (1, 2, 4, 8) or (cls == 1 and size not in (4, 8)):
+        raise UnsupportedFeatureError(f"scale-offset for class {cls} size {size}")
+    if cls == 1 and scale_type != 0:
+        raise UnsupportedFeatureError("scale-offset E-scale (scale type 1) is not defined")
+    if cls == 0 and factor == size * 8:
+        return data     # the library stores such chunks unprocessed
+    buf = np.frombuffer(data, np.uint8)
+    if buf.size < HEADER:
+        raise FormatError(f"scale-offset chunk of {buf.size} bytes is shorter than its header")
+    minbits = int(buf[0]) | (int(buf[1]) << 8) | (int(buf[2]) << 16) | (int(buf[3]) << 24)
+    mvsize = min(int(buf[4]), 8)
+    minval = 0
+    for i in range(mvsize):
+        minval |= int(buf[5 + i]) << (8 * i)
+    if minbits > size * 8:
+        raise FormatError(f"scale-offset minbits {minbits} exceeds {size * 8}")
+    nbytes = nelmts * size
+    utype = np.dtype(f"<u{size}")
+    if minbits == size * 8:
+        out = buf[HEADER:HEADER + nbytes]
+        if out.size < nbytes:
+            raise FormatError("scale-offset chunk is truncated")
+        out = out.copy()
+    else:
+        if minbits:
+            need = HEADER + (nelmts * minbits + 7) // 8
+            if buf.size < need:
+                raise FormatError("scale-offset chunk is truncated")
+            from ..kernels.scaleoffset import unpack_bits
+            packed = unpack_bits(buf[HEADER:], nelmts, minbits)
+        else:
+            packed = np.zeros(nelmts, np.uint64)
+        code = np.uint64((1 << minbits) - 1)
+        if cls == 0:
+            vals = (packed + np.uint64(minval)).astype(utype)   # wraps like the C type
+            if fill_defined:
+                fill = np.frombuffer(_fill_bytes(cd, size), utype)[0]
+                vals = np.where(packed == code, fill, vals).astype(utype)
+        else:
+            ftype = np.dtype(f"<f{size}")
+            itype = np.dtype(f"<i{size}")
+            mn = np.frombuffer(minval.to_bytes(8, "little")[:size], ftype)[0]
+            # the packed value reinterpreted as the signed integer of the type's size
+            ints = packed.astype(np.dtype(f"<u{size}")).view(itype)
+            scale = ftype.type(10.0 ** factor)
+            with np.errstate(all="ignore"):
+                vals = ints.astype(ftype) / scale + mn
+            if fill_defined:
+                fill = np.frombuffer(_fill_bytes(cd, size), ftype)[0]
+                vals = np.where(packed == code, fill, vals)
+            vals = vals.astype(ftype).view(utype)
+        out = np.ascontiguousarray(vals).view(np.uint8)
+    if order == 1 and size > 1:
+        out = out.view(utype).byteswap().view(np.uint8)
+    return out

@@ -1,0 +1,34 @@
+"""Filter 2, shuffle: byte transpose of the elements; trailing ``nbytes % size`` bytes as is.
+
+client_data[0] is the element size the library stored; the dataset element size is the
+fallback.
+"""
+import numpy as np
+
+ID, NAME = 2, "shuffle"
+
+
+def _size(client_data, element_size):
+    return int(client_data[0]) if client_data else int(element_size)
+
+
+def decode(data, client_data, element_size, chunk_nbytes):
+    size = _size(client_data, element_size)
+    src = np.frombuffer(data, np.uint8)
+    if size <= 1 or src.size < size:
+        return data
+    from ..kernels.shuffle import unshuffle
+    out = np.empty(src.size, np.uint8)
+    unshuffle(src, out, size)
+    return out
+
+
+def encode(data, client_data, element_size, chunk_nbytes):
+    size = _size(client_data, element_size)
+    src = np.frombuffer(data, np.uint8)
+    if size <= 1 or src.size < size:
+        return bytes(src)
+    from ..kernels.shuffle import shuffle
+    out = np.empty(src.size, np.uint8)
+    shuffle(src, out, size)
+    return out

@@ -1,0 +1,117 @@
+"""Level 1A1: version 1 B-trees (spec III.A.1), node type 0 (group nodes) and type 1 (raw
+data chunks).
+
+A node is "TREE", node type, node level, entries used N, left and right sibling addresses,
+then N+1 keys interleaved with N child addresses. Type 0 keys are a local-heap offset (Size of
+Lengths bytes); type 1 keys are the chunk size (4 bytes), the filter mask (4 bytes) and D+1
+64-bit element offsets (spec Appendix F, note 4). Trees are walked level by level; every node
+is bounds-checked, its level must be one less than its parent's, and no node is visited twice.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FormatError
+
+SIGNATURE = b"TREE"
+GROUP, CHUNK = 0, 1
+MAX_LEVEL = 64
+MAX_NODES = 1 << 26
+
+
+@dataclass(frozen=True)
+class Node:
+    """One decoded B-tree node; ``entries`` is a uint8 array (N, key size + address size)
+    whose row i is key i followed by child i; ``last_key`` is key N."""
+    address: int
+    node_type: int
+    level: int
+    nentries: int
+    left: int | None
+    right: int | None
+    entries: object
+    last_key: bytes
+
+    def children(self, ctx):
+        so = ctx.sizeof_offsets
+        ks = self.entries.shape[1] - so
+        raw = self.entries[:, ks:ks + so]
+        return [int.from_bytes(bytes(r), "little") for r in raw]
+
+
+def key_size(ctx, node_type, ndims=None):
+    """Bytes of one key: Size of Lengths for groups; 8 + 8 * ndims for chunks, where ndims is
+    the layout's dimensionality (dataset rank + 1)."""
+    if node_type == GROUP:
+        return ctx.sizeof_lengths
+    if ndims is None:
+        raise ValueError("raw data chunk keys need the layout dimensionality")
+    return 8 + 8 * ndims
+
+
+def decode_node(ctx, addr, node_type, ndims=None, expected_level=None):
+    """Decode the node at ``addr`` (spec III.A.1, "Layout: B-tree Nodes")."""
+    so = ctx.sizeof_offsets
+    hdr = ctx.cursor(addr, 8 + 2 * so, "v1 B-tree node")
+    hdr.signature(SIGNATURE)
+    ntype = hdr.u8()
+    level = hdr.u8()
+    nentries = hdr.u16()
+    left = hdr.address()
+    right = hdr.address()
+    where = ctx.absolute(addr)
+    if ntype != node_type:
+        raise FormatError(f"node type {ntype}, expected {node_type}", "v1 B-tree node", where)
+    if level > MAX_LEVEL:
+        raise FormatError(f"node level {level} is implausible", "v1 B-tree node", where)
+    if expected_level is not None and level != expected_level:
+        raise FormatError(f"node level {level}, expected {expected_level}", "v1 B-tree node",
+                          where)
+    ks = key_size(ctx, node_type, ndims)
+    body = ctx.read(addr + 8 + 2 * so, nentries * (ks + so) + ks, "v1 B-tree node keys")
+    raw = np.frombuffer(body, np.uint8)
+    entries = raw[:nentries * (ks + so)].reshape(nentries, ks + so)
+    return Node(addr, ntype, level, nentries, left, right, entries, bytes(raw[nentries * (ks + so):]))
+
+
+def _walk(ctx, root, node_type, ndims):
+    """Yield the leaf nodes of the tree at ``root`` in key order (level by level)."""
+    if root is None:
+        return
+    first = decode_node(ctx, root, node_type, ndims)
+    level_nodes = [first]
+    seen = {root}
+    level = first.level
+    while level > 0:
+        nxt = []
+        for node in level_nodes:
+            for child in node.children(ctx):
+                if child in seen:
+                    raise FormatError("v1 B-tree node visited twice (cycle)", "v1 B-tree node",
+                                      ctx.absolute(child))
+                seen.add(child)
+                if len(seen) > MAX_NODES:
+                    raise FormatError("v1 B-tree has too many nodes", "v1 B-tree node",
+                                      ctx.absolute(root))
+                nxt.append(decode_node(ctx, child, node_type, ndims, level - 1))
+        level_nodes = nxt
+        level -= 1
+    yield from level_nodes
+
+
+def group_symbol_table_nodes(ctx, btree_address):
+    """Addresses of the symbol table nodes (SNOD) of a group's type-0 tree, in key order."""
+    out = []
+    for leaf in _walk(ctx, btree_address, GROUP, None):
+        out.extend(leaf.children(ctx))
+    return out
+
+
+def chunk_records(ctx, btree_address, ndims):
+    """All chunk entries of a type-1 tree as a uint8 array (nchunks, key size + address size):
+    chunk size (4), filter mask (4), ``ndims`` 64-bit offsets, chunk address."""
+    ks = key_size(ctx, CHUNK, ndims)
+    mats = [leaf.entries for leaf in _walk(ctx, btree_address, CHUNK, ndims)]
+    if not mats:
+        return np.zeros((0, ks + ctx.sizeof_offsets), np.uint8)
+    return np.concatenate(mats) if len(mats) > 1 else mats[0]

@@ -1,0 +1,89 @@
+"""Chunk-to-selection copy kernel: copies the selected part of many chunks into one output.
+
+Selections are per dimension: either a dense run ``start .. start+n`` or a sorted, unique
+coordinate array. For each touched chunk ``t`` and dimension ``d``, the selected coordinates
+inside the chunk are positions ``lo[d] .. hi[d]`` of the dimension's selection; their offsets
+inside the chunk are ``coord - scaled[t, d] * chunk[d]``.
+
+Arguments (all int64 unless said):
+  src        uint8 1-D: the bytes holding the chunks (a file map, or a scratch buffer)
+  src_pos    (T,) byte offset of each chunk in ``src``; -1 = skip (unallocated)
+  scaled     (T, rank) the chunks' scaled offsets (chunk grid coordinates)
+  upos       (T, rank) index of the chunk in its dimension's list of touched chunk indices
+  rlo, rhi   concatenated per-dimension arrays: selection position range per touched index
+  ubase      (rank,) start of each dimension in rlo/rhi
+  coords     concatenated per-dimension coordinates (explicit dimensions only)
+  cbase      (rank,) start of each dimension in ``coords``; -1 for a dense dimension
+  start      (rank,) first coordinate of each dense dimension
+  chunk      (rank,) chunk dimensions (elements)
+  cstrides   (rank,) chunk strides in bytes; ostrides: output strides in bytes
+  out        uint8 1-D: the C-contiguous output bytes; itemsize: element size in bytes
+"""
+import numpy as np
+
+from ._jit import njit
+
+
+@njit
+def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, chunk,
+                cstrides, out, ostrides, itemsize):
+    ntouched = src_pos.shape[0]
+    rank = chunk.shape[0]
+    last = rank - 1
+    lo = np.empty(rank, np.int64)
+    hi = np.empty(rank, np.int64)
+    idx = np.empty(rank, np.int64)
+    origin = np.empty(rank, np.int64)
+    for t in range(ntouched):
+        p = src_pos[t]
+        if p < 0:
+            continue
+        empty = False
+        for d in range(rank):
+            u = ubase[d] + upos[t, d]
+            lo[d] = rlo[u]
+            hi[d] = rhi[u]
+            idx[d] = lo[d]
+            origin[d] = scaled[t, d] * chunk[d]
+            if hi[d] <= lo[d]:
+                empty = True
+        if empty:
+            continue
+        ilo = lo[last]
+        ihi = hi[last]
+        cl = cbase[last]
+        if cl < 0:
+            first = start[last] + ilo - origin[last]
+            contiguous = True
+        else:
+            first = coords[cl + ilo] - origin[last]
+            contiguous = (coords[cl + ihi - 1] - coords[cl + ilo]) == (ihi - 1 - ilo)
+        run = (ihi - ilo) * itemsize
+        while True:
+            s = p
+            o = ilo * ostrides[last]
+            for d in range(last):
+                if cbase[d] < 0:
+                    off = start[d] + idx[d] - origin[d]
+                else:
+                    off = coords[cbase[d] + idx[d]] - origin[d]
+                s += off * cstrides[d]
+                o += idx[d] * ostrides[d]
+            if contiguous:
+                s += first * itemsize
+                out[o:o + run] = src[s:s + run]
+            else:
+                for i in range(ilo, ihi):
+                    ss = s + (coords[cl + i] - origin[last]) * itemsize
+                    for b in range(itemsize):
+                        out[o + b] = src[ss + b]
+                    o += itemsize
+            d = last - 1
+            while d >= 0:
+                idx[d] += 1
+                if idx[d] < hi[d]:
+                    break
+                idx[d] = lo[d]
+                d -= 1
+            if d < 0:
+                break
