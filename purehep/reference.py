@@ -137,9 +137,10 @@ def decode_encoded(ctx, ref_type, flags, block, offset=None):
 def decode_revised(ctx, raw, offset=None):
     """One element of the revised reference datatype (H5R_REF) as stored in the file.
 
-    Layout (libhdf5): type u8, flags u8, then either u32 blob size + global heap ID of the
-    reference block (the general form), or, for a null reference, type 0 and a nil heap ID.
-    A directly stored object reference (type 2 followed by the token) is accepted as well.
+    Layout (libhdf5, checked against HDF5 2.0 files): type u8, flags u8, then for an internal
+    object reference the reference block itself (token size, token); for every other kind
+    (region, attribute, external object) u32 blob size + global heap ID of the reference block
+    (without its 2-byte header). A null reference has type 0.
     """
     raw = bytes(raw)
     if len(raw) < 2:
@@ -152,16 +153,20 @@ def decode_revised(ctx, raw, offset=None):
     if ref_type not in (H5R_OBJECT2, H5R_DATASET_REGION2, H5R_ATTR):
         raise FormatError(f"invalid revised reference type {ref_type}", "revised reference",
                           offset)
-    if len(raw) >= 2 + 4 + so + 4:
-        size = int.from_bytes(raw[2:6], "little")
-        coll = int.from_bytes(raw[6:6 + so], "little")
-        index = int.from_bytes(raw[6 + so:10 + so], "little")
-        if coll not in (0, ctx.undefined):
-            from .format.global_heap import get_object
-            blob = get_object(ctx, coll, index)
-            if size > len(blob):
-                raise FormatError(f"reference blob of {size} bytes exceeds heap object of "
-                                  f"{len(blob)}", "revised reference", offset)
-            return decode_encoded(ctx, ref_type, flags, blob[:size], offset)
-    # direct form: header followed by the reference block
-    return decode_encoded(ctx, ref_type, flags, raw[2:], offset)
+    if ref_type == H5R_OBJECT2 and not flags & 1:
+        # an internal object reference is stored directly: header ‖ token size ‖ token
+        return decode_encoded(ctx, ref_type, flags, raw[2:], offset)
+    if len(raw) < 2 + 4 + so + 4:
+        raise FormatError("revised reference too short for a global heap ID",
+                          "revised reference", offset)
+    size = int.from_bytes(raw[2:6], "little")
+    coll = int.from_bytes(raw[6:6 + so], "little")
+    index = int.from_bytes(raw[6 + so:10 + so], "little")
+    if coll in (0, ctx.undefined):
+        return Reference(0, ref_type=ref_type)
+    from .format.global_heap import get_object
+    blob = get_object(ctx, coll, index)
+    if size > len(blob):
+        raise FormatError(f"reference blob of {size} bytes exceeds heap object of "
+                          f"{len(blob)}", "revised reference", offset)
+    return decode_encoded(ctx, ref_type, flags, blob[:size], offset)

@@ -503,3 +503,64 @@ if given is not None:
         with h5py.File(path, "r") as f:
             dt, vals = side.dataset(f["refs"])
             same_value(vals, f["refs"][()], f)
+
+
+# ------------------------------------------------------- revised references (H5R_REF, HDF5 1.12+)
+
+def _write_revised_refs(path):
+    """h5py has no API for H5T_STD_REF data: call the libhdf5 h5py bundles through ctypes."""
+    import ctypes
+    import glob
+    import os
+    libs = glob.glob(os.path.join(os.path.dirname(h5py.__file__), "..", "h5py.libs",
+                                  "libhdf5-*"))
+    if not libs:
+        pytest.skip("bundled libhdf5 not found")
+    lib = ctypes.CDLL(libs[0])
+    hid = ctypes.c_int64
+    lib.H5open()
+    std_ref = hid.in_dll(lib, "H5T_STD_REF_g").value
+    lib.H5Rcreate_object.argtypes = [hid, ctypes.c_char_p, hid, ctypes.c_void_p]
+    lib.H5Rcreate_region.argtypes = [hid, ctypes.c_char_p, hid, hid, ctypes.c_void_p]
+    lib.H5Rcreate_attr.argtypes = [hid, ctypes.c_char_p, ctypes.c_char_p, hid, ctypes.c_void_p]
+    lib.H5Rdestroy.argtypes = [ctypes.c_void_p]
+    lib.H5Dcreate2.argtypes = [hid] + [ctypes.c_char_p] + [hid] * 5
+    lib.H5Dcreate2.restype = hid
+    lib.H5Dwrite.argtypes = [hid] * 5 + [ctypes.c_void_p]
+    lib.H5Dclose.argtypes = [hid]
+    buf = (ctypes.c_ubyte * (64 * 4))()
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("t", data=np.arange(10))
+        f["t"].attrs["x"] = 1
+        fid = f.id.id
+        assert lib.H5Rcreate_object(fid, b"t", 0, ctypes.byref(buf, 0)) >= 0
+        sp = f["t"].id.get_space()
+        sp.select_hyperslab((2,), (3,))
+        assert lib.H5Rcreate_region(fid, b"t", sp.id, 0, ctypes.byref(buf, 64)) >= 0
+        assert lib.H5Rcreate_attr(fid, b"t", b"x", 0, ctypes.byref(buf, 128)) >= 0
+        space = h5py.h5s.create_simple((4,))
+        d = lib.H5Dcreate2(fid, b"refs", std_ref, space.id, 0, 0, 0)
+        assert d >= 0
+        assert lib.H5Dwrite(d, std_ref, 0, 0, 0, buf) >= 0
+        lib.H5Dclose(d)
+        for i in range(3):
+            lib.H5Rdestroy(ctypes.byref(buf, 64 * i))
+        return h5py.h5o.get_info(f["t"].id).addr
+
+
+def test_revised_references(tmp_path):
+    from purehep.reference import AttributeReference
+    path = tmp_path / "ref2.h5"
+    addr = _write_revised_refs(path)
+    side = Side(path)
+    with h5py.File(path, "r") as f:
+        dt, vals = side.dataset(f["refs"])
+    assert dt.cls == dtmod.REFERENCE and dt.version == 4 and dt.ref_type in (2, 3, 4)
+    assert dtypes.check_ref_dtype(dt.dtype) is Reference
+    obj, reg, attr, null = vals
+    assert type(obj) is Reference and obj.address == addr and not obj.external
+    assert isinstance(reg, RegionReference) and reg.address == addr
+    assert reg.selection.coords((10,)).ravel().tolist() == [2, 3, 4]
+    assert isinstance(attr, AttributeReference) and attr.attr_name == "x"
+    assert attr.address == addr
+    assert not null
