@@ -21,8 +21,9 @@ __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", 
 
 def __getattr__(name):
     # the dtype helpers and references load on first use (they are not needed to open a file)
-    from . import dtypes, reference
-    for module in (dtypes, reference):
-        if hasattr(module, name):
-            return getattr(module, name)
+    from importlib import import_module
+    for module in ("dtypes", "reference"):
+        mod = import_module(f"{__name__}.{module}")
+        if hasattr(mod, name):
+            return getattr(mod, name)
     raise AttributeError(f"module 'purehep' has no attribute {name!r}")

@@ -10,15 +10,22 @@ def _rot(x, k):
 
 
 @njit
+def _word(data, i):
+    """Little-endian 32-bit word at ``i`` (int() keeps plain-Python runs from uint8 overflow)."""
+    return (int(data[i]) | (int(data[i + 1]) << 8) | (int(data[i + 2]) << 16)
+            | (int(data[i + 3]) << 24))
+
+
+@njit
 def lookup3(data, initval):
     """Jenkins lookup3 hashlittle of a uint8 array, as HDF5's H5_checksum_lookup3."""
     n = data.shape[0]
     a = b = c = (0xDEADBEEF + n + initval) & 0xFFFFFFFF
     i = 0
     while n - i > 12:
-        a = (a + (data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24))) & 0xFFFFFFFF
-        b = (b + (data[i + 4] | (data[i + 5] << 8) | (data[i + 6] << 16) | (data[i + 7] << 24))) & 0xFFFFFFFF
-        c = (c + (data[i + 8] | (data[i + 9] << 8) | (data[i + 10] << 16) | (data[i + 11] << 24))) & 0xFFFFFFFF
+        a = (a + _word(data, i)) & 0xFFFFFFFF
+        b = (b + _word(data, i + 4)) & 0xFFFFFFFF
+        c = (c + _word(data, i + 8)) & 0xFFFFFFFF
         a = (a - c) & 0xFFFFFFFF; a ^= _rot(c, 4); c = (c + b) & 0xFFFFFFFF
         b = (b - a) & 0xFFFFFFFF; b ^= _rot(a, 6); a = (a + c) & 0xFFFFFFFF
         c = (c - b) & 0xFFFFFFFF; c ^= _rot(b, 8); b = (b + a) & 0xFFFFFFFF
@@ -29,12 +36,12 @@ def lookup3(data, initval):
     rest = n - i
     if rest == 0:
         return c
-    w = np.zeros(12, np.uint32)
+    w = np.zeros(12, np.uint8)
     for j in range(rest):
         w[j] = data[i + j]
-    a = (a + (w[0] | (w[1] << 8) | (w[2] << 16) | (w[3] << 24))) & 0xFFFFFFFF
-    b = (b + (w[4] | (w[5] << 8) | (w[6] << 16) | (w[7] << 24))) & 0xFFFFFFFF
-    c = (c + (w[8] | (w[9] << 8) | (w[10] << 16) | (w[11] << 24))) & 0xFFFFFFFF
+    a = (a + _word(w, 0)) & 0xFFFFFFFF
+    b = (b + _word(w, 4)) & 0xFFFFFFFF
+    c = (c + _word(w, 8)) & 0xFFFFFFFF
     c ^= b; c = (c - _rot(b, 14)) & 0xFFFFFFFF
     a ^= c; a = (a - _rot(c, 11)) & 0xFFFFFFFF
     b ^= a; b = (b - _rot(a, 25)) & 0xFFFFFFFF
@@ -57,13 +64,13 @@ def fletcher32(data):
         tlen = 360 if half > 360 else half
         half -= tlen
         for _ in range(tlen):
-            sum1 += (data[i] << 8) | data[i + 1]
+            sum1 += (int(data[i]) << 8) | int(data[i + 1])
             sum2 += sum1
             i += 2
         sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
         sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
     if n % 2:
-        sum1 += data[i] << 8
+        sum1 += int(data[i]) << 8
         sum2 += sum1
         sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
         sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
