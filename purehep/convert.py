@@ -183,8 +183,28 @@ def _heap_slices(ctx, arr, item_size):
         yield pos, heap.data, starts, nbytes
 
 
+def _vlen_str_few(ctx, arr):
+    """Per-element path for a handful of strings (attributes): no vectorised set-up cost."""
+    from .format.global_heap import collection
+    out = np.empty(arr.size, object)
+    for i, (length, coll, index) in enumerate(arr.reshape(-1).tolist()):
+        if coll == 0 or length == 0 or coll == ctx.undefined:
+            out[i] = b""
+            continue
+        v = bytes(collection(ctx, coll).get(index))
+        if length > len(v):
+            raise FormatError(f"variable-length string of {length} bytes exceeds its heap object "
+                              f"of {len(v)} bytes", "global heap collection", ctx.absolute(coll))
+        v = v[:length]
+        z = v.find(b"\0")
+        out[i] = v[:z] if z >= 0 else v
+    return out.reshape(arr.shape)
+
+
 def _vlen_str(ctx, dt, arr, depth):
     n = arr.size
+    if n <= 4 and ctx is not None:
+        return _vlen_str_few(ctx, arr[["length", "collection", "index"]])
     out = np.empty(n, object)
     out[:] = [b""] * n if n else []
     for pos, data, starts, nbytes in _heap_slices(ctx, arr, 1):

@@ -7,7 +7,9 @@ import struct
 
 from ..errors import FormatError, TruncatedError
 
-_U = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
+_UNPACK = {1: struct.Struct("<B").unpack_from, 2: struct.Struct("<H").unpack_from,
+           4: struct.Struct("<I").unpack_from, 8: struct.Struct("<Q").unpack_from}
+_U16, _U32, _U64 = _UNPACK[2], _UNPACK[4], _UNPACK[8]
 
 
 class Context:
@@ -60,7 +62,7 @@ class Cursor:
     ``base`` is the buffer's absolute file offset, used only to name locations in errors.
     """
 
-    __slots__ = ("buf", "pos", "base", "structure", "ctx")
+    __slots__ = ("buf", "pos", "base", "structure", "ctx", "end")
 
     def __init__(self, buf, base, structure, ctx=None, pos=0):
         self.buf = buf
@@ -68,6 +70,7 @@ class Cursor:
         self.base = base
         self.structure = structure
         self.ctx = ctx
+        self.end = len(buf)
 
     @property
     def offset(self):
@@ -76,45 +79,54 @@ class Cursor:
 
     @property
     def remaining(self):
-        return len(self.buf) - self.pos
+        return self.end - self.pos
 
     def error(self, message, cls=FormatError):
         return cls(message, self.structure, self.offset)
 
     def need(self, n):
-        if n < 0 or self.pos + n > len(self.buf):
-            raise TruncatedError(f"needs {n} more bytes but only {len(self.buf) - self.pos} remain",
+        if n < 0 or self.pos + n > self.end:
+            raise TruncatedError(f"needs {n} more bytes but only {self.end - self.pos} remain",
                                  self.structure, self.offset)
 
     def u8(self):
-        self.need(1)
-        v = self.buf[self.pos]
-        self.pos += 1
-        return v
+        pos = self.pos
+        if pos >= self.end:
+            self.need(1)
+        self.pos = pos + 1
+        return self.buf[pos]
 
     def u16(self):
-        return self._unpack(2)
+        pos = self.pos
+        if pos + 2 > self.end:
+            self.need(2)
+        self.pos = pos + 2
+        return _U16(self.buf, pos)[0]
 
     def u32(self):
-        return self._unpack(4)
+        pos = self.pos
+        if pos + 4 > self.end:
+            self.need(4)
+        self.pos = pos + 4
+        return _U32(self.buf, pos)[0]
 
     def u64(self):
-        return self._unpack(8)
-
-    def _unpack(self, n):
-        self.need(n)
-        v = _U[n].unpack_from(self.buf, self.pos)[0]
-        self.pos += n
-        return v
+        pos = self.pos
+        if pos + 8 > self.end:
+            self.need(8)
+        self.pos = pos + 8
+        return _U64(self.buf, pos)[0]
 
     def uint(self, n):
         """An unsigned little-endian integer of ``n`` bytes (any n >= 0)."""
-        if n in _U:
-            return self._unpack(n)
-        self.need(n)
-        v = int.from_bytes(self.buf[self.pos:self.pos + n], "little")
-        self.pos += n
-        return v
+        pos = self.pos
+        if pos + n > self.end or n < 0:
+            self.need(n)
+        self.pos = pos + n
+        unpack = _UNPACK.get(n)
+        if unpack is not None:
+            return unpack(self.buf, pos)[0]
+        return int.from_bytes(self.buf[pos:pos + n], "little")
 
     def address(self):
         """An address of the file's size of offsets; None for the undefined address."""
@@ -125,13 +137,15 @@ class Cursor:
         return self.uint(self.ctx.sizeof_lengths)
 
     def bytes(self, n):
-        self.need(n)
-        v = self.buf[self.pos:self.pos + n]
-        self.pos += n
-        return v
+        pos = self.pos
+        if pos + n > self.end or n < 0:
+            self.need(n)
+        self.pos = pos + n
+        return self.buf[pos:pos + n]
 
     def skip(self, n):
-        self.need(n)
+        if self.pos + n > self.end or n < 0:
+            self.need(n)
         self.pos += n
 
     def align(self, n):
@@ -140,7 +154,7 @@ class Cursor:
 
     def cstring(self, limit=None):
         """Bytes up to a NUL (consumed, not returned); the NUL must lie within ``limit``."""
-        end = len(self.buf) if limit is None else min(len(self.buf), self.pos + limit)
+        end = self.end if limit is None else min(self.end, self.pos + limit)
         buf = bytes(self.buf[self.pos:end])
         i = buf.find(b"\0")
         if i < 0:

@@ -4,6 +4,7 @@ Spec: "IV.A.1.a Version 1 Data Object Header Prefix", "IV.A.1.b Version 2 Data O
 Prefix" and "IV.A.2.q Object Header Continuation Message". Messages are kept as raw bytes and
 decoded on demand by ``messages.decode``.
 """
+import struct
 from dataclasses import dataclass, field
 
 from ..errors import FormatError
@@ -11,6 +12,8 @@ from . import checksum
 from .context import Cursor
 
 CONTINUATION = 0x10
+_V2_PLAIN = struct.Struct("<BHB")        # message type, size, flags
+_V2_ORDERED = struct.Struct("<BHBH")     # ... and creation order
 MAX_BLOCKS = 1 << 16      # continuation blocks one header may chain (cycle and bomb guard)
 
 
@@ -141,15 +144,22 @@ def _decode_v2(ctx, addr):
     checksum.verify(ctx, whole, "object header", ctx.absolute(addr))
     pending = []
 
+    head = _V2_ORDERED if track_order else _V2_PLAIN
+    hsize = head.size
+
     def parse_messages(blk, end):
-        hsize = 6 if track_order else 4
-        while end - blk.pos >= hsize:
-            mtype, msize, mflags = blk.u8(), blk.u16(), blk.u8()
-            order = blk.u16() if track_order else None
-            if msize > end - blk.pos:
+        buf, pos, base, append = blk.buf, blk.pos, blk.base, header.messages.append
+        while end - pos >= hsize:
+            fields = head.unpack_from(buf, pos)
+            mtype, msize, mflags = fields[0], fields[1], fields[2]
+            pos += hsize
+            if msize > end - pos:
+                blk.pos = pos
                 raise blk.error(f"message of type {mtype:#x} and size {msize} overruns its block")
-            msg = RawMessage(mtype, mflags, blk.bytes(msize), blk.offset - msize, order)
-            header.messages.append(msg)
+            msg = RawMessage(mtype, mflags, buf[pos:pos + msize], base + pos,
+                             fields[3] if track_order else None)
+            pos += msize
+            append(msg)
             if mtype == CONTINUATION:
                 pending.append(_continuation_target(blk, msg))
 

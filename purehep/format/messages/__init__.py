@@ -43,11 +43,29 @@ def name(mtype):
     return MESSAGE_TYPES.get(mtype, (f"unknown message {mtype:#x}", None))[0]
 
 
+_STRUCTURE = {t: f"{n} message" for t, (n, _) in MESSAGE_TYPES.items()}
+
+
+_DECODERS = {}
+
+
 def _decoder(mtype):
-    entry = MESSAGE_TYPES.get(mtype)
-    if entry is None or entry[1] is None:
-        return None
-    return import_module(f"{__name__}.{entry[1]}").DECODERS[mtype]
+    """The decode function for a message type (its module is imported on first use)."""
+    try:
+        return _DECODERS[mtype]
+    except KeyError:
+        entry = MESSAGE_TYPES.get(mtype)
+        found = None
+        if entry is not None and entry[1] is not None:
+            found = import_module(f"{__name__}.{entry[1]}").DECODERS[mtype]
+        _DECODERS[mtype] = found
+        return found
+
+
+# Messages whose decoding depends only on their bytes (and the file's sizes), decoded once per
+# distinct body: the same datatype and dataspace recur in thousands of attributes and datasets.
+_MEMO_TYPES = (0x01, 0x03)
+_MEMO_LIMIT = 4096
 
 
 def decode_body(ctx, mtype, data, offset):
@@ -55,8 +73,16 @@ def decode_body(ctx, mtype, data, offset):
     decoder = _decoder(mtype)
     if decoder is None:
         return None
-    cur = Cursor(data, offset, f"{name(mtype)} message", ctx)
-    return decoder(cur)
+    if mtype in _MEMO_TYPES and len(data) <= 256:
+        memo = ctx.cache.setdefault(("memo", mtype), {})
+        key = bytes(data)
+        value = memo.get(key)
+        if value is None:
+            value = decoder(Cursor(data, offset, _STRUCTURE[mtype], ctx))
+            if len(memo) < _MEMO_LIMIT:
+                memo[key] = value
+        return value
+    return decoder(Cursor(data, offset, _STRUCTURE[mtype], ctx))
 
 
 def decode(ctx, raw, depth=0):

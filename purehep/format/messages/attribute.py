@@ -4,8 +4,6 @@ The value stays raw here; ``purehep.convert`` turns it into numpy values on acce
 """
 from dataclasses import dataclass
 
-from ..context import Cursor
-from . import dataspace as _dataspace
 from .. import messages as _messages
 
 
@@ -18,21 +16,21 @@ class Attribute:
     offset: int                 # absolute offset of the value bytes
 
 
-def _sub(cur, size, pad, structure):
+def _field(cur, size, pad):
+    """(bytes, absolute offset) of the next field, skipping v1's padding to 8 bytes."""
     start = cur.offset
     body = cur.bytes(size)
     if pad:
         cur.skip(min((-size) % 8, cur.remaining))
-    return Cursor(body, start, structure, cur.ctx)
+    return body, start
 
 
-def _shared_or_inline(cur, mtype, size, pad, shared):
-    sub = _sub(cur, size, pad, f"attribute {_messages.name(mtype)}")
+def _message(cur, mtype, size, pad, shared):
+    body, start = _field(cur, size, pad)
     if not shared:
-        return _messages.decode_body(cur.ctx, mtype, sub.buf, sub.base)
+        return _messages.decode_body(cur.ctx, mtype, body, start)
     from ..object_header import RawMessage
-    raw = RawMessage(mtype, 0x02, sub.buf, sub.base)
-    return _messages.decode(cur.ctx, raw)
+    return _messages.decode(cur.ctx, RawMessage(mtype, 0x02, body, start))
 
 
 def decode(cur):
@@ -41,10 +39,12 @@ def decode(cur):
     name_size, type_size, space_size = cur.u16(), cur.u16(), cur.u16()
     charset = cur.u8() if version == 3 else 0
     pad = version == 1
-    name_raw = bytes(_sub(cur, name_size, pad, "attribute name").buf)
+    name_raw = bytes(_field(cur, name_size, pad)[0])
     name = name_raw.split(b"\0", 1)[0].decode("utf-8" if charset else "ascii", "surrogateescape")
-    datatype = _shared_or_inline(cur, 0x03, type_size, pad, flags & 0x01)
-    dataspace = _shared_or_inline(cur, 0x01, space_size, pad, flags & 0x02)
+    datatype = _message(cur, 0x03, type_size, pad, flags & 0x01)
+    dataspace = _message(cur, 0x01, space_size, pad, flags & 0x02)
+    if datatype is None or dataspace is None:
+        raise cur.error("attribute without a datatype or dataspace")
     nbytes = datatype.size * dataspace.size
     start = cur.offset
     data = bytes(cur.bytes(nbytes))
