@@ -43,6 +43,7 @@ SECTIONS = {
     "extensible array data block": "VII.D",
     "extensible array data block page": "VII.D",
     "bytes past the end-of-file address": "II.A",
+    "metadata cache image": "IV.A.2",
 }
 
 MESSAGE_SECTIONS = {
