@@ -293,3 +293,29 @@ def test_many_small_chunks_each_index(tmp_path):
         st = open_storage(p, name)
         with h5py.File(p, "r") as f:
             np.testing.assert_array_equal(st.read(None), f[name][...])
+
+
+def test_dont_filter_partial_edge_chunks(tmp_path):
+    """Layout flag bit 0: partial edge chunks are stored unfiltered (set through ctypes:
+    h5py does not wrap H5Pset_chunk_opts)."""
+    import ctypes
+    import glob
+    import os
+    libs = glob.glob(os.path.join(os.path.dirname(h5py.__file__), "..", "h5py.libs", "libhdf5-*"))
+    try:
+        fn = (ctypes.CDLL(libs[0]) if libs else ctypes.CDLL(None)).H5Pset_chunk_opts
+    except (OSError, AttributeError):
+        pytest.skip("H5Pset_chunk_opts is not reachable")
+    fn.argtypes = [ctypes.c_int64, ctypes.c_uint]
+    p = tmp_path / "f.h5"
+    fid = h5py.h5f.create(str(p).encode(), h5py.h5f.ACC_TRUNC, fapl=_fapl_latest())
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_chunk((8, 6))
+    dcpl.set_deflate(4)
+    assert fn(dcpl.id, 0x0002) >= 0
+    h5py.h5d.create(fid, b"d", h5py.h5t.STD_I32LE, h5py.h5s.create_simple((21, 20)), dcpl=dcpl)
+    fid.close()
+    with h5py.File(p, "a") as f:
+        f["d"][...] = np.arange(420).reshape(21, 20)
+    st = check(p, "d", _sels((21, 20)))
+    assert st.layout.flags & 1
