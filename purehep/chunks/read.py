@@ -16,6 +16,7 @@ from ..format.messages.layout import DONT_FILTER_PARTIAL_EDGE_CHUNKS
 _pools = {}
 _pools_lock = threading.Lock()
 PARALLEL_MIN_BYTES = 1 << 20
+DIRECT_CHUNK_BYTES = 64 << 10
 
 
 def _pool(n):
@@ -70,42 +71,58 @@ def read_selection(st, coords):
         return np.empty(out_shape, dtype)
 
     lens = [len(dm[4]) for dm in dims]
-    upos = np.indices(lens, dtype=np.int64).reshape(rank, -1).T.copy()
-    scaled = np.empty_like(upos)
-    for d in range(rank):
-        scaled[:, d] = dims[d][4][upos[:, d]]
+    explicit = [d for d in range(rank) if not dims[d][0]]
+    if rank == 1:
+        scaled = dims[0][4].reshape(-1, 1)
+        upos = np.arange(lens[0], dtype=np.int64).reshape(-1, 1) if explicit else None
+    else:
+        grid_pos = np.indices(lens, dtype=np.int64).reshape(rank, -1)
+        scaled = np.empty((grid_pos.shape[1], rank), np.int64)
+        for d in range(rank):
+            scaled[:, d] = dims[d][4][grid_pos[d]]
+        upos = grid_pos.T.copy() if explicit else None
+        del grid_pos
     rows = st.rows_for(scaled)
-    present = np.flatnonzero(rows >= 0)
+    allpresent = bool((rows >= 0).all())
+    present = None if allpresent else np.flatnonzero(rows >= 0)
 
-    if len(present) == len(rows):
+    if allpresent:
         out = np.empty(out_shape, dtype)
     elif not st.fill.tobytes().strip(b"\0"):
         out = np.zeros(out_shape, dtype)
     else:
         out = np.empty(out_shape, dtype)
         out[...] = st.fill
-    if not len(present):
+    if present is not None and not len(present):
         return out
 
-    # per-dimension selection description for the kernel
+    # per-dimension selection description for the kernel (see kernels.copy)
     ubase = np.zeros(rank, np.int64)
     cbase = np.full(rank, -1, np.int64)
     start = np.zeros(rank, np.int64)
+    count = np.asarray(out_shape, np.int64)
     rlo, rhi, carr = [], [], []
     pos_u = pos_c = 0
     for d, (dense, s0, n, arr, u, lo, hi) in enumerate(dims):
-        ubase[d] = pos_u
-        pos_u += len(u)
-        rlo.append(lo)
-        rhi.append(hi)
         start[d] = s0
         if not dense:
+            ubase[d] = pos_u
+            pos_u += len(u)
+            rlo.append(lo)
+            rhi.append(hi)
             cbase[d] = pos_c
             pos_c += n
             carr.append(arr)
-    sel = dict(rlo=np.concatenate(rlo).astype(np.int64), rhi=np.concatenate(rhi).astype(np.int64),
-               ubase=ubase, coords=np.concatenate(carr).astype(np.int64) if carr else
-               np.zeros(1, np.int64), cbase=cbase, start=start)
+
+    def cat(parts):
+        if not parts:
+            return np.zeros(1, np.int64)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    sel = dict(rlo=cat(rlo), rhi=cat(rhi), ubase=ubase, coords=cat(carr), cbase=cbase,
+               start=start, count=count)
+    if upos is None:
+        upos = np.zeros((0, rank), np.int64)   # unused: every dimension is dense
     chunk = np.asarray(st.chunk_shape, np.int64)
     isz = st.itemsize
     cstr = np.empty(rank, np.int64)
@@ -120,13 +137,17 @@ def read_selection(st, coords):
     outb = out.reshape(-1).view(np.uint8)
 
     t = st.table
-    prow = rows[present]
-    scaled_p = scaled[present]
-    upos_p = upos[present]
+    if present is None:
+        prow, scaled_p, upos_p = rows, scaled, upos
+    else:
+        prow, scaled_p = rows[present], scaled[present]
+        upos_p = upos[present] if upos.shape[0] else upos
+    del rows, present
     addrs = t.addresses[prow]
     ctx = st.ctx
     from ..io.source import BytesSource
     if not st.filters and isinstance(ctx.source, BytesSource):
+        del prow
         _copy_from_map(st, outb, scaled_p, upos_p, addrs, geom)
     else:
         _decode_and_copy(st, outb, scaled_p, upos_p, addrs, t.sizes[prow], t.masks[prow], geom)
@@ -137,7 +158,12 @@ def _kernel(src, src_pos, scaled, upos, outb, geom):
     from ..kernels.copy import copy_chunks
     sel, chunk, cstr, ostr, isz = geom
     copy_chunks(src, src_pos, scaled, upos, sel["rlo"], sel["rhi"], sel["ubase"], sel["coords"],
-                sel["cbase"], sel["start"], chunk, cstr, outb, ostr, isz)
+                sel["cbase"], sel["start"], sel["count"], chunk, cstr, outb, ostr, isz)
+
+
+def _rows(upos, a, b):
+    """Rows a..b of ``upos`` (an empty placeholder when no dimension is explicit)."""
+    return upos[a:b] if upos.shape[0] else upos
 
 
 def _split(n, parts):
@@ -167,7 +193,8 @@ def _copy_from_map(st, outb, scaled, upos, addrs, geom):
     ctx = st.ctx
     size = ctx.source.size
     fbuf = np.frombuffer(ctx.source.read(0, size, "file"), np.uint8)
-    src_pos = addrs.astype(np.int64) + np.int64(ctx.base_address)
+    src_pos = addrs.view(np.int64)
+    src_pos += np.int64(ctx.base_address)
     bad = np.flatnonzero((src_pos < 0) | (src_pos + st.chunk_nbytes > size))
     if len(bad):
         i = int(bad[0])
@@ -177,7 +204,7 @@ def _copy_from_map(st, outb, scaled, upos, addrs, geom):
     n = len(src_pos)
     nbytes = n * st.chunk_nbytes
     parts = st.threads if nbytes >= PARALLEL_MIN_BYTES else 1
-    tasks = [(lambda a=a, b=b: _kernel(fbuf, src_pos[a:b], scaled[a:b], upos[a:b], outb, geom))
+    tasks = [(lambda a=a, b=b: _kernel(fbuf, src_pos[a:b], scaled[a:b], _rows(upos, a, b), outb, geom))
              for a, b in _split(n, parts)]
     _run(st, tasks)
 
@@ -195,34 +222,35 @@ def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
         unfiltered_edge = np.any((scaled + 1) * chunk > np.asarray(st.shape, np.int64), axis=1)
     filters, isz = st.filters, st.itemsize
 
+    def decoded(i):
+        addr, size = int(addrs[i]), int(sizes[i])
+        where = f"raw data chunk at {(scaled[i] * chunk).tolist()}"
+        raw = ctx.read(addr, size, where)
+        if filters and not unfiltered_edge[i]:
+            data = decode_pipeline(raw, filters, int(masks[i]), isz, cn,
+                                   (where, ctx.absolute(addr)))
+        else:
+            data = raw
+        arr = data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else \
+            np.frombuffer(data, np.uint8)
+        if arr.size < cn:
+            raise FormatError(f"chunk holds {arr.size} bytes after decoding, expected {cn}",
+                              where, ctx.absolute(addr))
+        return arr
+
+    zero = np.zeros(1, np.int64)
+
     def task(a, b):
-        nb = b - a
-        scratch = None
-        src = None
+        if cn >= DIRECT_CHUNK_BYTES:      # big chunks: copy each straight from its buffer
+            for i in range(a, b):
+                _kernel(decoded(i), zero, scaled[i:i + 1], _rows(upos, i, i + 1), outb, geom)
+            return
+        nb = b - a                        # small chunks: gather a batch, one kernel call
+        scratch = np.empty(nb * cn, np.uint8)
         for k in range(nb):
-            i = a + k
-            addr, size = int(addrs[i]), int(sizes[i])
-            where = f"raw data chunk at {(scaled[i] * chunk).tolist()}"
-            raw = ctx.read(addr, size, where)
-            if filters and not unfiltered_edge[i]:
-                data = decode_pipeline(raw, filters, int(masks[i]), isz, cn,
-                                       (where, ctx.absolute(addr)))
-            else:
-                data = raw
-            arr = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else \
-                data.reshape(-1).view(np.uint8)
-            if arr.size < cn:
-                raise FormatError(f"chunk holds {arr.size} bytes after decoding, expected {cn}",
-                                  where, ctx.absolute(addr))
-            if nb == 1:
-                src = arr
-            else:
-                if scratch is None:
-                    scratch = np.empty(nb * cn, np.uint8)
-                scratch[k * cn:(k + 1) * cn] = arr[:cn]
-        if src is None:
-            src = scratch
-        _kernel(src, np.arange(nb, dtype=np.int64) * cn, scaled[a:b], upos[a:b], outb, geom)
+            scratch[k * cn:(k + 1) * cn] = decoded(a + k)[:cn]
+        _kernel(scratch, np.arange(nb, dtype=np.int64) * cn, scaled[a:b], _rows(upos, a, b), outb,
+                geom)
 
     from . import SCRATCH_BYTES
     per = max(1, SCRATCH_BYTES // max(cn, 1))

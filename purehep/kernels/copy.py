@@ -11,7 +11,9 @@ Arguments (all int64 unless said):
   scaled     (T, rank) the chunks' scaled offsets (chunk grid coordinates)
   upos       (T, rank) index of the chunk in its dimension's list of touched chunk indices
   rlo, rhi   concatenated per-dimension arrays: selection position range per touched index
+             (explicit dimensions only; a dense dimension's range is computed)
   ubase      (rank,) start of each dimension in rlo/rhi
+  count      (rank,) number of selected coordinates of each dimension
   coords     concatenated per-dimension coordinates (explicit dimensions only)
   cbase      (rank,) start of each dimension in ``coords``; -1 for a dense dimension
   start      (rank,) first coordinate of each dense dimension
@@ -25,8 +27,8 @@ from ._jit import njit
 
 
 @njit
-def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, chunk,
-                cstrides, out, ostrides, itemsize):
+def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, count,
+                chunk, cstrides, out, ostrides, itemsize):
     ntouched = src_pos.shape[0]
     rank = chunk.shape[0]
     last = rank - 1
@@ -40,11 +42,19 @@ def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, star
             continue
         empty = False
         for d in range(rank):
-            u = ubase[d] + upos[t, d]
-            lo[d] = rlo[u]
-            hi[d] = rhi[u]
-            idx[d] = lo[d]
             origin[d] = scaled[t, d] * chunk[d]
+            if cbase[d] < 0:
+                a = origin[d] if origin[d] > start[d] else start[d]
+                e = origin[d] + chunk[d]
+                if e > start[d] + count[d]:
+                    e = start[d] + count[d]
+                lo[d] = a - start[d]
+                hi[d] = e - start[d]
+            else:
+                u = ubase[d] + upos[t, d]
+                lo[d] = rlo[u]
+                hi[d] = rhi[u]
+            idx[d] = lo[d]
             if hi[d] <= lo[d]:
                 empty = True
         if empty:
