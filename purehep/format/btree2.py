@@ -524,3 +524,124 @@ class BTree2:
             return (key > k) - (key < k)
 
         return list(self.search(compare))
+
+
+# --- encoding ----------------------------------------------------------------------------------
+# ``encode_tree`` writes a whole tree from records already in key order: the shallowest depth
+# that holds them, records spread evenly over the nodes of each level, every node allocated at
+# the full node size (as the library allocates them).
+
+def _node_limits(ctx, node_size, record_size, depth):
+    """NodeInfo per level (0 = leaves) and the width of child record counts."""
+    leaf_max = (node_size - NODE_PREFIX) // record_size
+    info = [NodeInfo(leaf_max, leaf_max, 0)]
+    nrec_size = limit_enc_size(leaf_max)
+    for level in range(1, depth + 1):
+        ptr = ctx.sizeof_offsets + nrec_size + info[level - 1].cum_max_nrec_size
+        max_nrec = (node_size - (NODE_PREFIX + ptr)) // (record_size + ptr)
+        if max_nrec <= 0:
+            raise ValueError(f"v2 B-tree nodes of {node_size} bytes cannot hold internal records")
+        below = info[level - 1].cum_max_nrec
+        cum = (max_nrec + 1) * below + max_nrec
+        info.append(NodeInfo(max_nrec, cum, limit_enc_size(cum)))
+    return info, nrec_size
+
+
+def encode_header(ctx, btype, node_size, record_size, depth, split_percent, merge_percent,
+                  root_address, root_nrecords, total_records):
+    """The v2 B-tree header ("BTHD", spec III.A.2)."""
+    import struct
+    out = (SIGNATURE_HEADER + struct.pack("<BBIHHBB", 0, btype, node_size, record_size, depth,
+                                          split_percent, merge_percent)
+           + ctx.pack_address(root_address) + struct.pack("<H", root_nrecords)
+           + ctx.pack_length(total_records))
+    return out + struct.pack("<I", checksum.lookup3(out))
+
+
+def header_size(ctx):
+    return 4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + ctx.sizeof_offsets + 2 + ctx.sizeof_lengths + 4
+
+
+def encode_tree(ctx, btype, records, record_size, alloc, node_size=512, split_percent=100,
+                merge_percent=40):
+    """Encode a v2 B-tree holding ``records`` (encoded records, in key order).
+
+    ``alloc(nbytes) -> address`` places each block. Returns (header address, [(address,
+    bytes)]) with the header last in the list."""
+    import struct
+    n = len(records)
+    depth = 0
+    info, nrec_size = _node_limits(ctx, node_size, record_size, 0)
+    while n > info[depth].cum_max_nrec:
+        depth += 1
+        info, nrec_size = _node_limits(ctx, node_size, record_size, depth)
+    blocks = []
+
+    def node(recs, level):
+        """Write the subtree of ``recs`` rooted at ``level``; (address, nrec, total)."""
+        if level == 0:
+            body = SIGNATURE_LEAF + bytes((0, btype)) + b"".join(recs)
+            body += struct.pack("<I", checksum.lookup3(body))
+            addr = alloc(node_size)
+            blocks.append((addr, body + bytes(node_size - len(body))))
+            return addr, len(recs), len(recs)
+        below = info[level - 1].cum_max_nrec
+        k = -(-(len(recs) + 1) // (below + 1))
+        k = max(k, 1)
+        room = len(recs) - (k - 1)
+        base, extra = divmod(room, k)
+        children, seps, pos = [], [], 0
+        for i in range(k):
+            size = base + (1 if i < extra else 0)
+            children.append(node(recs[pos:pos + size], level - 1))
+            pos += size
+            if i < k - 1:
+                seps.append(recs[pos])
+                pos += 1
+        body = bytearray(SIGNATURE_INTERNAL + bytes((0, btype)) + b"".join(seps))
+        for caddr, cn, ctotal in children:
+            body += ctx.pack_address(caddr) + cn.to_bytes(nrec_size, "little")
+            if level > 1:
+                body += ctotal.to_bytes(info[level - 1].cum_max_nrec_size, "little")
+        body += struct.pack("<I", checksum.lookup3(bytes(body)))
+        if len(body) > node_size:
+            raise ValueError("v2 B-tree internal node overflow")
+        addr = alloc(node_size)
+        blocks.append((addr, bytes(body) + bytes(node_size - len(body))))
+        return addr, len(seps), len(recs)
+
+    if n:
+        root, root_nrec, _ = node(list(records), depth)
+    else:
+        root, root_nrec = None, 0
+    hdr = encode_header(ctx, btype, node_size, record_size, depth, split_percent, merge_percent,
+                        root, root_nrec, n)
+    haddr = alloc(len(hdr))
+    blocks.append((haddr, hdr))
+    return haddr, blocks
+
+
+def encode_record(btype, record, ctx, record_context=None):
+    """Encode one record of the types the writer emits (1, 5, 6, 8, 9, 10, 11)."""
+    import struct
+    if btype == 1:
+        return (ctx.pack_address(record.address) + ctx.pack_length(record.length)
+                + ctx.pack_length(record.id))
+    if btype == 5:
+        return struct.pack("<I", record.hash) + bytes(record.heap_id)
+    if btype == 6:
+        return struct.pack("<Q", record.creation_order) + bytes(record.heap_id)
+    if btype == 8:
+        return bytes(record.heap_id) + struct.pack("<BII", record.flags, record.creation_order,
+                                                   record.hash)
+    if btype == 9:
+        return bytes(record.heap_id) + struct.pack("<BI", record.flags, record.creation_order)
+    if btype == 10:
+        return ctx.pack_address(record.address) + struct.pack(
+            f"<{len(record.scaled_offsets)}Q", *record.scaled_offsets)
+    if btype == 11:
+        return (ctx.pack_address(record.address)
+                + int(record.size).to_bytes(record_context.chunk_size_len, "little")
+                + struct.pack(f"<I{len(record.scaled_offsets)}Q", record.filter_mask,
+                              *record.scaled_offsets))
+    raise ValueError(f"purehep does not write v2 B-tree records of type {btype}")

@@ -32,6 +32,15 @@ class Context:
     def absolute(self, addr):
         return self.base_address + addr
 
+    # -- encoding (the writer's side of the same parameters) --------------------------------
+    def pack_address(self, addr):
+        """An address field: Size of Offsets bytes; None encodes the undefined address."""
+        return (self.undefined if addr is None else addr).to_bytes(self.sizeof_offsets, "little")
+
+    def pack_length(self, n):
+        """A length field: Size of Lengths bytes."""
+        return int(n).to_bytes(self.sizeof_lengths, "little")
+
     def read(self, addr, n, structure):
         """Bytes of a structure at relative address ``addr`` (bounds-checked)."""
         return self.source.read(self.base_address + addr, n, structure)

@@ -522,3 +522,144 @@ class FractalHeap:
         """
         for block in self.iter_direct_blocks():
             yield block.block_offset, block
+
+
+# --- encoding ----------------------------------------------------------------------------------
+# ``encode_heap`` writes a new, unfiltered heap holding a list of objects: managed objects are
+# packed in doubling-table order (a block that cannot hold the next object is closed and later
+# blocks too small for it are skipped, left unallocated as the library leaves them); objects
+# larger than the maximum managed size become huge objects, each its own file block, found by
+# ID through a type 1 v2 B-tree. No free-space manager is written (address undefined); the
+# header's managed free space counts the unused bytes of the allocated blocks.
+
+def managed_id(offset, length, offset_size, length_size):
+    """A managed object heap ID (version 0, type 0)."""
+    return b"\0" + offset.to_bytes(offset_size, "little") + length.to_bytes(length_size, "little")
+
+
+def encode_heap(ctx, objects, alloc, heap_id_length=7, starting_block_size=512,
+                max_direct_block_size=65536, max_heap_bits=32, table_width=4,
+                max_managed_object_size=4096, checksum_direct=True, starting_root_rows=1):
+    """Encode a fractal heap holding ``objects``; returns (header address, [(address, bytes)],
+    [heap ID per object])."""
+    import struct
+    so = ctx.sizeof_offsets
+    offset_size = (max_heap_bits + 7) // 8
+    length_size = min((_log2(max_direct_block_size) + 7) // 8,
+                      (max(max_managed_object_size, 1).bit_length() - 1) // 8 + 1)
+    overhead = 5 + so + offset_size + (4 if checksum_direct else 0)
+    max_direct_rows = _log2(max_direct_block_size) - _log2(starting_block_size) + 2
+
+    def block_size(row):
+        return starting_block_size if row < 2 else starting_block_size << (row - 1)
+
+    def row_offset(row):
+        return 0 if row == 0 else (starting_block_size * table_width) << (row - 1)
+
+    header_len = 14 + 12 * ctx.sizeof_lengths + 3 * so + 2 * 4 + 4
+    header_addr = alloc(header_len)
+    blocks = []
+    ids = [None] * len(objects)
+
+    # managed objects: assign (block index, position) in doubling-table order
+    placed = {}                   # block index -> list of (position, object index)
+    block, pos = 0, overhead
+    used_blocks = []
+    huge = []
+    for i, obj in enumerate(objects):
+        n = len(obj)
+        if n > max_managed_object_size or n + overhead > max_direct_block_size:
+            huge.append(i)
+            continue
+        if used_blocks and pos + n <= block_size(block // table_width):
+            pass
+        else:
+            if used_blocks:
+                block += 1
+            while block_size(block // table_width) - overhead < n:
+                block += 1
+            pos = overhead
+            used_blocks.append(block)
+        if block // table_width >= max_direct_rows:
+            from ..errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError("dense storage beyond the direct rows of a root "
+                                          "indirect block")
+        placed.setdefault(block, []).append((pos, i))
+        row, col = divmod(block, table_width)
+        ids[i] = managed_id(row_offset(row) + col * block_size(row) + pos, n, offset_size,
+                            length_size)
+        pos += n
+    allocated = free = span = 0
+    entries = {}
+    for b in used_blocks:
+        row, col = divmod(b, table_width)
+        size = block_size(row)
+        boff = row_offset(row) + col * size
+        buf = bytearray(size)
+        buf[:5] = SIGNATURE_DIRECT + b"\0"
+        buf[5:5 + so] = ctx.pack_address(header_addr)
+        buf[5 + so:5 + so + offset_size] = boff.to_bytes(offset_size, "little")
+        end = overhead
+        for p, i in placed[b]:
+            buf[p:p + len(objects[i])] = objects[i]
+            end = p + len(objects[i])
+        if checksum_direct:
+            c = checksum.lookup3(bytes(buf))
+            buf[overhead - 4:overhead] = struct.pack("<I", c)
+        addr = alloc(size)
+        blocks.append((addr, bytes(buf)))
+        entries[b] = addr
+        allocated += size
+        free += size - end
+        span = max(span, boff + size)
+    root_rows, root_addr = 0, None
+    if used_blocks == [0]:
+        root_addr = entries[0]
+        iterator = 0
+    elif used_blocks:
+        root_rows = max(used_blocks) // table_width + 1
+        out = bytearray(SIGNATURE_INDIRECT + b"\0" + ctx.pack_address(header_addr)
+                        + (0).to_bytes(offset_size, "little"))
+        for b in range(root_rows * table_width):
+            out += ctx.pack_address(entries.get(b))
+        out += struct.pack("<I", checksum.lookup3(bytes(out)))
+        root_addr = alloc(len(out))
+        blocks.append((root_addr, bytes(out)))
+        iterator = span
+    else:
+        iterator = 0
+
+    # huge objects: one block each, indexed by a type 1 v2 B-tree on their IDs
+    huge_btree, huge_size = None, 0
+    if huge:
+        from . import btree2
+        id_size = min(heap_id_length - 1, 8)
+        records = []
+        for k, i in enumerate(huge, 1):
+            addr = alloc(len(objects[i]))
+            blocks.append((addr, bytes(objects[i])))
+            huge_size += len(objects[i])
+            ids[i] = b"\x10" + k.to_bytes(id_size, "little") + bytes(heap_id_length - 1 - id_size)
+            records.append(btree2.encode_record(1, btree2.HugeObject(addr, len(objects[i]), k),
+                                                ctx))
+        huge_btree, tree_blocks = btree2.encode_tree(ctx, 1, records, len(records[0]), alloc)
+        blocks.extend(tree_blocks)
+    for i in range(len(ids)):
+        if ids[i] is not None and len(ids[i]) < heap_id_length:
+            ids[i] = ids[i] + bytes(heap_id_length - len(ids[i]))
+
+    L = ctx.pack_length
+    hdr = (SIGNATURE_HEADER + b"\0" + struct.pack("<HHBI", heap_id_length, 0,
+                                                  FLAG_CHECKSUM_DIRECT if checksum_direct else 0,
+                                                  max_managed_object_size)
+           + L(len(huge)) + ctx.pack_address(huge_btree) + L(free)
+           + ctx.pack_address(None) + L(span) + L(allocated) + L(iterator)
+           + L(len(objects) - len(huge)) + L(huge_size) + L(len(huge)) + L(0) + L(0)
+           + struct.pack("<H", table_width) + L(starting_block_size) + L(max_direct_block_size)
+           + struct.pack("<HH", max_heap_bits, starting_root_rows)
+           + ctx.pack_address(root_addr) + struct.pack("<H", root_rows))
+    hdr += struct.pack("<I", checksum.lookup3(hdr))
+    if len(hdr) != header_len:
+        raise AssertionError(f"fractal heap header of {len(hdr)} bytes, expected {header_len}")
+    blocks.append((header_addr, hdr))
+    return header_addr, blocks, ids

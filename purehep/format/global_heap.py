@@ -100,3 +100,33 @@ def collection(ctx, addr):
 def get_object(ctx, collection_address, index):
     """The bytes of heap object ``index`` of the collection at ``collection_address``."""
     return collection(ctx, collection_address).get(index)
+
+
+MIN_COLLECTION = 4096    # the library never makes a smaller collection (and reads that much)
+
+
+def collection_size(ctx, object_sizes):
+    """Bytes of a collection holding objects of ``object_sizes`` (at least MIN_COLLECTION)."""
+    head = 8 + ctx.sizeof_lengths
+    n = head + sum(head + ((s + 7) & ~7) for s in object_sizes)
+    return max(MIN_COLLECTION, n + (head if n < MIN_COLLECTION else 0))
+
+
+def encode(ctx, objects, size=None):
+    """A global heap collection (spec III.E) holding ``objects`` (bytes) as indexes 1..n,
+    each with reference count 1 (libhdf5 writes 0 for objects no one counts; readers do not
+    care), and the remaining space as the free-space object (index 0)."""
+    import struct
+    head = 8 + ctx.sizeof_lengths
+    total = size if size is not None else collection_size(ctx, [len(o) for o in objects])
+    out = bytearray(b"GCOL" + bytes((1, 0, 0, 0)) + ctx.pack_length(total))
+    for i, obj in enumerate(objects, 1):
+        obj = bytes(obj)
+        out += struct.pack("<HH4x", i, 0) + ctx.pack_length(len(obj))
+        out += obj + bytes((-len(obj)) % 8)
+    free = total - len(out)
+    if free >= head:
+        out += struct.pack("<HH4x", 0, 0) + ctx.pack_length(free)
+    if len(out) > total:
+        raise ValueError("global heap objects exceed the collection size")
+    return bytes(out) + bytes(total - len(out))

@@ -39,3 +39,31 @@ class LocalHeap:
 
 def local_heap(ctx, addr):
     return ctx.cached("heap", addr, lambda: LocalHeap.decode(ctx, addr))
+
+
+FREE_NULL = 1     # the library's "end of free list" offset
+
+
+def heap_data(names):
+    """(data segment bytes, {name: offset}) for a local heap holding the empty string at
+    offset 0 and then each name, null-terminated and padded to 8 bytes (spec III.D)."""
+    data = bytearray(8)
+    offsets = {b"": 0}
+    for name in names:
+        if name in offsets:
+            continue
+        offsets[name] = len(data)
+        raw = name + b"\0"
+        data += raw + bytes((-len(raw)) % 8)
+    return bytes(data), offsets
+
+
+def encode(ctx, data_size, data_address, free_list_offset=None):
+    """The local heap header ("HEAP", version 0); ``free_list_offset`` None = empty list."""
+    return (b"HEAP" + bytes(4) + ctx.pack_length(data_size)
+            + ctx.pack_length(FREE_NULL if free_list_offset is None else free_list_offset)
+            + ctx.pack_address(data_address))
+
+
+def header_size(ctx):
+    return 8 + 2 * ctx.sizeof_lengths + ctx.sizeof_offsets

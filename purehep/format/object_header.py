@@ -173,3 +173,90 @@ def _decode_v2(ctx, addr):
 
     _walk_continuations(ctx, header, pending, parse_block)
     return header
+
+
+# --- encoding ----------------------------------------------------------------------------------
+# A message to encode is (type, flags, body) or (type, flags, body, creation order); ``room``
+# adds a NIL message of that many body bytes: free space for later header messages (modify mode
+# writes new messages there instead of adding a continuation block).
+
+V1_PREFIX = 16        # version, reserved, count, refcount, size, then padding to 8 bytes
+V1_MESSAGE_HEADER = 8
+
+
+def _v1_pad(n):
+    return n + ((-n) % 8)
+
+
+def v1_size(messages, room=0):
+    """Bytes of a version 1 object header holding ``messages`` (and ``room`` NIL bytes)."""
+    n = V1_PREFIX + sum(V1_MESSAGE_HEADER + _v1_pad(len(m[2])) for m in messages)
+    return n + (V1_MESSAGE_HEADER + _v1_pad(room) if room else 0)
+
+
+def encode_v1(messages, refcount=1, room=0):
+    """A version 1 object header (spec IV.A.1.a): one chunk, messages aligned to 8 bytes."""
+    body = bytearray()
+    count = 0
+    for m in list(messages) + ([(0, 0, bytes(_v1_pad(room)))] if room else []):
+        data = bytes(m[2])
+        size = _v1_pad(len(data))
+        if size > 0xFFFF:
+            raise ValueError(f"header message of type {m[0]:#x} is {size} bytes (limit 65535)")
+        body += struct.pack("<HHB3x", m[0], size, m[1]) + data + bytes(size - len(data))
+        count += 1
+    prefix = struct.pack("<BBHII4x", 1, 0, count, refcount, len(body))
+    return prefix + bytes(body)
+
+
+def v2_prefix_size(chunk_size, times=None, phase_change=None):
+    width = 1 if chunk_size < 1 << 8 else 2 if chunk_size < 1 << 16 else \
+        4 if chunk_size < 1 << 32 else 8
+    return 4 + 1 + 1 + (16 if times else 0) + (4 if phase_change else 0) + width
+
+
+def v2_chunk_size(messages, track_order=False, room=0):
+    head = 6 if track_order else 4
+    n = sum(head + len(m[2]) for m in messages)
+    return n + (head + room if room else 0)
+
+
+def v2_size(messages, track_order=False, room=0, times=None, phase_change=None):
+    """Bytes of a version 2 object header (one chunk) holding ``messages``."""
+    chunk = v2_chunk_size(messages, track_order, room)
+    return v2_prefix_size(chunk, times, phase_change) + chunk + 4
+
+
+def encode_v2(messages, track_order=False, index_order=False, times=None, phase_change=None,
+              room=0):
+    """A version 2 object header (spec IV.A.1.b), one chunk, checksummed.
+
+    ``times`` = (access, modification, change, birth) seconds; ``phase_change`` = (maximum
+    compact, minimum dense) attribute counts when not the defaults (8, 6); ``track_order``
+    (flag bit 2) makes every message carry its creation order."""
+    chunk = bytearray()
+    for m in list(messages) + ([(0, 0, bytes(room), 0)] if room else []):
+        data = bytes(m[2])
+        if len(data) > 0xFFFF:
+            raise ValueError(f"header message of type {m[0]:#x} is {len(data)} bytes (limit 65535)")
+        if track_order:
+            order = m[3] if len(m) > 3 and m[3] is not None else 0
+            chunk += struct.pack("<BHBH", m[0], len(data), m[1], order)
+        else:
+            chunk += struct.pack("<BHB", m[0], len(data), m[1])
+        chunk += data
+    n = len(chunk)
+    code = 0 if n < 1 << 8 else 1 if n < 1 << 16 else 2 if n < 1 << 32 else 3
+    flags = code | (0x04 if track_order else 0) | (0x08 if index_order else 0)
+    if phase_change:
+        flags |= 0x10
+    if times:
+        flags |= 0x20
+    out = bytearray(b"OHDR") + bytes((2, flags))
+    if times:
+        out += struct.pack("<4I", *times)
+    if phase_change:
+        out += struct.pack("<HH", *phase_change)
+    out += n.to_bytes(1 << code, "little") + chunk
+    out += struct.pack("<I", checksum.lookup3(bytes(out)))
+    return bytes(out)

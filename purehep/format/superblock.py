@@ -134,6 +134,14 @@ class Superblock:
                 raise UnsupportedFeatureError(
                     f"files of the {drv.driver_id.decode()} driver (family/multi/split file sets) "
                     "are not supported; join the members into one file first")
+        if self.extension_address is not None:
+            from .object_header import ObjectHeader
+            ext = ObjectHeader.decode(ctx, self.extension_address)
+            if ext.first(0x18) is not None:
+                raise UnsupportedFeatureError(
+                    "the file holds a metadata cache image (libhdf5 1.10 'cache image' feature); "
+                    "its metadata must be read from the image, which purehep does not decode: "
+                    "run h5clear --image, or open and close it once with libhdf5")
         # libhdf5 compares the stored end-of-file address with the whole file's size
         if self.eof_address > ctx.source.size:
             raise TruncatedError(
@@ -164,3 +172,50 @@ class DriverInfo:
         driver_id = bytes(cur.bytes(8))
         info = bytes(ctx.read(addr + 16, size, "driver info block"))
         return cls(version, driver_id, info)
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+def encode_symbol_table_entry(ctx, name_offset, header_address, btree_address=None,
+                              heap_address=None):
+    """A symbol table entry (spec III.C); cache type 1 when the B-tree and heap are given."""
+    import struct
+    out = int(name_offset).to_bytes(ctx.sizeof_offsets, "little")
+    out += ctx.pack_address(header_address)
+    if btree_address is not None:
+        scratch = ctx.pack_address(btree_address) + ctx.pack_address(heap_address)
+        out += struct.pack("<I4x", 1) + scratch
+    else:
+        out += struct.pack("<I4x", 0) + bytes(16)
+    return out
+
+
+def superblock_size(version, ctx):
+    so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
+    if version >= 2:
+        return 8 + 4 + 4 * so + 4
+    return 8 + 16 + (4 if version == 1 else 0) + 4 * so + 2 * so + 24
+
+
+def encode_superblock(ctx, version, eof_address, root_address, root_btree=None, root_heap=None,
+                      base_address=0, group_leaf_k=4, group_internal_k=16, indexed_storage_k=32):
+    """The superblock (spec II.A), versions 0-3; addresses are relative to the base address.
+    Versions 0/1 carry the root group's symbol table entry (cache type 1 for a symbol-table
+    root); versions 2/3 a checksum. The file consistency flags are written as 0 (closed)."""
+    import struct
+    so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
+    out = bytearray(SIGNATURE)
+    if version >= 2:
+        out += bytes((version, so, sl, 0))
+        out += ctx.pack_address(base_address) + ctx.pack_address(None)
+        out += ctx.pack_address(eof_address) + ctx.pack_address(root_address)
+        out += struct.pack("<I", checksum.lookup3(bytes(out)))
+        return bytes(out)
+    out += bytes((version, 0, 0, 0, 0, so, sl, 0))
+    out += struct.pack("<HHI", group_leaf_k, group_internal_k, 0)
+    if version == 1:
+        out += struct.pack("<HH", indexed_storage_k, 0)
+    out += ctx.pack_address(base_address) + ctx.pack_address(None)
+    out += ctx.pack_address(eof_address) + ctx.pack_address(None)
+    out += encode_symbol_table_entry(ctx, 0, root_address, root_btree, root_heap)
+    return bytes(out)

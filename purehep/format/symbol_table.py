@@ -26,3 +26,18 @@ def group_entries(ctx, btree_address, heap):
         for entry in decode_node(ctx, node):
             out.append((heap.string(entry.name_offset, ctx), entry))
     return out
+
+
+def node_size(ctx, leaf_k):
+    """Bytes of a symbol table node: the library allocates room for 2K entries."""
+    return 8 + 2 * leaf_k * SymbolTableEntry.size(ctx)
+
+
+def encode_node(ctx, entries, leaf_k):
+    """A symbol table node (spec III.B) holding ``entries`` (encoded symbol table entries),
+    padded to the full 2K-entry size."""
+    import struct
+    if len(entries) > 2 * leaf_k:
+        raise ValueError(f"{len(entries)} entries exceed a node of 2K = {2 * leaf_k}")
+    out = b"SNOD" + struct.pack("<BBH", 1, 0, len(entries)) + b"".join(entries)
+    return out + bytes(node_size(ctx, leaf_k) - len(out))

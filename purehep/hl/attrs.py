@@ -41,8 +41,9 @@ def attribute_value(ctx, attr):
     space = attr.dataspace
     if space.shape is None:
         return Empty(datatype.dtype)
-    raw = np.frombuffer(attr.data, datatype.file_dtype, count=space.size).reshape(space.shape)
-    value = from_file(ctx, datatype, raw)
+    from .storage import element_dtype, as_elements
+    raw = np.frombuffer(attr.data, element_dtype(datatype.file_dtype), count=space.size)
+    value = from_file(ctx, datatype, as_elements(raw.reshape(space.shape), datatype.file_dtype))
     value = _strings_as_str(value, datatype.dtype)
     if space.shape == ():
         return value[()]

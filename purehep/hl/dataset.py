@@ -120,8 +120,9 @@ class Dataset(HLObject):
     def _fill_array(self):
         """The fill value as a 0-d array of the file dtype (zeros when none is defined)."""
         if "_fill" not in self.__dict__:
+            from .storage import element_dtype
             fill = self._msg(FILL, required=False) or self._msg(FILL_OLD, required=False)
-            dtype = self._type.file_dtype
+            dtype = element_dtype(self._type.file_dtype)
             value = fill.value if fill is not None else None
             if value is not None and len(value) == dtype.itemsize:
                 arr = np.frombuffer(value, dtype).reshape(())
@@ -133,7 +134,8 @@ class Dataset(HLObject):
     @property
     def fillvalue(self):
         from ..convert import from_file
-        return from_file(self._ctx, self._type, self._fill_array)[()]
+        from .storage import as_elements
+        return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype))[()]
 
     @property
     def _storage(self):
@@ -198,17 +200,19 @@ class Dataset(HLObject):
             return out[()] if len(args) == 0 else out
         sel = None if whole else selections.select(self.shape, args)
         if sel is not None and sel.nselected == 0:
-            raw = np.zeros(sel.read_shape, self._type.file_dtype)
+            from .storage import element_dtype
+            raw = np.zeros(sel.read_shape, element_dtype(self._type.file_dtype))
         else:
             raw = self._storage.read(sel, copy=copy)
-        out = self._convert(raw, names)
         if sel is not None:
-            out = sel.finish(out)
-        return out[()] if out.shape == () and sel is not None and sel.mshape == () else out
+            raw = sel.finish(raw)
+        out = self._convert(raw, names)
+        return out[()] if sel is not None and sel.mshape == () else out
 
     def _convert(self, raw, names):
         from ..convert import from_file
-        out = from_file(self._ctx, self._type, raw)
+        from .storage import as_elements
+        out = from_file(self._ctx, self._type, as_elements(raw, self._type.file_dtype))
         if names:
             out = _fields(out, names)
         return out

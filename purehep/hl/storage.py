@@ -11,6 +11,19 @@ from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
 
 
+def element_dtype(file_dtype):
+    """The dtype raw data is read with: an array (subarray) type as an opaque element of its
+    size, because numpy would expand a subarray dtype into extra dimensions."""
+    if file_dtype.subdtype is not None:
+        return np.dtype((np.void, file_dtype.itemsize))
+    return file_dtype
+
+
+def as_elements(raw, file_dtype):
+    """Raw elements viewed with the file dtype (array types gain their trailing dimensions)."""
+    return raw.view(file_dtype) if file_dtype.subdtype is not None else raw
+
+
 def _index(arr, sel):
     """Apply a canonical selection to an in-memory array (basic slicing where possible)."""
     if sel is None:
@@ -146,7 +159,7 @@ class ChunkedAdapter:
 def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, threads=None):
     """The storage object for a dataset's layout message."""
     shape = dataspace.shape if dataspace.shape is not None else ()
-    dtype = datatype.file_dtype
+    dtype = element_dtype(datatype.file_dtype)
     if layout.layout_class == L.COMPACT:
         return compact(layout, shape, dtype)
     if layout.layout_class == L.CONTIGUOUS:

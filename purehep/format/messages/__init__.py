@@ -35,7 +35,7 @@ MESSAGE_TYPES = {
     0x15: ("attribute info", "attribute_info"),
     0x16: ("object reference count", "simple"),
     0x17: ("file space info", "simple"),
-    0x18: ("structured chunk filter pipeline", "filter_pipeline"),
+    0x18: ("metadata cache image", "simple"),
 }
 
 
@@ -112,12 +112,19 @@ def resolve_shared(ctx, raw, depth=0):
     version = cur.version((1, 2, 3))
     kind = cur.u8()
     if version == 1:
-        cur.skip(6)
+        # version 1 holds a whole symbol table entry: 6 reserved bytes, the (unused) link name
+        # offset, then the object header address (libhdf5 decodes it with H5G_ent_decode)
+        cur.skip(6 + ctx.sizeof_offsets)
     if version == 3 and kind == 1:
         heap_id = bytes(cur.bytes(8))
         from ..sohm import shared_message_table
         table = shared_message_table(ctx)
         return table.get(raw.type, heap_id)
+    if version < 3 and kind & 0x01:
+        # libhdf5 before 1.6 could keep a shared message in a global heap object
+        from ..global_heap import get_object
+        collection, index = cur.address(), cur.u32()
+        return get_object(ctx, collection, index), ctx.absolute(collection)
     if version < 3 or kind == 2:  # before version 3 every shared message is a committed one
         addr = cur.address()
         from ..object_header import ObjectHeader

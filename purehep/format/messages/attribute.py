@@ -52,3 +52,21 @@ def decode(cur):
 
 
 DECODERS = {0x0C: decode}
+
+
+def encode(name, datatype, dataspace, data, version=3):
+    """Encode an Attribute message (spec IV.A.2.m) from the encoded datatype and dataspace
+    message bodies and the raw value bytes. Version 1 pads the name, datatype and dataspace
+    to multiples of 8 bytes; version 3 stores the name's character set and no padding."""
+    import struct
+    raw = name.encode("utf-8", "surrogateescape") + b"\0"
+    charset = 0 if raw.isascii() else 1
+    if version == 1:
+        def pad(b):
+            return b + bytes((-len(b)) % 8)
+        return (struct.pack("<BBHHH", 1, 0, len(raw), len(datatype), len(dataspace))
+                + pad(raw) + pad(datatype) + pad(dataspace) + bytes(data))
+    if version != 3:
+        raise ValueError(f"purehep writes attribute message versions 1 and 3, not {version}")
+    return (struct.pack("<BBHHHB", 3, 0, len(raw), len(datatype), len(dataspace), charset)
+            + raw + datatype + dataspace + bytes(data))

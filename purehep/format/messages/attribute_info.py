@@ -28,3 +28,17 @@ def decode(cur):
 
 
 DECODERS = {0x15: decode}
+
+
+def encode(info, ctx):
+    """Encode an Attribute Info message (spec IV.A.2.v)."""
+    import struct
+    flags = (0x01 if info.track_order else 0) | (0x02 if info.index_order else 0)
+    out = bytearray((0, flags))
+    if info.track_order:
+        out += struct.pack("<H", info.max_creation_index or 0)
+    out += ctx.pack_address(info.fractal_heap_address)
+    out += ctx.pack_address(info.name_index_address)
+    if info.index_order:
+        out += ctx.pack_address(info.creation_order_index_address)
+    return bytes(out)

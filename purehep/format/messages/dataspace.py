@@ -55,3 +55,26 @@ def decode(cur):
 
 
 DECODERS = {0x01: decode}
+
+
+def encode(space, ctx):
+    """Encode a Dataspace (spec IV.A.2.b). Version 1 cannot express a null dataspace, so a
+    null dataspace is always written as version 2 (as libhdf5 does). Maximum dimensions are
+    always stored for simple dataspaces; None entries encode as unlimited."""
+    version = 2 if space.kind == NULL else space.version
+    shape = () if space.kind != SIMPLE else tuple(space.shape)
+    rank = len(shape)
+    flags = 0x01 if rank else 0
+    nbytes = ctx.sizeof_lengths
+    unlimited = (1 << (8 * nbytes)) - 1
+    if version == 1:
+        out = bytearray((1, rank, flags, 0, 0, 0, 0, 0))
+    else:
+        out = bytearray((2, rank, flags, space.kind))
+    for d in shape:
+        out += int(d).to_bytes(nbytes, "little")
+    if rank:
+        maxshape = space.maxshape if space.maxshape is not None else shape
+        for m in maxshape:
+            out += (unlimited if m is None else int(m)).to_bytes(nbytes, "little")
+    return bytes(out)

@@ -192,7 +192,9 @@ def _float(cur, version, cls, flags, size, depth, start):
         raise UnsupportedFeatureError(
             f"floating-point layout {layout} of {size} bytes at offset {start} has no numpy "
             "equivalent")
-    dt = np.dtype(f"f{size}") if size in (2, 4, 8) else np.dtype("f8")
+    # h5py names any float class of 2, 4 or 8 bytes by its size and byte order ('>f4' for an
+    # n-bit big-endian float): libhdf5 converts the bits into that IEEE type
+    dt = np.dtype(f"{order}f{size}") if size in (2, 4, 8) else np.dtype("f8")
     return _mk(cls, version, size, flags, dt, np.dtype(f"V{size}"), True, start,
                kind="softfloat", **props)
 
@@ -476,3 +478,185 @@ _DECODERS = {FIXED: _fixed, FLOAT: _float, TIME: _time, STRING: _string, BITFIEL
              VLEN: _vlen, ARRAY: _array, COMPLEX: _complex}
 
 DECODERS = {0x03: decode}
+
+
+# --- encoding ----------------------------------------------------------------------------------
+# ``encode_dtype`` writes the datatype message h5py (libhdf5) writes for a numpy dtype carrying
+# h5py's metadata conventions. Versions: atomic classes are version 1; compound, enum and array
+# types are version 3 when ``latest`` (names unpadded) and otherwise the lowest version that can
+# express them (1, or 2 for arrays and types containing them); a parent is never older than the
+# types it contains (the library upgrades parents the same way).
+
+_FLOAT_LAYOUT = {2: (15, 10, 5, 0, 10, 15), 4: (31, 23, 8, 0, 23, 127),
+                 8: (63, 52, 11, 0, 52, 1023)}
+
+
+def _head(cls, version, flags, size):
+    import struct
+    return struct.pack("<BBBBI", (version << 4) | cls, flags & 0xFF, (flags >> 8) & 0xFF,
+                       (flags >> 16) & 0xFF, size)
+
+
+def _enc_int(dt, signed=None):
+    import struct
+    order = 1 if dt.byteorder == ">" else 0
+    signed = dt.kind == "i" if signed is None else signed
+    flags = order | (0x08 if signed else 0)
+    return _head(FIXED, 1, flags, dt.itemsize) + struct.pack("<HH", 0, 8 * dt.itemsize), 1
+
+
+def _enc_float(dt):
+    import struct
+    order = 1 if dt.byteorder == ">" else 0
+    size = dt.itemsize
+    if size in _FLOAT_LAYOUT:
+        sign, eloc, esize, mloc, msize, bias = _FLOAT_LAYOUT[size]
+        precision, norm = 8 * size, 2
+    else:
+        finfo = np.finfo(dt)
+        if finfo.nmant != 63:
+            raise TypeError(f"floating-point type {dt} has no HDF5 encoding in purehep")
+        sign, eloc, esize, mloc, msize, bias = _X87
+        precision, norm = 80, 0
+    flags = order | (norm << 4) | (sign << 8)
+    body = struct.pack("<HHBBBBI", 0, precision, eloc, esize, mloc, msize, bias)
+    return _head(FLOAT, 1, flags, size) + body, 1
+
+
+def _enc_string(dt):
+    enc = (dt.metadata or {}).get("h5py_encoding", "ascii")
+    cset = 1 if enc == "utf-8" else 0
+    return _head(STRING, 1, 1 | (cset << 4), dt.itemsize), 1   # null-padded, as h5py
+
+
+def _enc_enum(base_dt, names, values, latest, ctx):
+    base, bver = _encode(np.dtype(base_dt), latest, ctx)
+    version = max(3 if latest else 1, bver)
+    out = bytearray()
+    for name in names:
+        raw = name.encode("utf-8", "surrogateescape") if isinstance(name, str) else bytes(name)
+        raw += b"\0"
+        if version < 3:
+            raw += bytes((-len(raw)) % 8)
+        out += raw
+    bdt = np.dtype(base_dt)
+    out += np.asarray(values, dtype=bdt).tobytes()
+    return _head(ENUM, version, len(names), bdt.itemsize) + base + bytes(out), version
+
+
+def _enc_compound(dt, latest, ctx):
+    import struct
+    members = []
+    version = 3 if latest else 1
+    for name in dt.names:
+        fdt, off = dt.fields[name][:2]
+        mbytes, mver = _encode_member(fdt, latest, ctx)
+        version = max(version, mver)
+        members.append((name, off, mbytes))
+    size = dt.itemsize
+    sizes = [int.from_bytes(m[2][4:8], "little") for m in members]
+    if any(sz != dt.fields[m[0]][0].itemsize for sz, m in zip(sizes, members)):
+        # members change size in storage (vlen, region references): stored packed, in order
+        offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+        members = [(n, o, b) for (n, _, b), o in zip(members, offsets)]
+        size = sum(sizes)
+    out = bytearray()
+    width = _offset_width(size)
+    for name, off, mbytes in members:
+        raw = name.encode("utf-8", "surrogateescape") + b"\0"
+        if version < 3:
+            raw += bytes((-len(raw)) % 8)
+            out += raw + struct.pack("<I", off)
+            if version == 1:
+                out += bytes(4 + 4 + 4 + 16)
+        else:
+            out += raw + off.to_bytes(width, "little")
+        out += mbytes
+    return _head(COMPOUND, version, len(members), size) + bytes(out), version
+
+
+def _encode_member(dt, latest, ctx):
+    if dt.subdtype is not None:
+        base, dims = dt.subdtype
+        return _enc_array(base, dims, latest, ctx)
+    return _encode(dt, latest, ctx)
+
+
+def _enc_array(base_dt, dims, latest, ctx):
+    import struct
+    base, bver = _encode_member(np.dtype(base_dt), latest, ctx)
+    version = max(3 if latest else 2, bver)
+    n = 1
+    for d in dims:
+        n *= d
+    out = bytearray((len(dims),))
+    if version < 3:
+        out += bytes(3)
+    out += struct.pack(f"<{len(dims)}I", *dims)
+    if version < 3:
+        out += bytes(4 * len(dims))
+    return _head(ARRAY, version, 0, n * np.dtype(base_dt).itemsize) + bytes(out) + base, version
+
+
+def _enc_vlen(meta, latest, ctx):
+    so = ctx.sizeof_offsets if ctx is not None else 8
+    size = 4 + so + 4
+    if meta in (str, bytes):
+        cset = 1 if meta is str else 0
+        base = _head(FIXED, 1, 0, 1) + bytes((0, 0, 8, 0))
+        return _head(VLEN, 1, 1 | (cset << 8), size) + base, 1
+    base, bver = _encode_member(np.dtype(meta), latest, ctx)
+    return _head(VLEN, bver, 0, size) + base, bver
+
+
+def _enc_opaque(dt, tag):
+    raw = tag.encode("ascii")
+    aligned = (len(raw) + 7) & ~7
+    raw += bytes(aligned - len(raw))
+    return _head(OPAQUE, 1, aligned, dt.itemsize) + raw, 1
+
+
+def _encode(dt, latest, ctx):
+    meta = dt.metadata or {}
+    if "vlen" in meta:
+        return _enc_vlen(meta["vlen"], latest, ctx)
+    if "ref" in meta:
+        from ...reference import RegionReference
+        if meta["ref"] is RegionReference or (isinstance(meta["ref"], type) and
+                                              issubclass(meta["ref"], RegionReference)):
+            so = ctx.sizeof_offsets if ctx is not None else 8
+            return _head(REFERENCE, 1, 1, so + 4), 1
+        return _head(REFERENCE, 1, 0, 8), 1
+    if "enum" in meta:
+        items = sorted(meta["enum"].items(), key=lambda kv: kv[1])
+        return _enc_enum(dt.newbyteorder("=") if dt.byteorder == "|" else np.dtype(dt.str),
+                         [k for k, _ in items], [v for _, v in items], latest, ctx)
+    if meta.get("h5py_opaque"):
+        return _enc_opaque(dt, "NUMPY:" + np.dtype(dt.str).str)
+    kind = dt.kind
+    if kind == "b":
+        return _enc_enum(np.dtype("i1"), ["FALSE", "TRUE"], [0, 1], latest, ctx)
+    if kind in "iu":
+        return _enc_int(dt)
+    if kind == "f":
+        return _enc_float(dt)
+    if kind == "c":
+        f = np.dtype(f"{dt.byteorder if dt.byteorder in '<>' else '='}f{dt.itemsize // 2}")
+        return _enc_compound(np.dtype([("r", f), ("i", f)]), latest, ctx)
+    if kind == "S":
+        if dt.itemsize == 0:
+            raise TypeError("zero-length strings cannot be stored")
+        return _enc_string(dt)
+    if kind == "V":
+        if dt.names is not None:
+            return _enc_compound(dt, latest, ctx)
+        if dt.subdtype is not None:
+            base, dims = dt.subdtype
+            return _enc_array(base, dims, latest, ctx)
+        return _enc_opaque(dt, "")
+    raise TypeError(f"No conversion path for dtype: {dt!r}")
+
+
+def encode_dtype(dt, ctx=None, latest=False):
+    """The datatype message body for the numpy dtype ``dt`` (h5py's mapping, see above)."""
+    return _encode(np.dtype(dt), latest, ctx)[0]

@@ -28,6 +28,8 @@ def decode(cur):
         value = None
         if version == 1 or defined:
             size = cur.u32()
+            if size >= 0x80000000:  # libhdf5 reads a signed size; -1 means "no value"
+                size = 0
             value = bytes(cur.bytes(size)) if size else None
         return FillValue(version, value, alloc, fill_time, bool(defined))
     flags = cur.u8()
@@ -40,3 +42,23 @@ def decode(cur):
 
 
 DECODERS = {0x04: decode_old, 0x05: decode}
+
+
+def encode(fill):
+    """Encode a Fill Value message (type 0x05), version 2 or 3 (spec IV.A.2.f).
+
+    ``fill.defined`` with ``value`` None is the library's default fill value (zeros)."""
+    import struct
+    if fill.version == 3:
+        flags = (fill.alloc_time & 0x03) | ((fill.fill_time & 0x03) << 2)
+        if not fill.defined:
+            flags |= 0x10
+        elif fill.value is not None:
+            flags |= 0x20
+            return bytes((3, flags)) + struct.pack("<I", len(fill.value)) + bytes(fill.value)
+        return bytes((3, flags))
+    head = bytes((fill.version, fill.alloc_time, fill.fill_time, 1 if fill.defined else 0))
+    if fill.version == 1 or fill.defined:
+        value = bytes(fill.value or b"")
+        return head + struct.pack("<I", len(value)) + value
+    return head

@@ -1,8 +1,4 @@
-"""Filter Pipeline message (spec IV.A.2.l), versions 1 and 2.
-
-Type 0x18 is the structured-chunk filter pipeline of the sparse proposal (a pipeline per
-section); it is registered here and decoded by the sparse layer.
-"""
+"""Filter Pipeline message (spec IV.A.2.l), versions 1 and 2."""
 from dataclasses import dataclass
 
 OPTIONAL = 0x0001
@@ -58,3 +54,30 @@ def decode(cur):
 
 
 DECODERS = {0x0B: decode}
+
+
+def encode(pipeline):
+    """Encode a Filter Pipeline message, version 1 (names padded to 8, client data padded to
+    an even count) or version 2 (names only for ids >= 256, no padding), spec IV.A.2.l."""
+    import struct
+    version = pipeline.version
+    out = bytearray((version, len(pipeline.filters)))
+    if version == 1:
+        out += bytes(6)
+    for f in pipeline.filters:
+        name = f.name.encode("ascii") + b"\0" if f.name else b""
+        values = tuple(int(v) & 0xFFFFFFFF for v in f.client_data)
+        if version == 1:
+            padded = name + bytes((-len(name)) % 8)
+            out += struct.pack("<HHHH", f.id, len(padded), f.flags, len(values)) + padded
+            out += struct.pack(f"<{len(values)}I", *values)
+            if len(values) % 2:
+                out += bytes(4)
+        else:
+            if f.id >= 256:
+                out += struct.pack("<HH", f.id, len(name)) + name
+            else:
+                out += struct.pack("<H", f.id)
+            out += struct.pack("<HH", f.flags, len(values))
+            out += struct.pack(f"<{len(values)}I", *values)
+    return bytes(out)

@@ -22,3 +22,17 @@ def decode(cur):
 
 
 DECODERS = {0x0A: decode}
+
+
+def encode(info):
+    """Encode a Group Info message (spec IV.A.2.k); default values are not stored."""
+    import struct
+    flags = 0
+    out = b""
+    if (info.max_compact, info.min_dense) != (8, 6):
+        flags |= 0x01
+        out += struct.pack("<HH", info.max_compact, info.min_dense)
+    if (info.est_entries, info.est_name_length) != (4, 8):
+        flags |= 0x02
+        out += struct.pack("<HH", info.est_entries, info.est_name_length)
+    return bytes((0, flags)) + out

@@ -75,7 +75,10 @@ def _decode_v1(cur, version):
     addr = cur.address() if cls != COMPACT else None
     dims = tuple(cur.u32() for _ in range(ndims))
     if cls == CHUNKED:
-        cur.skip(4)  # dataset element size (repeated as the last dimension)
+        # the spec lists a separate element size here; libhdf5 writes none (the last
+        # dimension is the element size), so it is read only when present
+        if cur.remaining >= 4:
+            cur.skip(4)
         return _chunked(cur, version, addr, dims, 0, BTREE1, {})
     if cls == COMPACT:
         size = cur.u32()
@@ -125,3 +128,57 @@ def _chunked(cur, version, addr, dims, flags, index_type, info):
 
 
 DECODERS = {0x08: decode}
+
+
+def _dim_width(dims):
+    """Bytes the library uses for v4 chunk dimensions: enough for the largest one."""
+    biggest = max(dims)
+    return max(1, (biggest.bit_length() + 7) // 8)
+
+
+def encode(layout, ctx):
+    """Encode a Data Layout message, versions 3 and 4 (spec IV.A.2.i).
+
+    Chunked: ``chunk_shape`` plus ``element_size`` form the stored dimensions; version 3
+    always means a v1 B-tree index, version 4 stores ``index_type`` and its ``index_info``."""
+    import struct
+    version, cls = layout.version, layout.layout_class
+    if version not in (3, 4):
+        raise ValueError(f"purehep writes layout message versions 3 and 4, not {version}")
+    out = bytearray((version, cls))
+    if cls == COMPACT:
+        data = bytes(layout.compact_data or b"")
+        if len(data) > 0xFFFF:
+            raise ValueError("compact data exceeds 64 KiB")
+        out += struct.pack("<H", len(data)) + data
+    elif cls == CONTIGUOUS:
+        out += ctx.pack_address(layout.address) + ctx.pack_length(layout.size)
+    elif cls == CHUNKED:
+        dims = tuple(layout.chunk_shape) + (layout.element_size,)
+        if version == 3:
+            out += bytes((len(dims),)) + ctx.pack_address(layout.address)
+            out += struct.pack(f"<{len(dims)}I", *dims)
+        else:
+            width = _dim_width(dims)
+            out += bytes((layout.flags, len(dims), width))
+            for d in dims:
+                out += int(d).to_bytes(width, "little")
+            out += bytes((layout.index_type,))
+            info = layout.index_info
+            if layout.index_type == SINGLE:
+                if layout.flags & SINGLE_INDEX_WITH_FILTER:
+                    out += ctx.pack_length(info["filtered_size"]) + struct.pack("<I", info["filter_mask"])
+            elif layout.index_type == FIXED_ARRAY:
+                out += bytes((info["page_bits"],))
+            elif layout.index_type == EXTENSIBLE_ARRAY:
+                out += bytes(info[k] for k in ("max_bits", "index_elements", "min_pointers",
+                                               "min_elements", "page_bits"))
+            elif layout.index_type == BTREE2:
+                out += struct.pack("<IBB", info["node_size"], info["split_percent"],
+                                   info["merge_percent"])
+            elif layout.index_type != IMPLICIT:
+                raise ValueError(f"unknown chunk index type {layout.index_type}")
+            out += ctx.pack_address(layout.address)
+    else:
+        raise ValueError(f"purehep does not write layout class {cls}")
+    return bytes(out)

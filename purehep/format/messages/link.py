@@ -43,3 +43,45 @@ def decode(cur):
 
 
 DECODERS = {0x06: decode}
+
+
+def _name_bytes(name):
+    raw = name.encode("utf-8", "surrogateescape")
+    return raw, (0 if raw.isascii() else 1)
+
+
+def encode(link, ctx):
+    """Encode a Link message (spec IV.A.2.g). The character set field is stored only for
+    non-ASCII names, the creation order only when ``creation_order`` is not None."""
+    import struct
+    raw, charset = _name_bytes(link.name)
+    n = len(raw)
+    width = 0 if n < 1 << 8 else 1 if n < 1 << 16 else 2
+    flags = width
+    if link.type != HARD:
+        flags |= 0x08
+    if link.creation_order is not None:
+        flags |= 0x04
+    if charset:
+        flags |= 0x10
+    out = bytearray((1, flags))
+    if link.type != HARD:
+        out.append(link.type)
+    if link.creation_order is not None:
+        out += struct.pack("<Q", link.creation_order)
+    if charset:
+        out.append(charset)
+    out += n.to_bytes(1 << width, "little") + raw
+    if link.type == HARD:
+        out += ctx.pack_address(link.address)
+    elif link.type == SOFT:
+        target = link.target.encode("utf-8", "surrogateescape")
+        out += struct.pack("<H", len(target)) + target
+    elif link.type == EXTERNAL:
+        info = (b"\0" + link.filename.encode("utf-8", "surrogateescape") + b"\0"
+                + link.target.encode("utf-8", "surrogateescape") + b"\0")
+        out += struct.pack("<H", len(info)) + info
+    else:
+        data = bytes(link.raw or b"")
+        out += struct.pack("<H", len(data)) + data
+    return bytes(out)

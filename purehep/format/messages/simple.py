@@ -77,6 +77,19 @@ def file_space_info(cur):
     return bytes(cur.buf)
 
 
+@dataclass(frozen=True)
+class CacheImage:
+    """Metadata cache image message (libhdf5 1.10+, superblock extension): where the
+    serialized metadata cache lives. Not in the format spec text."""
+    address: int
+    length: int
+
+
+def cache_image(cur):
+    cur.version((0,))
+    return CacheImage(cur.address(), cur.length())
+
+
 def shared_table(cur):
     from ..sohm import decode_table_message
     return decode_table_message(cur)
@@ -84,4 +97,25 @@ def shared_table(cur):
 
 DECODERS = {0x0D: comment, 0x0E: mtime_old, 0x0F: shared_table, 0x10: continuation,
             0x11: symbol_table, 0x12: mtime, 0x13: btree_k, 0x14: driver_info, 0x16: refcount,
-            0x17: file_space_info}
+            0x17: file_space_info, 0x18: cache_image}
+
+
+# --- encoders ---------------------------------------------------------------------------------
+
+def encode_symbol_table(stab, ctx):
+    return ctx.pack_address(stab.btree_address) + ctx.pack_address(stab.heap_address)
+
+
+def encode_continuation(cont, ctx):
+    return ctx.pack_address(cont.address) + ctx.pack_length(cont.length)
+
+
+def encode_mtime(seconds):
+    """Object Modification Time message (type 0x12), version 1."""
+    import struct
+    return bytes((1, 0, 0, 0)) + struct.pack("<I", int(seconds) & 0xFFFFFFFF)
+
+
+def encode_refcount(count):
+    import struct
+    return bytes((0,)) + struct.pack("<I", count)
