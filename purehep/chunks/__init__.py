@@ -135,6 +135,28 @@ class ChunkedStorage:
         pos = np.minimum(pos, len(a) - 1)
         return np.where(a[pos] == keys, b[pos], -1)
 
+    def rows_for_grid(self):
+        """Rows of every grid position in row-major order (-1 = unallocated)."""
+        if self._lookup is None:
+            self._build_lookup()
+        kind, a, b = self._lookup
+        n = _prod(self.grid)
+        if kind == "dense":
+            return a
+        if kind == "empty":
+            return np.full(n, -1, np.int64)
+        out = np.full(n, -1, np.int64)
+        out[a] = b
+        return out
+
+    def rows_past_eof(self, file_size):
+        """Rows whose unfiltered chunk bytes would run past the end of the file (cached)."""
+        if getattr(self, "_past_eof", None) is None:
+            t = self.table
+            end = t.addresses.astype(np.float64) + (self.ctx.base_address + self.chunk_nbytes)
+            self._past_eof = np.flatnonzero(end > file_size)
+        return self._past_eof
+
     # --- reading ------------------------------------------------------------------------------
     def read(self, coords=None):
         """The selected elements (file dtype); ``coords`` = one sorted unique int64 array per

@@ -46,11 +46,8 @@ def _dimension(st, d, c):
     if n == 0:
         return True, 0, 0, None, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     if arr is None:
-        k0, k1 = start // ch, (start + n - 1) // ch
-        u = np.arange(k0, k1 + 1, dtype=np.int64)
-        lo = np.maximum(start, u * ch) - start
-        hi = np.minimum(start + n, (u + 1) * ch) - start
-        return True, start, n, None, u, lo, hi
+        # a dense run: touched chunks k0..k1, ranges computed by the kernel
+        return True, start, n, None, range(start // ch, (start + n - 1) // ch + 1), None, None
     if np.any(np.diff(arr) <= 0):
         raise ValueError(f"coordinates of dimension {d} are not sorted and unique")
     k = arr // ch
@@ -72,17 +69,27 @@ def read_selection(st, coords):
 
     lens = [len(dm[4]) for dm in dims]
     explicit = [d for d in range(rank) if not dims[d][0]]
-    if rank == 1:
-        scaled = dims[0][4].reshape(-1, 1)
-        upos = np.arange(lens[0], dtype=np.int64).reshape(-1, 1) if explicit else None
+    grid = st.grid
+    full_grid = not explicit and all(int(dims[d][4][0]) == 0 and lens[d] == grid[d]
+                                     for d in range(rank))
+    if full_grid:
+        # every chunk of the grid, in row-major order: rows come straight from the lookup
+        scaled = None
+        upos = None
+        rows = st.rows_for_grid()
     else:
-        grid_pos = np.indices(lens, dtype=np.int64).reshape(rank, -1)
-        scaled = np.empty((grid_pos.shape[1], rank), np.int64)
-        for d in range(rank):
-            scaled[:, d] = dims[d][4][grid_pos[d]]
-        upos = grid_pos.T.copy() if explicit else None
-        del grid_pos
-    rows = st.rows_for(scaled)
+        if rank == 1:
+            scaled = np.asarray(dims[0][4], np.int64).reshape(-1, 1)
+            upos = np.arange(lens[0], dtype=np.int64).reshape(-1, 1) if explicit else None
+        else:
+            grid_pos = np.indices(lens, dtype=np.int64).reshape(rank, -1)
+            scaled = np.empty((grid_pos.shape[1], rank), np.int64)
+            for d in range(rank):
+                u = dims[d][4]
+                scaled[:, d] = (grid_pos[d] + u[0]) if isinstance(u, range) else u[grid_pos[d]]
+            upos = grid_pos.T.copy() if explicit else None
+            del grid_pos
+        rows = st.rows_for(scaled)
     allpresent = bool((rows >= 0).all())
     present = None if allpresent else np.flatnonzero(rows >= 0)
 
@@ -123,6 +130,7 @@ def read_selection(st, coords):
                start=start, count=count)
     if upos is None:
         upos = np.zeros((0, rank), np.int64)   # unused: every dimension is dense
+    rows = np.ascontiguousarray(rows, np.int64)
     chunk = np.asarray(st.chunk_shape, np.int64)
     isz = st.itemsize
     cstr = np.empty(rank, np.int64)
@@ -137,20 +145,17 @@ def read_selection(st, coords):
     outb = out.reshape(-1).view(np.uint8)
 
     t = st.table
-    if present is None:
-        prow, scaled_p, upos_p = rows, scaled, upos
-    else:
-        prow, scaled_p = rows[present], scaled[present]
-        upos_p = upos[present] if upos.shape[0] else upos
-    del rows, present
-    addrs = t.addresses[prow]
     ctx = st.ctx
     from ..io.source import BytesSource
     if not st.filters and isinstance(ctx.source, BytesSource):
-        del prow
-        _copy_from_map(st, outb, scaled_p, upos_p, addrs, geom)
-    else:
-        _decode_and_copy(st, outb, scaled_p, upos_p, addrs, t.sizes[prow], t.masks[prow], geom)
+        del scaled, present
+        _copy_from_map(st, outb, rows, upos, geom)
+        return out
+    prow = rows if present is None else rows[present]
+    upos_p = upos if present is None or not upos.shape[0] else upos[present]
+    del rows, scaled, present
+    _decode_and_copy(st, outb, t.scaled[prow], upos_p, t.addresses[prow], t.sizes[prow],
+                     t.masks[prow], geom)
     return out
 
 
@@ -188,25 +193,34 @@ def _run(st, tasks):
         raise err
 
 
-def _copy_from_map(st, outb, scaled, upos, addrs, geom):
-    """Unfiltered chunks of an in-memory/mapped file: one kernel pass straight from the map."""
+def _copy_from_map(st, outb, rows, upos, geom):
+    """Unfiltered chunks of an in-memory/mapped file: kernel passes straight from the map,
+    reading addresses and grid positions from the decoded index (no per-chunk temporaries)."""
+    from ..kernels.copy import copy_table_chunks
     ctx = st.ctx
     size = ctx.source.size
-    fbuf = np.frombuffer(ctx.source.read(0, size, "file"), np.uint8)
-    src_pos = addrs.view(np.int64)
-    src_pos += np.int64(ctx.base_address)
-    bad = np.flatnonzero((src_pos < 0) | (src_pos + st.chunk_nbytes > size))
+    t = st.table
+    bad = st.rows_past_eof(size)
     if len(bad):
-        i = int(bad[0])
-        raise TruncatedError(f"chunk at {(scaled[i] * np.asarray(st.chunk_shape)).tolist()} "
-                             f"({st.chunk_nbytes} bytes) lies past the end of the file "
-                             f"({size} bytes)", "raw data chunk", int(src_pos[i]))
-    n = len(src_pos)
-    nbytes = n * st.chunk_nbytes
-    parts = st.threads if nbytes >= PARALLEL_MIN_BYTES else 1
-    tasks = [(lambda a=a, b=b: _kernel(fbuf, src_pos[a:b], scaled[a:b], _rows(upos, a, b), outb, geom))
-             for a, b in _split(n, parts)]
-    _run(st, tasks)
+        hit = np.intersect1d(bad, rows)
+        if len(hit):
+            i = int(hit[0])
+            raise TruncatedError(f"chunk at {(t.scaled[i] * np.asarray(st.chunk_shape)).tolist()} "
+                                 f"({st.chunk_nbytes} bytes) lies past the end of the file "
+                                 f"({size} bytes)", "raw data chunk",
+                                 ctx.absolute(int(t.addresses[i])))
+    fbuf = np.frombuffer(ctx.source.read(0, size, "file"), np.uint8)
+    sel, chunk, cstr, ostr, isz = geom
+    n = rows.shape[0]
+    parts = st.threads if outb.nbytes >= PARALLEL_MIN_BYTES else 1
+    base = np.int64(ctx.base_address)
+
+    def run(a, b):
+        copy_table_chunks(fbuf, base, rows, a, b, t.addresses, t.scaled, upos, sel["rlo"],
+                          sel["rhi"], sel["ubase"], sel["coords"], sel["cbase"], sel["start"],
+                          sel["count"], chunk, cstr, outb, ostr, isz)
+
+    _run(st, [(lambda a=a, b=b: run(a, b)) for a, b in _split(n, parts)])
 
 
 def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
