@@ -176,7 +176,9 @@ def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, thre
             raise FormatError(f"chunk rank {len(layout.chunk_shape)} differs from the dataspace "
                               f"rank {len(shape)}", "data layout message")
         from ..chunks import ChunkedStorage
-        return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads))
+        maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
+        return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads,
+                                             maxshape=maxshape))
     if layout.layout_class == L.VIRTUAL:
         raise UnsupportedFeatureError("virtual datasets (layout class 3) are not readable yet")
     raise UnsupportedFeatureError(f"layout class {layout.layout_class}")
