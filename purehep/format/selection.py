@@ -267,3 +267,50 @@ def decode(cur, rank=None):
         return Selection(HYPERSLABS, 3, r, blocks=blocks, encode_size=enc, flags=flags,
                          offset=offset)
     raise cur.error(f"unsupported hyperslab selection version {version}")
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+def encode(sel):
+    """Encode a selection in the versions every libhdf5 reads: "all" and "none" (version 1),
+    points (version 1, 4-byte coordinates) and hyperslabs as a version 1 list of blocks."""
+    import struct
+    if sel.kind in (NONE, ALL):
+        return struct.pack("<IIII", sel.kind, 1, 0, 0)
+    if sel.kind == POINTS:
+        pts = np.asarray(sel.points, np.int64)
+        n, r = pts.shape
+        return (struct.pack("<IIIIII", POINTS, 1, 0, 8 + 4 * r * n, r, n)
+                + pts.astype("<u4").tobytes())
+    blocks = sel.blocks
+    if blocks is None:
+        raise ValueError("regular hyperslabs are encoded as their block list")
+    blocks = np.asarray(blocks, np.int64)
+    n, _, r = blocks.shape
+    return (struct.pack("<IIIIII", HYPERSLABS, 1, 0, 8 + 8 * r * n, r, n)
+            + blocks.astype("<u4").tobytes())
+
+
+def from_args(shape, args):
+    """The selection for ``dataset[args]`` (h5py's regionref[...]): everything for ``...``,
+    a block list for slices (one block per run of each stepped dimension), points for index
+    arrays."""
+    from itertools import product
+    rank = len(shape)
+    if args in ((), (Ellipsis,)):
+        return Selection(ALL, 1, rank)
+    from ..hl.selections import select
+    sel = select(tuple(shape), args)
+    dims = sel.dims
+    if any(not isinstance(d, slice) for d in dims):
+        coords = np.stack(np.meshgrid(*sel.coords(), indexing="ij"), axis=-1).reshape(-1, rank)
+        return Selection(POINTS, 1, rank, points=coords.astype(np.int64))
+    runs = []
+    for d in dims:
+        if d.step == 1:
+            runs.append([(d.start, d.stop - 1)] if d.stop > d.start else [])
+        else:
+            runs.append([(i, i) for i in range(d.start, d.stop, d.step)])
+    blocks = [tuple(zip(*combo)) for combo in product(*runs)]
+    arr = np.array([[list(b[0]), list(b[1])] for b in blocks], np.int64).reshape(-1, 2, rank)
+    return Selection(HYPERSLABS, 1, rank, blocks=arr)

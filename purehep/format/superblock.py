@@ -177,12 +177,15 @@ class DriverInfo:
 # --- encoding ----------------------------------------------------------------------------------
 
 def encode_symbol_table_entry(ctx, name_offset, header_address, btree_address=None,
-                              heap_address=None):
-    """A symbol table entry (spec III.C); cache type 1 when the B-tree and heap are given."""
+                              heap_address=None, soft_link_offset=None):
+    """A symbol table entry (spec III.C): cache type 1 when the B-tree and heap are given,
+    2 for a soft link (its value's local heap offset), else 0."""
     import struct
     out = int(name_offset).to_bytes(ctx.sizeof_offsets, "little")
     out += ctx.pack_address(header_address)
-    if btree_address is not None:
+    if soft_link_offset is not None:
+        out += struct.pack("<I4xI12x", 2, soft_link_offset)
+    elif btree_address is not None:
         scratch = ctx.pack_address(btree_address) + ctx.pack_address(heap_address)
         out += struct.pack("<I4x", 1) + scratch
     else:

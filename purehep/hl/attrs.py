@@ -6,6 +6,7 @@ import numpy as np
 
 from ..format import messages
 from .base import Empty
+from .writing import AttributesWriter
 
 ATTRIBUTE, ATTRIBUTE_INFO = 0x0C, 0x15
 
@@ -62,8 +63,8 @@ def _strings_as_str(value, dtype):
     return value
 
 
-class AttributeManager(Mapping):
-    """``obj.attrs``: a read-only mapping of attribute names to values."""
+class AttributeManager(AttributesWriter, Mapping):
+    """``obj.attrs``: a mapping of attribute names to values (writable in write mode)."""
 
     def __init__(self, parent):
         self._parent = parent
@@ -82,14 +83,20 @@ class AttributeManager(Mapping):
         return attribute_value(self._ctx, attr)
 
     def __iter__(self):
+        if self._wnode is not None:
+            return iter(self._wnames())
         return iter(self._attrs)
 
     def __len__(self):
+        if self._wnode is not None:
+            return len(self._wnode.attrs)
         return len(self._attrs)
 
     def __contains__(self, name):
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
+        if self._wnode is not None:
+            return name in self._wnode.attrs
         return name in self._attrs
 
     def get_dtype(self, name):

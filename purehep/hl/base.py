@@ -80,6 +80,12 @@ def object_kind(header):
 
 def open_object(file, address, name):
     """The Group, Dataset or Datatype whose object header is at ``address``."""
+    writer = getattr(file, "_writer", None)
+    if writer is not None:
+        node = writer.node_at(address)
+        if node is not None:
+            from .writing import bind
+            return bind(file, node, name)
     from .group import Group
     from .dataset import Dataset
     from .datatype import Datatype
@@ -88,7 +94,10 @@ def open_object(file, address, name):
     return cls(file, address, name, header)
 
 
-class HLObject:
+from .writing import WritableObject  # noqa: E402
+
+
+class HLObject(WritableObject):
     """Base of Group, Dataset and Datatype."""
 
     def __init__(self, file, address, name, header=None):
@@ -100,6 +109,8 @@ class HLObject:
 
     @property
     def _oh(self):
+        if self._node is not None:
+            self._sync()
         if self._header is None:
             self._header = header_of(self._ctx, self._address)
         return self._header
@@ -111,6 +122,8 @@ class HLObject:
     @property
     def name(self):
         """The path this object was opened by (found by search for dereferenced objects)."""
+        if self._name is None and self._node is not None:
+            self._name = self._file._writer.path_of(self._node)
         if self._name is None:
             self._name = self._file._path_of(self._address)
         return self._name
@@ -126,19 +139,30 @@ class HLObject:
 
     @property
     def ref(self):
+        if self._node is not None:
+            from .writing import NodeReference
+            ref = NodeReference(None)
+            ref._node, ref._file = self._node, self._file
+            return ref
         from ..reference import Reference
         return Reference(self._address)
 
     @property
     def addr(self):
         """The object header address (what h5py calls ``id.addr``'s offset)."""
+        if self._node is not None:
+            self._sync()
         return self._address
 
     def __eq__(self, other):
+        if self._node is not None:
+            return isinstance(other, HLObject) and other._node is self._node
         return (isinstance(other, HLObject) and other._address == self._address
                 and other._file is self._file)
 
     def __hash__(self):
+        if self._node is not None:
+            return hash(id(self._node))
         return hash((id(self._file), self._address))
 
     def __bool__(self):

@@ -17,10 +17,20 @@ class File(Group):
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
     """
 
+    _writer = None
+
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
-                 block_size=64 * 1024, _parent_cache=None):
+                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=0,
+                 track_order=None):
+        if mode in ("w", "w-", "x"):
+            self._init_write(name, mode, threads, libver, userblock_size, track_order)
+            return
+        if mode in ("a", "r+"):
+            from ..errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError(f"mode {mode!r}: modifying existing files is not "
+                                          "supported yet (create with 'w', 'w-' or 'x')")
         if mode != "r":
-            raise ValueError(f"mode {mode!r}: this version of purehep opens files read-only")
+            raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
         self._source = open_source(name, size=size, block_size=block_size)
         self.mode = mode
         self._threads = threads
@@ -39,26 +49,58 @@ class File(Group):
         self.id = self
         super().__init__(self, sb.root_address, "/")
 
+    def _init_write(self, name, mode, threads, libver, userblock_size, track_order):
+        """Write mode: a new file built in memory and emitted at flush/close (purehep.write)."""
+        from ..write.writer import Writer
+        writer = Writer(name, mode, libver, userblock_size or 0, track_order)
+        self._writer = writer
+        self.mode = "r+"
+        self._threads = threads
+        self._externals = {}
+        self._source = _WriteSource(writer.sink.path)
+        self._superblock = None
+        ctx = writer.ctx
+        ctx.file = self
+        self._ctx = ctx
+        self.id = self
+        self._file = self
+        self._address = None
+        self._name = "/"
+        self._header = None
+        self._node = writer.root
+        self._gen = -1
+
     @property
     def filename(self):
         return self._source.path or "<memory>"
 
     @property
     def userblock_size(self):
+        if self._writer is not None:
+            return self._writer.base
         return self._superblock.offset
 
     @property
     def superblock_version(self):
+        if self._writer is not None:
+            return self._writer.policy.superblock_version
         return self._superblock.version
 
     @property
     def libver(self):
+        if self._writer is not None:
+            low = {0: "earliest", 1: "v108", 2: "v110"}[self._writer.policy.level]
+            return (low, "latest")
         return ("earliest", "latest") if self._superblock.version < 2 else ("v108", "latest")
 
     def _root(self):
         return self
 
     def _deref(self, ref):
+        node = getattr(ref, "_node", None)
+        if node is not None and self._writer is not None:
+            from .writing import bind
+            return bind(self, node, None)
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")
         return open_object(self, ref.address, None)
@@ -106,8 +148,24 @@ class File(Group):
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
 
+    def _vds_source(self, filename, dataset):
+        """A virtual dataset's source dataset, or None when it is missing (cached)."""
+        from .virtual import open_source_dataset
+        key = (filename, dataset)
+        cache = self.__dict__.setdefault("_vds_sources", {})
+        if key not in cache:
+            cache[key] = open_source_dataset(self, filename, dataset)
+        return cache[key]
+
     def close(self):
         if self.id is None:
+            return
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            finally:
+                self.id = None
+                self._ctx.cache.clear()
             return
         for other in list(self._externals.values()):
             if other is not self and other.id is not None:
@@ -118,7 +176,10 @@ class File(Group):
         self.id = None
 
     def flush(self):
-        pass
+        """Write everything so far (in write mode: to the temporary file that close() renames
+        over the target)."""
+        if self._writer is not None and self.id is not None:
+            self._writer.flush()
 
     def __enter__(self):
         return self
@@ -130,3 +191,13 @@ class File(Group):
         if self.id is None:
             return "<Closed purehep file>"
         return f'<purehep File "{posixpath.basename(self.filename)}" (mode {self.mode})>'
+
+
+class _WriteSource:
+    """Stands in for the byte source of a file being written (its path, nothing to close)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def close(self):
+        pass

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from ..errors import FormatError, PurehepError
 from ..format import messages
 from ..format.messages import link as _link
+from .writing import GroupWriter
 from .base import (HLObject, HardLink, SoftLink, ExternalLink, open_object, message, LINK,
                    LINK_INFO, SYMBOL_TABLE)
 
@@ -70,8 +71,8 @@ def group_links(ctx, header):
     return ctx.cached("links", header.address, lambda: _sort_links(*native_links(ctx, header)))
 
 
-class Group(HLObject, Mapping):
-    """A group: a mapping from link names to objects."""
+class Group(HLObject, GroupWriter, Mapping):
+    """A group: a mapping from link names to objects (writable in write mode)."""
 
     @property
     def _links(self):
@@ -86,15 +87,37 @@ class Group(HLObject, Mapping):
             name = name.decode("utf-8", "surrogateescape")
         if not isinstance(name, str):
             raise TypeError(f"accessing a group is done with bytes or str, not {type(name)}")
+        if self._node is not None:
+            return self._wget(name)
         return self._resolve(name, 0)
 
     def __iter__(self):
+        if self._node is not None:
+            return iter(self._wnames())
         return iter(self._links)
 
     def __len__(self):
+        if self._node is not None:
+            return len(self._node.links)
         return len(self._links)
 
+    def __setitem__(self, name, obj):
+        """``group[name] = array | dtype | SoftLink | ExternalLink | existing object``."""
+        if self._node is None:
+            raise ValueError("Unable to create link (no write intent on file)")
+        self._wsetitem(name, obj)
+
+    def __delitem__(self, name):
+        if self._node is None:
+            raise ValueError("Unable to delete link (no write intent on file)")
+        self._wdelitem(name)
+
     def __contains__(self, name):
+        if self._node is not None:
+            try:
+                return self._wlookup(name)[2] is not None
+            except KeyError:
+                return False
         try:
             self[name]
         except (KeyError, PurehepError, OSError):
@@ -106,6 +129,8 @@ class Group(HLObject, Mapping):
 
     def get(self, name, default=None, getclass=False, getlink=False):
         """h5py's Group.get: the object, its class, or the link itself (getlink=True)."""
+        if getlink and self._node is not None:
+            return self._wgetlink(name, default, getclass)
         if getlink:
             parent, _, leaf = name.rstrip("/").rpartition("/")
             group = self[parent] if parent else self

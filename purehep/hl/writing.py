@@ -1,0 +1,715 @@
+"""The write side of the hl classes: mixins that File, Group, Dataset and AttributeManager
+inherit, so that ``purehep.File(path, "w")`` returns the same classes as reading does.
+
+In write mode an object is bound to a node of the writer's object graph (``_node``). Changes
+go to the graph (and raw data straight to the file); anything that reads — data, attribute
+values, header-derived properties — first flushes the file (``Writer.flush``) and then reads
+what was written through the ordinary read path (``_sync`` rebinds the object to its current
+address). Navigation (``group[name]``, iteration, ``in``) works on the graph directly.
+"""
+import posixpath
+
+import numpy as np
+
+from ..errors import UnsupportedFeatureError
+
+_COMPRESSORS = {"gzip": 1, "lzf": 32000, "zstd": 32015, "szip": 4}
+_FILTER_NAMES = {1: "deflate", 2: "shuffle", 3: "fletcher32", 6: "scaleoffset", 32000: "lzf",
+                 32015: ""}
+
+
+def _no_write(obj):
+    return ValueError("Unable to create (no write intent on file)") if obj._node is None else None
+
+
+def _wmodel():
+    from ..write import model
+    return model
+
+
+# --- binding objects to nodes -----------------------------------------------------------------
+
+def bind(file, node, name):
+    """The hl object (Group, Dataset, Datatype) for ``node`` of the file being written."""
+    from .group import Group
+    from .dataset import Dataset
+    from .datatype import Datatype
+    model = _wmodel()
+    cls = {model.GroupNode: Group, model.DatasetNode: Dataset,
+           model.DatatypeNode: Datatype}[type(node)]
+    obj = cls.__new__(cls)
+    obj._file = file
+    obj._ctx = file._ctx
+    obj._address = None
+    obj._name = name
+    obj._header = None
+    obj._node = node
+    obj._gen = -1
+    return obj
+
+
+class WritableObject:
+    """Shared by Group, Dataset and Datatype: syncing with the flushed file."""
+
+    _node = None
+    _gen = -1
+
+    def _sync(self):
+        """Flush the file if it changed and rebind to this object's current header."""
+        writer = self._file._writer
+        if writer.dirty or not writer.meta_written:
+            writer.flush()
+        if self._gen != writer.generation:
+            addr = writer.addresses.get(id(self._node))
+            if addr is None:
+                raise KeyError("the object is no longer linked in the file")
+            self._address = addr
+            self._header = None
+            for key in ("_msgs", "_store", "_fill"):
+                self.__dict__.pop(key, None)
+            self._gen = writer.generation
+
+    @property
+    def _writer(self):
+        return self._file._writer
+
+
+# --- groups -------------------------------------------------------------------------------------
+
+class GroupWriter(WritableObject):
+
+    def _wlookup(self, path, create=False, track_order=None):
+        """(parent GroupNode, leaf name, node or None) for ``path`` (relative or absolute);
+        intermediate groups are created when ``create``."""
+        model = _wmodel()
+        if path.startswith("/"):
+            node, parts = self._file._node, [p for p in path.split("/") if p and p != "."]
+        else:
+            node, parts = self._node, [p for p in path.split("/") if p and p != "."]
+        if not parts:
+            return None, "", node
+        for part in parts[:-1]:
+            entry = node.links.get(part)
+            if entry is None:
+                if not create:
+                    raise KeyError(f"Unable to open object (component '{part}' not found)")
+                child = model.GroupNode(track_order=self._default_order(track_order))
+                node.add_link(part, model.LinkEntry(model.HARD, node=child))
+                self._writer.touch()
+                node = child
+                continue
+            target = self._wfollow(entry)
+            if not isinstance(target, model.GroupNode):
+                raise KeyError(f"Unable to open object: '{part}' is not a group")
+            node = target
+        return node, parts[-1], self._wfollow(node.links[parts[-1]]) if parts[-1] in node.links \
+            else None
+
+    def _wfollow(self, entry, hops=0):
+        model = _wmodel()
+        if entry.kind == model.HARD:
+            return entry.node
+        if entry.kind == model.SOFT:
+            if hops > 16:
+                raise KeyError("too many soft links")
+            try:
+                parent, leaf, node = self._wlookup(entry.path)
+            except KeyError:
+                return None
+            return node
+        return entry     # external: resolved by __getitem__
+
+    def _default_order(self, track_order):
+        return bool(track_order) if track_order is not None else False
+
+    def _wpath(self, name):
+        base = self.name if self.name else "/"
+        return posixpath.normpath(posixpath.join(base, name)).replace("//", "/")
+
+    def _wget(self, name):
+        model = _wmodel()
+        parent, leaf, node = self._wlookup(name)
+        if parent is None and leaf == "":
+            return bind(self._file, node, self._wpath(name))
+        if node is None:
+            raise KeyError(f"Unable to open object (object '{leaf}' doesn't exist)")
+        if isinstance(node, model.LinkEntry):       # external link
+            other = self._file._external_file(node.filename)
+            return other._root()._resolve(node.path, 1)
+        return bind(self._file, node, self._wpath(name))
+
+    def _wnames(self):
+        links = self._node.links
+        if self._node.track_order:
+            return list(links)
+        return sorted(links, key=lambda n: n.encode("utf-8", "surrogateescape"))
+
+    def _wgetlink(self, name, default, getclass):
+        from .base import HardLink, SoftLink, ExternalLink
+        model = _wmodel()
+        parent, _, leaf = name.rstrip("/").rpartition("/")
+        group = self._wget(parent) if parent else self
+        entry = group._node.links.get(leaf) if getattr(group, "_node", None) is not None else None
+        if entry is None:
+            return default
+        if entry.kind == model.HARD:
+            return HardLink if getclass else HardLink()
+        if entry.kind == model.SOFT:
+            return SoftLink if getclass else SoftLink(entry.path)
+        return ExternalLink if getclass else ExternalLink(entry.filename, entry.path)
+
+    # -- creation ----------------------------------------------------------------------------
+    def _link_new(self, name, node):
+        model = _wmodel()
+        parent, leaf, existing = self._wlookup(name, create=True)
+        if not leaf:
+            raise ValueError("Unable to create object (empty name)")
+        if leaf in parent.links:
+            raise ValueError(f"Unable to synchronously create object (name already exists): "
+                             f"{name!r}")
+        parent.add_link(leaf, model.LinkEntry(model.HARD, node=node))
+        self._writer.touch()
+        return bind(self._file, node, self._wpath(name))
+
+    def create_group(self, name, track_order=None):
+        """Create a group (and any missing intermediate groups)."""
+        if self._node is None:
+            raise _no_write(self)
+        model = _wmodel()
+        node = model.GroupNode(track_order=self._default_order(track_order))
+        return self._link_new(name, node)
+
+    def require_group(self, name):
+        if self._node is None:
+            raise _no_write(self)
+        model = _wmodel()
+        try:
+            parent, leaf, node = self._wlookup(name)
+        except KeyError:
+            node = None
+        if node is None:
+            return self.create_group(name)
+        if not isinstance(node, model.GroupNode):
+            raise TypeError(f"Incompatible object ({type(node).__name__}) already exists")
+        return bind(self._file, node, self._wpath(name))
+
+    def create_dataset(self, name, shape=None, dtype=None, data=None, **kwds):
+        """h5py's create_dataset (see purehep.hl.writing.make_dataset for the options)."""
+        if self._node is None:
+            raise _no_write(self)
+        node = make_dataset(self._writer, shape, dtype, data, **kwds)
+        return self._link_new(name, node)
+
+    def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+        if self._node is None:
+            raise _no_write(self)
+        model = _wmodel()
+        try:
+            parent, leaf, node = self._wlookup(name)
+        except KeyError:
+            node = None
+        if node is None:
+            return self.create_dataset(name, shape, dtype, **kwds)
+        if not isinstance(node, model.DatasetNode):
+            raise TypeError(f"Incompatible object ({type(node).__name__}) already exists")
+        shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+        if tuple(node.shape) != shape:
+            raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
+        dt = np.dtype(dtype)
+        if exact and dt != node.dtype:
+            raise TypeError(f"Datatypes do not exactly match (existing {node.dtype} vs new {dt})")
+        if not np.can_cast(dt, node.dtype):
+            raise TypeError(f"Datatypes cannot be safely cast (existing {node.dtype} vs new {dt})")
+        return bind(self._file, node, self._wpath(name))
+
+    def _wsetitem(self, name, obj):
+        from .base import SoftLink, ExternalLink, HLObject
+        model = _wmodel()
+        if isinstance(obj, SoftLink):
+            entry = model.LinkEntry(model.SOFT, path=obj.path)
+        elif isinstance(obj, ExternalLink):
+            entry = model.LinkEntry(model.EXTERNAL, path=obj.path, filename=obj.filename)
+        elif isinstance(obj, HLObject):
+            if obj._node is None or obj._file is not self._file:
+                raise ValueError("Can only link objects of the same file being written")
+            entry = model.LinkEntry(model.HARD, node=obj._node)
+        elif isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
+            entry = model.LinkEntry(model.HARD, node=model.DatatypeNode(np.dtype(obj)))
+        else:
+            node = make_dataset(self._writer, None, None, obj)
+            entry = model.LinkEntry(model.HARD, node=node)
+        parent, leaf, existing = self._wlookup(name, create=True)
+        if leaf in parent.links:
+            raise ValueError(f"Unable to create link (name already exists): {name!r}")
+        parent.add_link(leaf, entry)
+        self._writer.touch()
+
+    def _wdelitem(self, name):
+        parent, leaf, node = self._wlookup(name)
+        if parent is None or leaf not in parent.links:
+            raise KeyError(f"Couldn't delete link (object '{name}' doesn't exist)")
+        del parent.links[leaf]
+        self._writer.touch()
+
+
+# --- datasets -----------------------------------------------------------------------------------
+
+def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
+             scaleoffset, fill):
+    from ..format.messages.filter_pipeline import FilterInfo
+    out = []
+    itemsize = dtype.itemsize
+    nelmts = int(np.prod(chunks))
+    if scaleoffset is not None:
+        if dtype.kind in "iu":
+            cls, stype, factor = 0, 2, 0 if scaleoffset is True else int(scaleoffset)
+        elif dtype.kind == "f":
+            if scaleoffset is True:
+                raise ValueError("integer scaleoffset must be provided for floating point types")
+            cls, stype, factor = 1, 0, int(scaleoffset)
+        else:
+            raise TypeError("scale/offset filter only supported for integer and floating-point "
+                            "types")
+        sign = 1 if dtype.kind == "i" else 0
+        order = 1 if dtype.byteorder == ">" else 0
+        fill_words = [0] * 12
+        raw = fill if fill is not None else bytes(itemsize)
+        raw = raw + bytes(-len(raw) % 4)
+        for i in range(0, min(len(raw), 48), 4):
+            fill_words[i // 4] = int.from_bytes(raw[i:i + 4], "little")
+        cd = (stype, factor & 0xFFFFFFFF, nelmts, cls, itemsize, sign, order, 1, *fill_words)
+        out.append(FilterInfo(6, 1, "scaleoffset", cd))
+        from ..write import scaleoffset_encode
+        scaleoffset_encode.install()
+    if shuffle:
+        out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
+    if compression is not None:
+        fid = _COMPRESSORS.get(compression, compression) if isinstance(compression, str) \
+            else int(compression)
+        if isinstance(fid, str):
+            raise ValueError(f'Compression filter "{compression}" is unavailable')
+        if fid == 1:
+            level = 4 if compression_opts is None else int(compression_opts)
+            if not 0 <= level <= 9:
+                raise ValueError("GZIP setting must be an integer from 0-9")
+            out.append(FilterInfo(1, 1, "deflate", (level,)))
+        elif fid == 32000:
+            out.append(FilterInfo(32000, 1, "lzf", (4, 261, nelmts * itemsize)))
+        elif fid == 32015:
+            level = 3 if compression_opts is None else (
+                compression_opts[0] if isinstance(compression_opts, tuple) else compression_opts)
+            out.append(FilterInfo(32015, 1, "", (int(level),)))
+        else:
+            opts = compression_opts if isinstance(compression_opts, tuple) else \
+                (() if compression_opts is None else (compression_opts,))
+            out.append(FilterInfo(fid, 1, _FILTER_NAMES.get(fid, ""), tuple(opts)))
+    if fletcher32:
+        out.append(FilterInfo(3, 0, "fletcher32", ()))
+    return out
+
+
+def _prepare(data, dtype):
+    """(array, dtype) of the values given to create_dataset / attrs."""
+    from .base import Empty
+    if isinstance(data, Empty):
+        return data, np.dtype(data.dtype)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        meta = dtype.metadata or {}
+        if "vlen" in meta or "ref" in meta:
+            arr = np.empty(np.shape(data) if not isinstance(data, (str, bytes)) else (), object)
+            if arr.shape == ():
+                arr[()] = data
+            else:
+                arr[...] = data if isinstance(data, np.ndarray) else _object_array(data,
+                                                                                   arr.shape)
+            return arr, dtype
+        return np.asarray(data, dtype=dtype), dtype
+    if isinstance(data, str):
+        from ..dtypes import string_dtype
+        arr = np.empty((), object)
+        arr[()] = data
+        return arr, string_dtype()
+    if isinstance(data, bytes):
+        from ..dtypes import string_dtype
+        arr = np.empty((), object)
+        arr[()] = data
+        return arr, string_dtype("ascii")
+    from ..reference import Reference, RegionReference
+    if isinstance(data, Reference):
+        from ..dtypes import ref_dtype, regionref_dtype
+        arr = np.empty((), object)
+        arr[()] = data
+        return arr, regionref_dtype if isinstance(data, RegionReference) else ref_dtype
+    arr = np.asarray(data)
+    if arr.dtype.kind == "O" and arr.size:
+        first = arr.reshape(-1)[0]
+        from ..dtypes import string_dtype, ref_dtype, regionref_dtype
+        if isinstance(first, str):
+            return arr, string_dtype()
+        if isinstance(first, bytes):
+            return arr, string_dtype("ascii")
+        if isinstance(first, RegionReference):
+            return arr, regionref_dtype
+        if isinstance(first, Reference):
+            return arr, ref_dtype
+    return arr, arr.dtype
+
+
+def _object_array(data, shape):
+    out = np.empty(shape, object)
+    flat = out.reshape(-1)
+    items = list(np.asarray(data, dtype=object).reshape(-1)) if not isinstance(data, list) or \
+        len(shape) <= 1 else list(np.asarray(data, dtype=object).reshape(-1))
+    for i, item in enumerate(items):
+        flat[i] = item
+    return out
+
+
+def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshape=None,
+                 compression=None, compression_opts=None, shuffle=None, fletcher32=None,
+                 scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
+                 compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
+                 external=None, **unused):
+    """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
+    ``layout='compact'|'contiguous'|'chunked'`` and ``alloc_time='early'``)."""
+    from ..write import model, values as V
+    from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
+    from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
+    from .base import Empty
+    if unused:
+        raise TypeError(f"unexpected arguments {sorted(unused)}")
+    if external:
+        raise UnsupportedFeatureError("writing external dataset storage")
+    if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \
+            and compression not in (1, 2, 3, 4, 5, 6):
+        compression, compression_opts = "gzip", compression
+    arr = None
+    if data is not None:
+        arr, dt = _prepare(data, dtype)
+        if isinstance(arr, Empty):
+            shape = None
+        else:
+            if dt.kind == "U":
+                raise TypeError(f"No conversion path for dtype: {dt!r}")
+            if dt.subdtype is not None and dtype is None:
+                base, dims = dt.subdtype
+                dt = base
+            if shape is not None:
+                shape = (shape,) if isinstance(shape, int) else tuple(shape)
+                if int(np.prod(shape)) != arr.size:
+                    raise ValueError(f"Shape tuple is incompatible with data")
+                arr = arr.reshape(shape)
+            shape = arr.shape
+        dtype = dt
+    else:
+        dtype = np.dtype("f4") if dtype is None else np.dtype(dtype)
+        if dtype.kind == "U":
+            raise TypeError(f"No conversion path for dtype: {dtype!r}")
+        if shape is None:
+            raise TypeError("One of data, shape or dtype must be specified")
+        if isinstance(shape, Empty):
+            shape = None
+        else:
+            shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
+                tuple(int(s) for s in shape)
+        if dtype.subdtype is not None:
+            base, dims = dtype.subdtype
+            dtype = base
+            shape = shape + tuple(dims)
+    if shape is None:
+        node = model.DatasetNode(None, None, dtype, "contiguous", track_times=bool(track_times))
+        node.index = None
+        node.store = None
+        if track_times:
+            node.times = writer.now()
+        return node
+    if maxshape is not None:
+        maxshape = (maxshape,) if not isinstance(maxshape, tuple) else tuple(maxshape)
+        if len(maxshape) != len(shape):
+            raise ValueError("Dimensionality of shape and maxshape must match")
+        for s, m in zip(shape, maxshape):
+            if m is not None and m < s:
+                raise ValueError("Maxshape must be larger than or equal to shape")
+    filtered = bool(compression is not None or shuffle or fletcher32 or scaleoffset is not None)
+    layout = layout or ("compact" if compact else None)
+    if layout == "compact":
+        if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
+            raise ValueError("compact layout cannot be chunked, filtered or resizable")
+    elif chunks is None and (filtered or (maxshape is not None and tuple(maxshape) != shape)):
+        chunks = True
+    if layout == "chunked" and chunks is None:
+        chunks = True
+    if chunks is False:
+        if filtered or (maxshape is not None and tuple(maxshape) != shape):
+            raise ValueError("Chunked format required for given storage options")
+        chunks = None
+    stored = V.stored_dtype(dtype)
+    if chunks is True:
+        chunks = guess_chunk(shape, maxshape, stored.itemsize)
+    if chunks is not None:
+        chunks = (chunks,) if isinstance(chunks, int) else tuple(int(c) for c in chunks)
+        if len(chunks) != len(shape) or shape == ():
+            raise ValueError("Chunk shape must not be greater than data shape in any dimension. "
+                             f"{chunks} is not compatible with {shape}")
+        for c, s, m in zip(chunks, shape, maxshape or shape):
+            if c <= 0 or (m is not None and c > m):
+                raise ValueError(f"Chunk shape must not be greater than data shape in any "
+                                 f"dimension. {chunks} is not compatible with {shape}")
+        layout = "chunked"
+    layout = layout or "contiguous"
+    if maxshape is None:
+        maxshape = shape
+    fill = None
+    if fillvalue is not None:
+        fill = np.asarray(fillvalue, dtype=dtype).tobytes() if not V.needs_heap(dtype) else None
+        if V.needs_conversion(dtype) and not V.needs_heap(dtype):
+            fill = V.to_file(np.asarray(fillvalue, dtype=dtype), dtype, None).tobytes()
+    early = alloc_time == "early"
+    node = model.DatasetNode(shape, maxshape, dtype, layout, chunks,
+                             _filters(writer, stored, chunks, compression, compression_opts,
+                                      shuffle, fletcher32, scaleoffset, fill)
+                             if layout == "chunked" else (),
+                             fill, early, track_order=bool(track_order),
+                             track_times=bool(track_times))
+    if track_times:
+        node.times = writer.now()
+    node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
+        if layout == "chunked" else None
+    fill_value = np.frombuffer(fill, stored).reshape(()).view(dtype)[()] \
+        if fill is not None and not V.needs_conversion(dtype) else None
+    if layout == "compact" or V.needs_heap(dtype):
+        node.store = MemoryStore(shape, dtype, fillvalue if fillvalue is not None else None)
+        if layout == "compact":
+            if int(np.prod(shape)) * stored.itemsize > COMPACT_DATA_LIMIT:
+                raise ValueError("compact datasets are limited to 64 KiB of data")
+    elif layout == "contiguous":
+        node.store = ContiguousStore(writer, shape, dtype, fill)
+        if early:
+            node.store._allocate()
+    else:
+        node.store = ChunkStore(writer, node)
+        if node.index[0] == 2:       # implicit: early allocation of every chunk
+            node.store.allocate_all()
+    del fill_value
+    if arr is not None:
+        node.store.write((), arr)
+    return node
+
+
+class DatasetWriter(WritableObject):
+
+    def __setitem__(self, args, val):
+        """Write ``val`` into the selection ``args`` (any selection the reader supports)."""
+        if self._node is None:
+            raise _no_write(self)
+        node = self._node
+        if node.shape is None:
+            raise TypeError("Empty datasets can't be written")
+        args = args if isinstance(args, tuple) else (args,)
+        names = [a for a in args if isinstance(a, str)]
+        args = tuple(a for a in args if not isinstance(a, str))
+        if names:
+            raise UnsupportedFeatureError("writing compound fields by name")
+        from ..write.storage import MemoryStore
+        if isinstance(node.store, MemoryStore):
+            meta = node.dtype.metadata or {}
+            if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
+                if isinstance(val, (str, bytes)) or not hasattr(val, "__len__"):
+                    tmp = np.empty((), object)
+                    tmp[()] = val
+                    val = tmp
+                else:
+                    val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
+            node.store.write(args if args else Ellipsis, val)
+        else:
+            val = np.asarray(val, dtype=node.store.dtype) if not isinstance(val, np.ndarray) \
+                else val
+            if val.dtype != node.store.dtype:
+                val = val.astype(node.store.dtype)
+            node.store.write(args, val)
+        self._writer.touch()
+
+    def write_direct(self, source, source_sel=None, dest_sel=None):
+        src = np.asarray(source)
+        self[dest_sel if dest_sel is not None else ()] = \
+            src[source_sel] if source_sel is not None else src
+
+    def resize(self, size, axis=None):
+        """Change the shape of a chunked dataset within its maximum shape."""
+        if self._node is None:
+            raise _no_write(self)
+        node = self._node
+        if node.layout != "chunked":
+            raise TypeError("Only chunked datasets can be resized")
+        if axis is not None:
+            if not 0 <= axis < len(node.shape):
+                raise ValueError(f"Invalid axis ({axis} for rank {len(node.shape)})")
+            new = list(node.shape)
+            new[axis] = int(size)
+            size = tuple(new)
+        size = (int(size),) if isinstance(size, (int, np.integer)) else tuple(int(s)
+                                                                              for s in size)
+        if len(size) != len(node.shape):
+            raise TypeError("New shape length must match dataset rank")
+        for s, m in zip(size, node.maxshape):
+            if m is not None and s > m:
+                raise ValueError("Unable to change dataset extent beyond its maximum shape")
+        from ..write.storage import MemoryStore
+        old = node.shape
+        node.shape = size
+        if isinstance(node.store, MemoryStore):
+            node.store.resize(size, None)
+        else:
+            node.store.resize(old, size)
+        self._writer.touch()
+
+    @property
+    def regionref(self):
+        return _RegionMaker(self)
+
+
+class _RegionMaker:
+    def __init__(self, ds):
+        self._ds = ds
+
+    def __getitem__(self, args):
+        from ..format import selection as S
+        from ..reference import RegionReference
+        ds = self._ds
+        shape = ds.shape
+        sel = S.from_args(shape, args if isinstance(args, tuple) else (args,))
+        ref = NodeRegionReference(None, sel)
+        ref._node = ds._node
+        ref._file = ds._file
+        return ref
+
+
+# --- references ---------------------------------------------------------------------------------
+
+def _node_address(ref):
+    return ref._file._writer.address_of(ref._node)
+
+
+from ..reference import Reference as _Reference, RegionReference as _RegionReference  # noqa
+
+
+class NodeReference(_Reference):
+    """An object reference made in write mode: its address is known once the file is flushed."""
+    __slots__ = ("_node", "_file")
+
+    @property
+    def address(self):
+        return _node_address(self)
+
+    @address.setter
+    def address(self, value):
+        pass
+
+    def __bool__(self):
+        return True
+
+    def _key(self):
+        return ("Reference", id(self._node), None, None)
+
+
+class NodeRegionReference(_RegionReference):
+    __slots__ = ("_node", "_file")
+
+    @property
+    def address(self):
+        return _node_address(self)
+
+    @address.setter
+    def address(self, value):
+        pass
+
+    def __bool__(self):
+        return True
+
+    def _key(self):
+        return ("RegionReference", id(self._node), None, None, None)
+
+
+# --- attributes ---------------------------------------------------------------------------------
+
+class AttributesWriter:
+
+    @property
+    def _wnode(self):
+        return getattr(self._parent, "_node", None)
+
+    def __setitem__(self, name, value):
+        self.create(name, value)
+
+    def create(self, name, data=None, shape=None, dtype=None):
+        """Create (or replace) attribute ``name`` (h5py's attrs.create)."""
+        node = self._wnode
+        if node is None:
+            raise ValueError("Unable to create attribute (no write intent on file)")
+        from .base import Empty
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        if data is None:
+            if shape is None and dtype is None:
+                raise TypeError("data, shape or dtype is required")
+            dt = np.dtype(dtype if dtype is not None else "f4")
+            if shape is None:
+                arr, shp = None, None
+            else:
+                shp = (shape,) if isinstance(shape, int) else tuple(shape)
+                arr = np.zeros(shp, dt) if (dt.metadata or {}).get("vlen") is None else \
+                    np.full(shp, b"" if dt.metadata["vlen"] in (str, bytes) else None, object)
+            node.set_attr(name, dt, shp, arr)
+            self._parent._writer.touch()
+            return
+        arr, dt = _prepare(data, dtype)
+        if isinstance(arr, Empty):
+            node.set_attr(name, dt, None, None)
+            self._parent._writer.touch()
+            return
+        if dt.kind == "U":
+            from ..dtypes import string_dtype
+            obj = np.empty(arr.shape, object)
+            obj[...] = arr
+            arr, dt = obj, string_dtype()
+        if dt.subdtype is not None and dtype is not None:
+            base, dims = dt.subdtype
+            arr = np.asarray(arr, base)
+            dt = base
+        if shape is not None:
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            arr = arr.reshape(shape)
+        from ..write import values as V
+        V.stored_dtype(dt)
+        from ..format.messages.datatype import encode_dtype
+        encode_dtype(dt)          # raises TypeError for dtypes HDF5 cannot store
+        node.set_attr(name, dt, tuple(arr.shape), arr)
+        self._parent._writer.touch()
+
+    def modify(self, name, value):
+        if name in self and self._wnode is not None:
+            old = self._wnode.attrs[name]
+            if old.shape is not None:
+                arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
+                    _prepare(value, old.dtype)[0]
+                if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
+                    old.value = arr.reshape(old.shape)
+                    self._parent._writer.touch()
+                    return
+        self.create(name, value)
+
+    def __delitem__(self, name):
+        node = self._wnode
+        if node is None:
+            raise ValueError("Unable to delete attribute (no write intent on file)")
+        if name not in node.attrs:
+            raise KeyError(f"Can't delete attribute (can't locate attribute: '{name}')")
+        del node.attrs[name]
+        self._parent._writer.touch()
+
+    def _wnames(self):
+        node = self._wnode
+        if node.track_order:
+            return [a.name for a in sorted(node.attrs.values(), key=lambda a: a.order)]
+        return sorted(node.attrs, key=lambda n: n.encode("utf-8", "surrogateescape"))

@@ -1,0 +1,476 @@
+"""Emit the metadata of a file: allocate an address for every object header, then write each
+structure once.
+
+Phase A builds every object header with placeholder addresses to learn its size (addresses
+have a fixed width, so sizes do not depend on them) and allocates it; phase B builds the side
+structures (global heap collections, local heaps and symbol table nodes, fractal heaps and v2
+B-trees of dense storage, chunk indexes, converted raw data) and the headers again with real
+addresses, writing each into a metadata buffer that starts at the end of the raw data.
+"""
+import struct
+
+import numpy as np
+
+from ..errors import UnsupportedFeatureError
+from ..format import checksum
+from ..format import global_heap, local_heap, object_header, symbol_table, superblock
+from ..format import btree2, fractal_heap
+from ..format.messages import (attribute as m_attribute, attribute_info as m_ainfo,
+                               dataspace as m_space, datatype as m_type,
+                               fill_value as m_fill, filter_pipeline as m_filters,
+                               group_info as m_ginfo, layout as L, link as m_link,
+                               link_info as m_linfo, simple as m_simple)
+from . import model, values as V
+from . import policy as P
+
+DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, GROUP_INFO, FILTERS, ATTRIBUTE = \
+    0x01, 0x02, 0x03, 0x05, 0x06, 0x08, 0x0A, 0x0B, 0x0C
+MTIME, STAB, ATTR_INFO = 0x12, 0x11, 0x15
+GROUP_LEAF_K, GROUP_INTERNAL_K, CHUNK_K = 4, 16, 32
+
+
+def _name_key(name):
+    return name.encode("utf-8", "surrogateescape")
+
+
+class Metadata:
+    """The metadata area: a growing buffer of bytes at relative address ``start``."""
+
+    def __init__(self, start):
+        self.start = start
+        self.buf = bytearray()
+
+    def alloc(self, n):
+        addr = self.start + len(self.buf)
+        self.buf += bytes(n)
+        return addr
+
+    def put(self, addr, data):
+        pos = addr - self.start
+        data = bytes(data)
+        if pos < 0 or pos + len(data) > len(self.buf):
+            raise AssertionError(f"write of {len(data)} bytes at {addr} outside its allocation")
+        self.buf[pos:pos + len(data)] = data
+
+    @property
+    def end(self):
+        return self.start + len(self.buf)
+
+
+class GlobalHeaps:
+    """Global heap collections filled in order; a new one when the current one is full."""
+
+    def __init__(self, ctx, meta):
+        self.ctx, self.meta = ctx, meta
+        self.collections = []        # [address, size, objects, used]
+
+    def put(self, data):
+        head = 8 + self.ctx.sizeof_lengths
+        need = head + ((len(data) + 7) & ~7)
+        cur = self.collections[-1] if self.collections else None
+        if cur is None or cur[1] - cur[3] < need:
+            size = global_heap.collection_size(self.ctx, [len(data)])
+            size = max(size, global_heap.MIN_COLLECTION)
+            cur = [self.meta.alloc(size), size, [], head]
+            self.collections.append(cur)
+        cur[2].append(bytes(data))
+        cur[3] += need
+        return cur[0], len(cur[2])
+
+    def finish(self):
+        for addr, size, objects, _ in self.collections:
+            self.meta.put(addr, global_heap.encode(self.ctx, objects, size))
+
+
+class Resolver:
+    """Addresses of objects and places for variable-length data (placeholders in phase A)."""
+
+    def __init__(self, emitter, real):
+        self.em, self.real = emitter, real
+
+    def address(self, ref):
+        if not self.real:
+            return 0
+        return self.em.address_of_ref(ref)
+
+    def heap(self, data):
+        if not self.real:
+            return 0, 0
+        return self.em.gheaps.put(data)
+
+    def region(self, ref):
+        if not self.real:
+            return b""
+        from ..format import selection
+        addr = self.em.address_of_ref(ref)
+        return self.em.ctx.pack_address(addr) + selection.encode(ref.selection)
+
+
+class Plan:
+    """What one object header will hold."""
+
+    def __init__(self, node):
+        self.node = node
+        self.address = None
+        self.size = None
+        self.version = 1
+        self.old_style = False
+        self.dense_links = False
+        self.dense_attrs = False
+        self.side = {}
+
+
+class Emitter:
+    def __init__(self, writer, start):
+        self.writer = writer
+        self.ctx = writer.ctx
+        self.policy = writer.policy
+        self.meta = Metadata(start)
+        self.gheaps = GlobalHeaps(self.ctx, self.meta)
+        self.addresses = {}
+
+    def address_of_ref(self, ref):
+        node = getattr(ref, "_node", None)
+        if node is None:
+            return ref.address or 0
+        addr = self.addresses.get(id(node))
+        if addr is None:
+            raise ValueError("reference to an object that is no longer linked in the file")
+        return addr
+
+    # --- plan -------------------------------------------------------------------------------
+    def plan(self, node):
+        p = Plan(node)
+        pol = self.policy
+        p.version = pol.header_version
+        if node.track_order:
+            p.version = 2
+        if isinstance(node, model.GroupNode):
+            special = any(e.kind == model.EXTERNAL for e in node.links.values())
+            p.old_style = not (pol.new_style_groups or node.track_order or special)
+            if not p.old_style:
+                p.dense_links = len(node.links) > P.GROUP_MAX_COMPACT
+        if p.version == 2 and node.attrs:
+            big = any(self._attr_body(node, a, Resolver(self, False)).__len__() >=
+                      P.MAX_COMPACT_ATTRIBUTE for a in node.attrs.values())
+            p.dense_attrs = len(node.attrs) > P.ATTR_MAX_COMPACT or big
+        return p
+
+    # --- messages ---------------------------------------------------------------------------
+    def _dtype_body(self, dt):
+        return m_type.encode_dtype(dt, self.ctx, self.policy.latest_datatypes)
+
+    def _space_body(self, shape, maxshape=None):
+        if shape is None:
+            space = m_space.Dataspace(m_space.NULL, None, None, 2)
+        elif shape == ():
+            space = m_space.Dataspace(m_space.SCALAR, (), (), self.policy.dataspace_version)
+        else:
+            space = m_space.Dataspace(m_space.SIMPLE, tuple(shape),
+                                      tuple(maxshape) if maxshape is not None else tuple(shape),
+                                      self.policy.dataspace_version)
+        return m_space.encode(space, self.ctx)
+
+    def _attr_body(self, node, a, R):
+        if a.shape is None:
+            data = b""
+        else:
+            data = V.to_file(a.value, a.dtype, R, self.ctx.sizeof_offsets).tobytes()
+        return m_attribute.encode(a.name, self._dtype_body(a.dtype), self._space_body(a.shape),
+                                  data, self.policy.attribute_version)
+
+    def _attrs_sorted(self, node):
+        return sorted(node.attrs.values(), key=lambda a: a.order)
+
+    def messages(self, p, R):
+        node = p.node
+        msgs = []
+        if isinstance(node, model.GroupNode):
+            msgs += self._group_messages(p, R)
+        elif isinstance(node, model.DatasetNode):
+            msgs += self._dataset_messages(p, R)
+        else:
+            msgs.append((DATATYPE, 0x01, self._dtype_body(node.dtype)))
+        if node.track_times and p.version == 1:
+            msgs.append((MTIME, 0, m_simple.encode_mtime(node.times[1])))
+        if p.version == 2 and (node.attrs or p.dense_attrs):
+            info = m_ainfo.AttributeInfo(node.track_order, node.track_order,
+                                         node.attr_counter if node.track_order else None,
+                                         p.side.get("attr_heap"), p.side.get("attr_name"),
+                                         p.side.get("attr_order"))
+            msgs.append((ATTR_INFO, 0x04, m_ainfo.encode(info, self.ctx)))
+        if not p.dense_attrs:
+            for a in self._attrs_sorted(node):
+                body = self._attr_body(node, a, R)
+                if len(body) > 0xFFFF - 8:
+                    raise ValueError(f"attribute {a.name!r} is {len(body)} bytes: too large for "
+                                     "an object header message (use libver='latest' for dense "
+                                     "attribute storage)")
+                msgs.append((ATTRIBUTE, 0, body, a.order))
+        return msgs
+
+    def _group_messages(self, p, R):
+        node = p.node
+        if p.old_style:
+            stab = m_simple.SymbolTable(p.side.get("btree", 0), p.side.get("heap", 0))
+            return [(STAB, 0, m_simple.encode_symbol_table(stab, self.ctx))]
+        track = node.track_order
+        info = m_linfo.LinkInfo(track, track, node.link_counter if track else None,
+                                p.side.get("link_heap"), p.side.get("link_name"),
+                                p.side.get("link_order"))
+        msgs = [(LINK_INFO, 0, m_linfo.encode(info, self.ctx)),
+                (GROUP_INFO, 0x01, m_ginfo.encode(m_ginfo.GroupInfo()))]
+        if not p.dense_links:
+            for name, entry in node.links.items():
+                msgs.append((LINK, 0, self._link_body(name, entry, track, R)))
+        return msgs
+
+    def _link_body(self, name, entry, track, R):
+        order = entry.order if track else None
+        if entry.kind == model.HARD:
+            addr = self.addresses.get(id(entry.node), 0) if R.real else 0
+            link = m_link.Link(name, m_link.HARD, address=addr, creation_order=order)
+        elif entry.kind == model.SOFT:
+            link = m_link.Link(name, m_link.SOFT, target=entry.path, creation_order=order)
+        else:
+            link = m_link.Link(name, m_link.EXTERNAL, target=entry.path,
+                               filename=entry.filename, creation_order=order)
+        return m_link.encode(link, self.ctx)
+
+    def _dataset_messages(self, p, R):
+        node = p.node
+        pol = self.policy
+        msgs = [(DATASPACE, 0, self._space_body(node.shape, node.maxshape)),
+                (DATATYPE, 0x01, self._dtype_body(node.dtype))]
+        if node.layout == "compact":
+            alloc = m_fill.ALLOC_EARLY
+        elif node.layout == "chunked":
+            alloc = m_fill.ALLOC_EARLY if node.early else m_fill.ALLOC_INCREMENTAL
+        else:
+            alloc = m_fill.ALLOC_EARLY if node.early else m_fill.ALLOC_LATE
+        meta = node.dtype.metadata or {}
+        fill_time = m_fill.FILL_ON_ALLOC if "vlen" in meta else m_fill.FILL_IF_SET
+        fill = m_fill.FillValue(pol.fill_version, node.fill, alloc, fill_time, True)
+        msgs.append((FILL, 0x01, m_fill.encode(fill)))
+        if node.filters:
+            pipe = m_filters.FilterPipeline(pol.pipeline_version, node.filters)
+            msgs.append((FILTERS, 0x01, m_filters.encode(pipe)))
+        msgs.append((LAYOUT, 0, L.encode(self._layout(p, R), self.ctx)))
+        return msgs
+
+    def _layout(self, p, R):
+        node = p.node
+        side = p.side
+        if node.layout == "compact":
+            data = side.get("compact_data")
+            if data is None:
+                n = int(np.prod(node.shape)) if node.shape else 1
+                data = bytes(n * V.stored_dtype(node.dtype, self.ctx.sizeof_offsets).itemsize)
+            return L.Layout(3, L.COMPACT, compact_data=data)
+        if node.layout == "contiguous":
+            n = int(np.prod(node.shape)) if node.shape else (0 if node.shape is None else 1)
+            size = n * V.stored_dtype(node.dtype, self.ctx.sizeof_offsets).itemsize
+            return L.Layout(3, L.CONTIGUOUS, address=side.get("data_address"), size=size)
+        esize = V.stored_dtype(node.dtype, self.ctx.sizeof_offsets).itemsize
+        version = self.policy.chunk_layout_version
+        index, info = node.index
+        flags = 0
+        if index == L.SINGLE and node.filters:
+            flags = L.SINGLE_INDEX_WITH_FILTER
+            info = {"filtered_size": side.get("single_size", 0),
+                    "filter_mask": side.get("single_mask", 0)}
+        return L.Layout(version, L.CHUNKED, address=side.get("index_address"),
+                        chunk_shape=tuple(node.chunks), element_size=esize, flags=flags,
+                        index_type=index, index_info=info)
+
+    def encode_header(self, p, msgs):
+        node = p.node
+        if p.version == 1:
+            return object_header.encode_v1(msgs)
+        times = None
+        if node.track_times:
+            times = node.times
+        return object_header.encode_v2(msgs, track_order=node.track_order,
+                                       index_order=node.track_order, times=times)
+
+    # --- side structures (phase B) ----------------------------------------------------------
+    def side_structures(self, p, R):
+        node = p.node
+        if isinstance(node, model.DatasetNode):
+            self._dataset_side(p, R)
+            if isinstance(node, model.DatasetNode) and node.layout == "chunked":
+                self._chunk_index(p)
+        if isinstance(node, model.GroupNode):
+            if p.old_style:
+                self._symbol_table(p)
+            elif p.dense_links:
+                self._dense_links(p, R)
+        if p.dense_attrs:
+            self._dense_attrs(p, R)
+
+    def _dataset_side(self, p, R):
+        node = p.node
+        store = node.store
+        from .storage import MemoryStore, ContiguousStore
+        if isinstance(store, ContiguousStore):
+            p.side["data_address"] = store.address
+            return
+        if not isinstance(store, MemoryStore):
+            return
+        so = self.ctx.sizeof_offsets
+        raw = V.to_file(store.array, node.dtype, R, so)
+        if node.layout == "compact":
+            p.side["compact_data"] = raw.tobytes()
+        elif node.layout == "contiguous":
+            if raw.size:
+                data = raw.tobytes()
+                addr = self.meta.alloc(len(data))
+                self.meta.put(addr, data)
+                p.side["data_address"] = addr
+        else:
+            p.side["chunks"] = self._chunk_memory(node, raw)
+
+    def _chunk_memory(self, node, raw):
+        """Split (and filter) an in-memory dataset into chunks in the metadata area."""
+        from ..filters import encode_pipeline
+        records = {}
+        chunks = tuple(node.chunks)
+        grid = tuple(-(-s // c) for s, c in zip(node.shape, chunks))
+        fill = np.zeros((), raw.dtype)
+        for scaled in np.ndindex(*grid):
+            sl = tuple(slice(s * c, min((s + 1) * c, n)) for s, c, n in zip(scaled, chunks,
+                                                                            node.shape))
+            block = np.empty(chunks, raw.dtype)
+            block[...] = fill
+            block[tuple(slice(0, x.stop - x.start) for x in sl)] = raw[sl]
+            data = block.reshape(-1).view(np.uint8)
+            mask = 0
+            if node.filters:
+                data, mask = encode_pipeline(data, node.filters, raw.dtype.itemsize, data.size)
+            data = bytes(memoryview(data).cast("B")) if not isinstance(data, np.ndarray) \
+                else data.tobytes()
+            addr = self.meta.alloc(len(data))
+            self.meta.put(addr, data)
+            records[tuple(scaled)] = [addr, len(data), mask, len(data)]
+        return records
+
+    def _chunk_index(self, p):
+        from . import chunk_index
+        node = p.node
+        records = p.side.get("chunks")
+        if records is None:
+            records = node.store.records
+        chunk_index.emit(self, p, records)
+
+    def _symbol_table(self, p):
+        node, ctx = p.node, self.ctx
+        names = sorted(node.links, key=_name_key)
+        soft = [node.links[n].path.encode("utf-8", "surrogateescape") for n in names
+                if node.links[n].kind == model.SOFT]
+        data, offsets = local_heap.heap_data([_name_key(n) for n in names] + soft)
+        entries = []
+        for n in names:
+            e = node.links[n]
+            if e.kind == model.SOFT:
+                raw = superblock.encode_symbol_table_entry(
+                    ctx, offsets[_name_key(n)], None,
+                    soft_link_offset=offsets[e.path.encode("utf-8", "surrogateescape")])
+            else:
+                child = self.plans[id(e.node)]
+                addr = self.addresses[id(e.node)]
+                if child.old_style and "btree" in child.side:
+                    raw = superblock.encode_symbol_table_entry(
+                        ctx, offsets[_name_key(n)], addr, child.side["btree"], child.side["heap"])
+                else:
+                    raw = superblock.encode_symbol_table_entry(ctx, offsets[_name_key(n)], addr)
+            entries.append((offsets[_name_key(n)], raw))
+        heap_hdr = self.meta.alloc(local_heap.header_size(ctx))
+        heap_data_addr = self.meta.alloc(len(data))
+        self.meta.put(heap_hdr, local_heap.encode(ctx, len(data), heap_data_addr))
+        self.meta.put(heap_data_addr, data)
+        per = 2 * GROUP_LEAF_K
+        nodes = []
+        for i in range(0, max(len(entries), 1), per):
+            part = entries[i:i + per]
+            addr = self.meta.alloc(symbol_table.node_size(ctx, GROUP_LEAF_K))
+            self.meta.put(addr, symbol_table.encode_node(ctx, [r for _, r in part],
+                                                         GROUP_LEAF_K))
+            nodes.append((addr, part[-1][0] if part else 0))
+        if not entries:
+            nodes = []
+        from . import chunk_index
+        keys = [ctx.pack_length(0)] + [ctx.pack_length(k) for _, k in nodes]
+        btree = chunk_index.btree1(self, 0, [a for a, _ in nodes], keys, ctx.sizeof_lengths,
+                                   GROUP_INTERNAL_K)
+        p.side["btree"], p.side["heap"] = btree, heap_hdr
+
+    def _dense_links(self, p, R):
+        node = p.node
+        track = node.track_order
+        items = list(node.links.items())
+        bodies = [self._link_body(n, e, track, R) for n, e in items]
+        heap, blocks, ids = fractal_heap.encode_heap(self.ctx, bodies, self.meta.alloc,
+                                                     **P.LINK_HEAP)
+        for addr, data in blocks:
+            self.meta.put(addr, data)
+        recs = sorted(((checksum.lookup3(_name_key(n)), _name_key(n), hid)
+                       for (n, _), hid in zip(items, ids)))
+        name_recs = [btree2.encode_record(5, btree2.LinkName(h, hid), self.ctx)
+                     for h, _, hid in recs]
+        p.side["link_heap"] = heap
+        p.side["link_name"] = self._tree(5, name_recs, 11)
+        if track:
+            order_recs = [btree2.encode_record(6, btree2.LinkCreationOrder(e.order, hid),
+                                               self.ctx)
+                          for (_, e), hid in sorted(zip(items, ids), key=lambda x: x[0][1].order)]
+            p.side["link_order"] = self._tree(6, order_recs, 15)
+
+    def _dense_attrs(self, p, R):
+        node = p.node
+        attrs = self._attrs_sorted(node)
+        bodies = [self._attr_body(node, a, R) for a in attrs]
+        heap, blocks, ids = fractal_heap.encode_heap(self.ctx, bodies, self.meta.alloc,
+                                                     **P.ATTR_HEAP)
+        for addr, data in blocks:
+            self.meta.put(addr, data)
+        recs = sorted((checksum.lookup3(_name_key(a.name)), _name_key(a.name), a.order, hid)
+                      for a, hid in zip(attrs, ids))
+        name_recs = [btree2.encode_record(8, btree2.AttributeName(hid, 0, order, h), self.ctx)
+                     for h, _, order, hid in recs]
+        p.side["attr_heap"] = heap
+        p.side["attr_name"] = self._tree(8, name_recs, 17)
+        if node.track_order:
+            order_recs = [btree2.encode_record(9, btree2.AttributeCreationOrder(hid, 0, a.order),
+                                               self.ctx) for a, hid in zip(attrs, ids)]
+            p.side["attr_order"] = self._tree(9, order_recs, 13)
+
+    def _tree(self, btype, records, record_size, **kw):
+        addr, blocks = btree2.encode_tree(self.ctx, btype, records, record_size, self.meta.alloc,
+                                          **kw)
+        for a, data in blocks:
+            self.meta.put(a, data)
+        return addr
+
+    # --- the whole file ---------------------------------------------------------------------
+    def run(self, root):
+        nodes = model.walk(root)
+        plans = [self.plan(n) for n in nodes]
+        self.plans = {id(p.node): p for p in plans}
+        dummy = Resolver(self, False)
+        for p in plans:
+            msgs = self.messages(p, dummy)
+            p.size = len(self.encode_header(p, msgs))
+            p.address = self.meta.alloc(p.size)
+            self.addresses[id(p.node)] = p.address
+        real = Resolver(self, True)
+        # children before parents, so that symbol table entries can cache a child group's
+        # B-tree and heap addresses
+        for p in reversed(plans):
+            self.side_structures(p, real)
+        for p in plans:
+            header = self.encode_header(p, self.messages(p, real))
+            if len(header) != p.size:
+                raise AssertionError(f"object header of {len(header)} bytes, planned {p.size}")
+            self.meta.put(p.address, header)
+        self.gheaps.finish()
+        return self.plans[id(root)]

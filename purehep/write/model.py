@@ -1,0 +1,107 @@
+"""The in-memory object graph a file is written from.
+
+Nodes hold what the user asked for (links, attributes, dataset descriptions, data stores);
+nothing here knows about addresses or format versions. A node is written once per flush;
+hard links may share nodes (several names, cycles).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+HARD, SOFT, EXTERNAL = "hard", "soft", "external"
+
+
+@dataclass
+class LinkEntry:
+    kind: str
+    node: object = None          # hard
+    path: str = None             # soft target / external object path
+    filename: str = None         # external
+    order: int = 0               # creation order
+
+
+@dataclass
+class AttrEntry:
+    name: str
+    dtype: np.dtype
+    shape: tuple | None          # None: null dataspace (Empty)
+    value: np.ndarray | None     # user-form values (object arrays for vlen / references)
+    order: int = 0
+
+
+class Node:
+    kind = "object"
+
+    def __init__(self, track_order=False, track_times=False):
+        self.attrs = {}            # name -> AttrEntry, in creation order
+        self.attr_counter = 0
+        self.track_order = track_order
+        self.track_times = track_times
+        self.times = None
+
+    def set_attr(self, name, dtype, shape, value):
+        old = self.attrs.get(name)
+        order = old.order if old is not None else self.attr_counter
+        if old is None:
+            self.attr_counter += 1
+        self.attrs[name] = AttrEntry(name, dtype, shape, value, order)
+
+
+class GroupNode(Node):
+    kind = "group"
+
+    def __init__(self, track_order=False, track_times=False):
+        super().__init__(track_order, track_times)
+        self.links = {}            # name -> LinkEntry, in creation order
+        self.link_counter = 0
+
+    def add_link(self, name, entry):
+        entry.order = self.link_counter
+        self.link_counter += 1
+        self.links[name] = entry
+
+
+class DatatypeNode(Node):
+    kind = "datatype"
+
+    def __init__(self, dtype, track_order=False, track_times=False):
+        super().__init__(track_order, track_times)
+        self.dtype = dtype
+
+
+class DatasetNode(Node):
+    kind = "dataset"
+
+    def __init__(self, shape, maxshape, dtype, layout, chunks=None, filters=(), fill=None,
+                 early=False, track_order=False, track_times=False, stored_dtype=None):
+        super().__init__(track_order, track_times)
+        self.shape = shape                # None: null dataspace
+        self.maxshape = maxshape
+        self.dtype = dtype                # the user-facing dtype (h5py metadata conventions)
+        self.layout = layout              # "contiguous" | "compact" | "chunked"
+        self.chunks = chunks
+        self.filters = tuple(filters)     # FilterInfo
+        self.fill = fill                  # fill value as file bytes, or None (default zeros)
+        self.early = early
+        self.store = None                 # a store from purehep.write.storage
+        self.stored_dtype = stored_dtype
+
+    @property
+    def filtered(self):
+        return bool(self.filters)
+
+
+def walk(root):
+    """Every node reachable from ``root`` through hard links, each once, depth first in link
+    creation order (the root first)."""
+    out, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append(node)
+        if isinstance(node, GroupNode):
+            children = [e.node for e in node.links.values() if e.kind == HARD]
+            stack.extend(reversed(children))
+    return out

@@ -1,0 +1,327 @@
+"""Where a dataset's values live while a file is being written.
+
+* ``MemoryStore``: the values in memory (user form) — compact datasets and datatypes that
+  need the global heap or object addresses (vlen, references), converted when emitted.
+* ``ContiguousStore``: one block of the raw-data area, allocated on first write (libhdf5's
+  late allocation) and written in place.
+* ``ChunkStore``: chunks of the raw-data area. Chunks a write covers completely are filtered on
+  a thread pool and written at once, in chunk order; partly written chunks stay in memory until
+  the next flush. ``records`` maps chunk grid positions to (address, stored size, filter mask).
+"""
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..hl import selections as _sel
+
+_POOL = {}
+DIRTY_LIMIT = 256 << 20
+
+
+def pool():
+    p = _POOL.get("pool")
+    if p is None:
+        p = _POOL["pool"] = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+    return p
+
+
+def broadcast_values(values, shape, dtype):
+    arr = np.asarray(values, dtype=dtype) if not (isinstance(values, np.ndarray) and
+                                                  values.dtype == dtype) else values
+    return np.broadcast_to(arr, shape) if arr.shape != tuple(shape) else arr
+
+
+def _bare(dt):
+    if dt.metadata is None:
+        return dt
+    if dt.names is not None:
+        return np.dtype({"names": list(dt.names),
+                         "formats": [_bare(dt.fields[n][0]) for n in dt.names],
+                         "offsets": [dt.fields[n][1] for n in dt.names],
+                         "itemsize": dt.itemsize})
+    return np.dtype(dt.str) if dt.kind != "V" or dt.subdtype is None else dt
+
+
+class MemoryStore:
+    """Values kept in memory (``array`` of the dataset's dtype)."""
+
+    def __init__(self, shape, dtype, fill):
+        self.dtype = dtype
+        self.array = np.empty(shape or (), dtype)
+        self.array[...] = fill if fill is not None else _zero(dtype)
+
+    def write(self, args, values):
+        self.array[args] = values
+
+    def resize(self, shape, fill):
+        new = np.empty(shape, self.dtype)
+        new[...] = fill if fill is not None else _zero(self.dtype)
+        common = tuple(slice(0, min(a, b)) for a, b in zip(shape, self.array.shape))
+        new[common] = self.array[common]
+        self.array = new
+
+
+def _zero(dtype):
+    meta = dtype.metadata or {}
+    if "vlen" in meta:
+        return b"" if meta["vlen"] in (str, bytes) else np.zeros(0, meta["vlen"])
+    return np.zeros((), dtype)[()]
+
+
+class ContiguousStore:
+    """A block of the raw-data area (address None until something is written)."""
+
+    def __init__(self, writer, shape, dtype, fill_bytes):
+        self.writer = writer
+        self.shape = tuple(shape)
+        self.dtype = _bare(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self.fill_bytes = fill_bytes
+        self.address = None
+
+    def _allocate(self, initialize=True):
+        self.address = self.writer.alloc_raw(self.nbytes)
+        if initialize and self.fill_bytes is not None and any(self.fill_bytes):
+            fill = np.frombuffer(self.fill_bytes, np.uint8)
+            block = np.tile(fill, min(self.nbytes // len(fill), 1 << 20) or 1)
+            pos = 0
+            while pos < self.nbytes:
+                part = block[:self.nbytes - pos]
+                self.writer.sink.write(self.writer.absolute(self.address) + pos, part)
+                pos += part.size
+        elif initialize:
+            self.writer.sink.truncate(max(self.writer.sink.size,
+                                          self.writer.absolute(self.address) + self.nbytes))
+
+    def write(self, args, values):
+        if self.nbytes == 0:
+            return
+        whole = args == () or args is Ellipsis or args == (Ellipsis,)
+        if whole:
+            arr = broadcast_values(values, self.shape, self.dtype)
+            if self.address is None:
+                self._allocate(initialize=False)
+            self.writer.sink.write(self.writer.absolute(self.address),
+                                   np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
+            return
+        if self.address is None:
+            self._allocate()
+        mm = np.memmap(self.writer.sink.temp_path, dtype=self.dtype, mode="r+",
+                       offset=self.writer.absolute(self.address), shape=self.shape)
+        try:
+            mm[args] = values
+            mm.flush()
+        finally:
+            del mm
+
+
+class ChunkStore:
+    """Chunks in the raw-data area plus partly written chunks in memory."""
+
+    def __init__(self, writer, node):
+        self.writer = writer
+        self.node = node
+        self.dtype = _bare(node.dtype)
+        self.chunks = tuple(node.chunks)
+        self.itemsize = self.dtype.itemsize
+        self.chunk_nbytes = int(np.prod(self.chunks)) * self.itemsize
+        self.records = {}          # scaled -> [address, stored size, mask, capacity]
+        self.dirty = {}            # scaled -> chunk array
+        self.dirty_bytes = 0
+        self.fill = np.zeros((), self.dtype)
+        if node.fill is not None:
+            self.fill = np.frombuffer(node.fill, self.dtype).reshape(())
+        self.implicit_base = None
+
+    @property
+    def shape(self):
+        return self.node.shape
+
+    def grid(self, shape=None):
+        shape = self.shape if shape is None else shape
+        return tuple(-(-s // c) for s, c in zip(shape, self.chunks))
+
+    def allocate_all(self):
+        """Early allocation (implicit index): every chunk of the maximum grid, back to back,
+        written with the fill value."""
+        grid = self.grid(self.node.maxshape)
+        n = int(np.prod(grid))
+        self.implicit_base = self.writer.alloc_raw(n * self.chunk_nbytes)
+        chunk = self._new_chunk()
+        raw = chunk.reshape(-1).view(np.uint8)
+        for i in range(n):
+            addr = self.implicit_base + i * self.chunk_nbytes
+            self.writer.sink.write(self.writer.absolute(addr), raw)
+            scaled = tuple(int(x) for x in np.unravel_index(i, grid))
+            self.records[scaled] = [addr, self.chunk_nbytes, 0, self.chunk_nbytes]
+
+    def _new_chunk(self):
+        c = np.empty(self.chunks, self.dtype)
+        c[...] = self.fill
+        return c
+
+    def _load(self, scaled):
+        """The chunk at ``scaled`` as a writable array (from memory, the file, or new)."""
+        c = self.dirty.get(scaled)
+        if c is not None:
+            return c
+        rec = self.records.get(scaled)
+        if rec is None:
+            c = self._new_chunk()
+        else:
+            raw = self.writer.sink.read(self.writer.absolute(rec[0]), rec[1])
+            if self.node.filters:
+                from ..filters import decode_pipeline
+                raw = decode_pipeline(raw, self.node.filters, rec[2], self.itemsize,
+                                      self.chunk_nbytes)
+            c = np.frombuffer(bytes(raw), self.dtype).reshape(self.chunks).copy()
+        self.dirty[scaled] = c
+        self.dirty_bytes += self.chunk_nbytes
+        return c
+
+    # --- writing ---------------------------------------------------------------------------
+    def write(self, args, values):
+        shape = self.shape
+        if int(np.prod(shape)) == 0:
+            return
+        args = args if isinstance(args, tuple) else (args,)
+        if len(args) == 1 and isinstance(args[0], np.ndarray) and args[0].dtype == bool \
+                and args[0].shape == tuple(shape):
+            box = tuple((0, n) for n in shape)
+            block = self._read_box(box)
+            block[args[0]] = values
+            self._write_box(box, block)
+            return
+        sel = _sel.select(shape, args)
+        if sel.nselected == 0:
+            return
+        vals = broadcast_values(values, sel.mshape, self.dtype).reshape(sel.read_shape)
+        lo = [d.start if isinstance(d, slice) else int(d[0]) for d in sel.dims]
+        hi = [d.stop if isinstance(d, slice) else int(d[-1]) + 1 for d in sel.dims]
+        box = tuple(zip(lo, hi))
+        if all(isinstance(d, slice) and d.step == 1 for d in sel.dims):
+            self._write_box(box, vals)
+        else:
+            block = self._read_box(box)
+            axes = [np.arange(d.start - l, d.stop - l, d.step) if isinstance(d, slice)
+                    else d - l for d, l in zip(sel.dims, lo)]
+            block[np.ix_(*axes)] = vals
+            self._write_box(box, block)
+        if self.dirty_bytes > DIRTY_LIMIT:
+            self.flush_dirty()
+
+    def _chunk_range(self, box):
+        return [range(a // c, -(-b // c)) for (a, b), c in zip(box, self.chunks)]
+
+    def _read_box(self, box):
+        out = np.empty(tuple(b - a for a, b in box), self.dtype)
+        for scaled in np.ndindex(*[len(r) for r in self._chunk_range(box)]):
+            scaled = tuple(r[i] for r, i in zip(self._chunk_range(box), scaled))
+            cs, os_ = self._overlap(scaled, box)
+            c = self.dirty.get(scaled)
+            if c is None:
+                c = self._load(scaled)
+            out[os_] = c[cs]
+        return out
+
+    def _overlap(self, scaled, box):
+        """(slices in the chunk, slices in the box) where chunk ``scaled`` meets ``box``."""
+        cs, bs = [], []
+        for s, c, (a, b) in zip(scaled, self.chunks, box):
+            c0 = s * c
+            lo, hi = max(a, c0), min(b, c0 + c)
+            cs.append(slice(lo - c0, hi - c0))
+            bs.append(slice(lo - a, hi - a))
+        return tuple(cs), tuple(bs)
+
+    def _write_box(self, box, vals):
+        ranges = self._chunk_range(box)
+        ready = []
+        shape = self.shape
+        for idx in np.ndindex(*[len(r) for r in ranges]):
+            scaled = tuple(r[i] for r, i in zip(ranges, idx))
+            cs, bs = self._overlap(scaled, box)
+            full = all(sl.start == 0 and (sl.stop == c or s * c + sl.stop >= dim)
+                       for sl, c, s, dim in zip(cs, self.chunks, scaled, shape))
+            if full and scaled not in self.dirty:
+                c = self._new_chunk()
+                c[cs] = vals[bs]
+                ready.append((scaled, c))
+            else:
+                c = self._load(scaled)
+                c[cs] = vals[bs]
+        if ready:
+            self._store(ready)
+
+    def flush_dirty(self):
+        """Filter and write every chunk still in memory, in chunk order."""
+        items = sorted(self.dirty.items())
+        self.dirty = {}
+        self.dirty_bytes = 0
+        if items:
+            self._store(items)
+
+    def _store(self, items):
+        """Filter ``items`` [(scaled, array)] on the thread pool and write them in order."""
+        filters = self.node.filters
+        itemsize, nbytes = self.itemsize, self.chunk_nbytes
+        for scaled, _ in items:
+            if scaled in self.dirty:
+                del self.dirty[scaled]
+                self.dirty_bytes -= nbytes
+
+        def encode(item):
+            raw = np.ascontiguousarray(item[1]).reshape(-1).view(np.uint8)
+            if not filters:
+                return raw, 0
+            from ..filters import encode_pipeline
+            out, mask = encode_pipeline(raw, filters, itemsize, nbytes)
+            return out, mask
+
+        if filters and len(items) > 1:
+            batch = 4 * (os.cpu_count() or 1)
+            results = []
+            for start in range(0, len(items), batch):
+                part = items[start:start + batch]
+                for (scaled, _), (data, mask) in zip(part, pool().map(encode, part)):
+                    self._place(scaled, data, mask)
+            return results
+        for item in items:
+            data, mask = encode(item)
+            self._place(item[0], data, mask)
+
+    def _place(self, scaled, data, mask):
+        view = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \
+            data.reshape(-1).view(np.uint8)
+        n = len(view)
+        rec = self.records.get(scaled)
+        if rec is not None and n <= rec[3]:
+            rec[1], rec[2] = n, mask
+            addr = rec[0]
+        else:
+            addr = self.writer.alloc_raw(n)
+            self.records[scaled] = [addr, n, mask, n]
+        self.writer.sink.write(self.writer.absolute(addr), view)
+
+    def resize(self, old_shape, new_shape):
+        """Drop chunks outside the new extent; reset the cut-off parts of edge chunks to the
+        fill value (so that growing again shows fill values, as libhdf5 does)."""
+        grid = self.grid(new_shape)
+        for scaled in list(self.records) + list(self.dirty):
+            if any(s >= g for s, g in zip(scaled, grid)):
+                self.records.pop(scaled, None)
+                if self.dirty.pop(scaled, None) is not None:
+                    self.dirty_bytes -= self.chunk_nbytes
+        shrunk = [n < o for n, o in zip(new_shape, old_shape)]
+        if any(shrunk):
+            for scaled in list(self.records) + list(self.dirty):
+                cut = []
+                for s, c, n in zip(scaled, self.chunks, new_shape):
+                    cut.append(max(0, min(c, n - s * c)))
+                if all(x == c for x, c in zip(cut, self.chunks)):
+                    continue
+                c = self._load(scaled)
+                keep = np.zeros(self.chunks, bool)
+                keep[tuple(slice(0, x) for x in cut)] = True
+                c[~keep] = self.fill

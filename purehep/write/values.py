@@ -1,0 +1,163 @@
+"""numpy values to the bytes a file stores (the inverse of ``purehep.convert``).
+
+``stored_dtype(dt)`` is the numpy form of the stored element: variable-length elements become
+(length u32, collection address, object index u32), object references 8-byte addresses, region
+references (collection address, index) of a global heap object holding the target address and
+the selection; bools their int8 enum value. A compound whose members change size in storage
+(vlen, region references) is stored packed, members in order, as h5py stores it.
+
+``to_file(values, dt, resolver)`` converts; ``resolver`` places variable-length data
+(``resolver.heap(bytes) -> (collection address, index)``) and resolves references
+(``resolver.address(ref) -> int``, ``resolver.region(ref) -> bytes`` of the heap object).
+"""
+import numpy as np
+
+SIZEOF_OFFSETS = 8
+
+
+def _meta(dt):
+    return dt.metadata or {}
+
+
+def vlen_stored(so=SIZEOF_OFFSETS):
+    return np.dtype({"names": ["length", "collection", "index"],
+                     "formats": ["<u4", f"<u{so}", "<u4"], "offsets": [0, 4, 4 + so],
+                     "itemsize": 8 + so})
+
+
+def region_stored(so=SIZEOF_OFFSETS):
+    return np.dtype({"names": ["collection", "index"], "formats": [f"<u{so}", "<u4"],
+                     "offsets": [0, so], "itemsize": so + 4})
+
+
+def stored_dtype(dt, so=SIZEOF_OFFSETS):
+    """The numpy dtype of stored elements of ``dt``."""
+    dt = np.dtype(dt)
+    meta = _meta(dt)
+    if "vlen" in meta:
+        return vlen_stored(so)
+    if "ref" in meta:
+        from ..reference import RegionReference
+        if isinstance(meta["ref"], type) and issubclass(meta["ref"], RegionReference):
+            return region_stored(so)
+        return np.dtype("<u8")
+    if "enum" in meta:
+        return np.dtype(dt.str)
+    if dt.kind == "b":
+        return np.dtype("i1")
+    if dt.names is not None:
+        fields = [(n, dt.fields[n][0], dt.fields[n][1]) for n in dt.names]
+        stored = [(n, stored_dtype(f, so)) for n, f, _ in fields]
+        if all(s.itemsize == f.itemsize for (_, s), (_, f, _) in zip(stored, fields)):
+            return np.dtype({"names": [n for n, _ in stored], "formats": [s for _, s in stored],
+                             "offsets": [o for _, _, o in fields], "itemsize": dt.itemsize})
+        offsets, pos = [], 0
+        for _, s in stored:
+            offsets.append(pos)
+            pos += s.itemsize
+        return np.dtype({"names": [n for n, _ in stored], "formats": [s for _, s in stored],
+                         "offsets": offsets, "itemsize": pos})
+    if dt.subdtype is not None:
+        base, dims = dt.subdtype
+        return np.dtype((stored_dtype(base, so), dims))
+    return np.dtype(dt.str) if dt.kind != "V" else dt
+
+
+def needs_conversion(dt):
+    """True when values of ``dt`` are not stored as their own bytes."""
+    dt = np.dtype(dt)
+    meta = _meta(dt)
+    if "vlen" in meta or "ref" in meta:
+        return True
+    if dt.names is not None:
+        return any(needs_conversion(dt.fields[n][0]) for n in dt.names) or \
+            stored_dtype(dt) != dt
+    if dt.subdtype is not None:
+        return needs_conversion(dt.subdtype[0])
+    return dt.kind == "b"
+
+
+def needs_heap(dt):
+    """True when storing ``dt`` needs the global heap or object addresses."""
+    dt = np.dtype(dt)
+    meta = _meta(dt)
+    if "vlen" in meta or "ref" in meta:
+        return True
+    if dt.names is not None:
+        return any(needs_heap(dt.fields[n][0]) for n in dt.names)
+    if dt.subdtype is not None:
+        return needs_heap(dt.subdtype[0])
+    return False
+
+
+def _as_bytes(item, what):
+    if isinstance(item, (bytes, np.bytes_)):
+        return bytes(item)
+    if isinstance(item, (str, np.str_)):
+        return str(item).encode("utf-8", "surrogateescape")
+    if item is None:
+        return b""
+    raise TypeError(f"Can't convert element of type {type(item).__name__} to {what}")
+
+
+def to_file(values, dt, resolver, so=SIZEOF_OFFSETS):
+    """``values`` (array-like of ``dt``) as an array of ``stored_dtype(dt)``."""
+    dt = np.dtype(dt)
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=dt)
+    if not needs_conversion(dt):
+        return np.ascontiguousarray(arr, dtype=dt)
+    return _convert(arr, dt, resolver, so)
+
+
+def _convert(arr, dt, resolver, so):
+    meta = _meta(dt)
+    sdt = stored_dtype(dt, so)
+    if "vlen" in meta:
+        out = np.zeros(arr.shape, sdt)
+        base = meta["vlen"]
+        flat, oflat = arr.reshape(-1), out.reshape(-1)
+        for i in range(flat.size):
+            item = flat[i]
+            if base in (str, bytes):
+                data = _as_bytes(item, "a variable-length string")
+                n = len(data)
+            else:
+                bdt = np.dtype(base)
+                seq = np.asarray(item if item is not None else [], dtype=bdt).reshape(-1)
+                data = to_file(seq, bdt, resolver, so).tobytes()
+                n = seq.size
+            coll, index = resolver.heap(data)
+            oflat[i] = (n, coll, index)
+        return out
+    if "ref" in meta:
+        out = np.zeros(arr.shape, sdt)
+        flat, oflat = arr.reshape(-1), out.reshape(-1)
+        region = sdt.names is not None
+        for i in range(flat.size):
+            ref = flat[i]
+            if region:
+                oflat[i] = resolver.heap(resolver.region(ref)) if ref else (0, 0)
+            else:
+                oflat[i] = resolver.address(ref) if ref else 0
+        return out
+    if dt.kind == "b" and "enum" not in meta:
+        return np.ascontiguousarray(arr, dtype=np.bool_).astype(np.int8)
+    if dt.names is not None:
+        out = np.zeros(arr.shape, sdt)
+        src = arr if arr.dtype.names is not None else np.asarray(arr, dtype=dt)
+        for name in dt.names:
+            fdt = dt.fields[name][0]
+            out[name] = _convert_member(src[name], fdt, resolver, so)
+        return out
+    if dt.subdtype is not None:
+        base, dims = dt.subdtype
+        return _convert(np.asarray(arr, base), base, resolver, so)
+    return np.ascontiguousarray(arr, dtype=sdt)
+
+
+def _convert_member(arr, dt, resolver, so):
+    if dt.subdtype is not None:
+        base, dims = dt.subdtype
+        return _convert(np.asarray(arr, base), base, resolver, so) if needs_conversion(base) \
+            else np.asarray(arr, base)
+    return _convert(arr, dt, resolver, so) if needs_conversion(dt) else np.asarray(arr, dt)
