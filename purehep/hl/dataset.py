@@ -5,15 +5,18 @@ from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
 from . import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
+from .writing import DatasetWriter
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
 _COMPRESSION = {1: "gzip", 32000: "lzf", 4: "szip"}
 
 
-class Dataset(HLObject):
+class Dataset(HLObject, DatasetWriter):
     """A dataset. Nothing beyond its object header is read until data is asked for."""
 
     def _msg(self, mtype, required=True):
+        if self._node is not None:
+            self._sync()
         key = ("dsmsg", mtype)
         cache = self.__dict__.setdefault("_msgs", {})
         if key not in cache:
@@ -39,10 +42,14 @@ class Dataset(HLObject):
 
     @property
     def shape(self):
+        if self._node is not None:
+            return self._node.shape
         return self._space.shape
 
     @property
     def maxshape(self):
+        if self._node is not None:
+            return self._node.maxshape
         return self._space.maxshape
 
     @property
@@ -51,6 +58,8 @@ class Dataset(HLObject):
 
     @property
     def ndim(self):
+        if self._node is not None:
+            return len(self._node.shape) if self._node.shape is not None else 0
         return self._space.rank
 
     @property
@@ -119,6 +128,8 @@ class Dataset(HLObject):
     @property
     def _fill_array(self):
         """The fill value as a 0-d array of the file dtype (zeros when none is defined)."""
+        if self._node is not None:
+            self._sync()
         if "_fill" not in self.__dict__:
             from .storage import element_dtype
             fill = self._msg(FILL, required=False) or self._msg(FILL_OLD, required=False)
@@ -139,6 +150,8 @@ class Dataset(HLObject):
 
     @property
     def _storage(self):
+        if self._node is not None:
+            self._sync()
         if "_store" not in self.__dict__:
             from .storage import open_storage
             self.__dict__["_store"] = open_storage(
