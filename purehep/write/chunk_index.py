@@ -76,7 +76,10 @@ def emit(em, p, records):
     filtered = bool(node.filters)
     items = sorted(records.items())
     if index == L.IMPLICIT:
-        p.side["index_address"] = node.store.implicit_base if items else None
+        base = getattr(node.store, "implicit_base", None)
+        if base is None and items:
+            base = min(rec[0] for _, rec in items)
+        p.side["index_address"] = base if items else None
         return
     if index == L.SINGLE:
         if items:

@@ -49,17 +49,26 @@ class MemoryStore:
     def __init__(self, shape, dtype, fill):
         self.dtype = dtype
         self.array = np.empty(shape or (), dtype)
-        self.array[...] = fill if fill is not None else _zero(dtype)
+        _fill(self.array, fill if fill is not None else _zero(dtype))
 
     def write(self, args, values):
         self.array[args] = values
 
     def resize(self, shape, fill):
         new = np.empty(shape, self.dtype)
-        new[...] = fill if fill is not None else _zero(self.dtype)
+        _fill(new, fill if fill is not None else _zero(self.dtype))
         common = tuple(slice(0, min(a, b)) for a, b in zip(shape, self.array.shape))
         new[common] = self.array[common]
         self.array = new
+
+
+def _fill(arr, value):
+    if arr.dtype == object:
+        flat = arr.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = value
+    else:
+        arr[...] = value
 
 
 def _zero(dtype):
@@ -279,6 +288,10 @@ class ChunkStore:
             out, mask = encode_pipeline(raw, filters, itemsize, nbytes)
             return out, mask
 
+        if filters:       # load the registry here, not racing in the pool's threads
+            from ..filters import get_filter
+            for f in filters:
+                get_filter(f.id, f.name or None)
         if filters and len(items) > 1:
             batch = 4 * (os.cpu_count() or 1)
             results = []

