@@ -108,6 +108,17 @@ def _softfloat(ctx, dt, arr, depth):
     return val.astype(dt.dtype)
 
 
+def _x87(ctx, dt, arr, depth):
+    """80-bit x87 extended values stored in ``dt.size`` bytes, widened to the native long
+    double (the 10 significant bytes are copied; the rest is padding)."""
+    raw = _bytes(arr, dt.size)
+    if dt.order == ">":
+        raw = raw[:, ::-1]
+    out = np.zeros(raw.shape[:-1] + (np.dtype(np.longdouble).itemsize,), np.uint8)
+    out[..., :10] = raw[..., :10]
+    return out.view(np.longdouble).reshape(arr.shape)
+
+
 def _string(ctx, dt, arr, depth):
     b = _bytes(arr, dt.size).copy()
     if dt.padding == 0:         # null-terminated: nothing after the first NUL
@@ -281,7 +292,7 @@ def _ref_revised(ctx, dt, arr, depth):
 
 
 _CONVERTERS = {
-    "int": _int, "bigint": _bigint, "softfloat": _softfloat, "string": _string,
+    "int": _int, "bigint": _bigint, "softfloat": _softfloat, "x87": _x87, "string": _string,
     "enum": _enum, "bool": _bool, "compound": _compound, "complex_compat": _complex_compat,
     "complex": _complex, "array": _array, "vlen_str": _vlen_str, "vlen_seq": _vlen_seq,
     "ref_obj": _ref_obj, "ref_region": _ref_region, "ref_revised": _ref_revised,

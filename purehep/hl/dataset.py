@@ -1,4 +1,6 @@
 """Datasets: lazy access to a dataset's messages and its data, with h5py's Dataset interface."""
+from collections import namedtuple
+
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
@@ -9,6 +11,7 @@ from .writing import DatasetWriter
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
 _COMPRESSION = {1: "gzip", 32000: "lzf", 4: "szip"}
+VDSmap = namedtuple("VDSmap", ("vspace", "file_name", "dset_name", "src_space"))
 
 
 class Dataset(HLObject, DatasetWriter):
@@ -44,6 +47,8 @@ class Dataset(HLObject, DatasetWriter):
     def shape(self):
         if self._node is not None:
             return self._node.shape
+        if self.is_virtual:  # an unlimited virtual dataset's extent follows its sources
+            return self._storage.shape
         return self._space.shape
 
     @property
@@ -152,12 +157,23 @@ class Dataset(HLObject, DatasetWriter):
     def _storage(self):
         if self._node is not None:
             self._sync()
+        if "_store" not in self.__dict__ and self.is_virtual:
+            from .virtual import VirtualStorage
+            self.__dict__["_store"] = VirtualStorage(self)
         if "_store" not in self.__dict__:
             from .storage import open_storage
             self.__dict__["_store"] = open_storage(
                 self._ctx, self._layout, self._space, self._type, self._filters,
                 self._fill_array, self._msg(EXTERNAL_FILES, required=False), self._file._threads)
         return self.__dict__["_store"]
+
+    def virtual_sources(self):
+        """The mappings of a virtual dataset, as h5py's ``virtual_sources()``: (virtual
+        selection, source file name, source dataset name, source selection) tuples."""
+        if not self.is_virtual:
+            raise RuntimeError("Not a virtual dataset")
+        return [VDSmap(m.virtual_selection, m.source_file, m.source_dataset, m.source_selection)
+                for m in self._storage.mappings]
 
     def id_storage_size(self):
         """Bytes of file space the raw data occupies (h5py: ``ds.id.get_storage_size()``)."""
@@ -225,7 +241,10 @@ class Dataset(HLObject, DatasetWriter):
     def _convert(self, raw, names):
         from ..convert import from_file
         from .storage import as_elements
-        out = from_file(self._ctx, self._type, as_elements(raw, self._type.file_dtype))
+        if getattr(self._storage, "converted", False):
+            out = raw
+        else:
+            out = from_file(self._ctx, self._type, as_elements(raw, self._type.file_dtype))
         if names:
             out = _fields(out, names)
         return out

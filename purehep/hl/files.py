@@ -132,12 +132,13 @@ class File(Group):
                     stack.append((path, iter(native_links(self._ctx, header)[0])))
         return None
 
-    def _external_file(self, filename):
+    def _external_file(self, filename, candidates=None):
         """Open (once) the target file of an external link, relative to this file's folder
-        first, then the working directory, as libhdf5 does."""
+        first, then the working directory, as libhdf5 does (or at ``candidates``)."""
         here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
-        candidates = [filename] if os.path.isabs(filename) else [
-            os.path.join(here, filename), os.path.join(os.getcwd(), filename)]
+        if candidates is None:
+            candidates = [filename] if os.path.isabs(filename) else [
+                os.path.join(here, filename), os.path.join(os.getcwd(), filename)]
         for path in candidates:
             key = os.path.realpath(path)
             if key in self._externals:

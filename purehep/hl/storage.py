@@ -179,6 +179,4 @@ def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, thre
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads,
                                              maxshape=maxshape))
-    if layout.layout_class == L.VIRTUAL:
-        raise UnsupportedFeatureError("virtual datasets (layout class 3) are not readable yet")
     raise UnsupportedFeatureError(f"layout class {layout.layout_class}")

@@ -188,6 +188,12 @@ def _float(cur, version, cls, flags, size, depth, start):
         if ld.nmant == 63 and np.dtype(np.longdouble).itemsize == size:
             dt = np.dtype(np.longdouble).newbyteorder(order)
             return _mk(cls, version, size, flags, dt, dt, False, start, kind="float", **props)
+        if ld.nmant == 63 and 10 <= size < np.dtype(np.longdouble).itemsize:
+            # an 80-bit x87 value in fewer bytes than this platform's long double (the 12 of
+            # 32-bit x86): h5py presents it as the native long double
+            dt = np.dtype(np.longdouble)
+            return _mk(cls, version, size, flags, dt, np.dtype(f"V{size}"), True, start,
+                       kind="x87", **props)
     if size > 8 or mant_size > 63:
         raise UnsupportedFeatureError(
             f"floating-point layout {layout} of {size} bytes at offset {start} has no numpy "

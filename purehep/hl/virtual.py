@@ -1,0 +1,237 @@
+"""Virtual datasets (spec IV.A.2.i layout class 3 and III.F): values gathered from source
+datasets, with the fill value where a source is missing or does not reach.
+
+Each mapping pairs a source selection with a virtual selection element by element, in the
+row-major order libhdf5 iterates them. Unlimited mappings take their extent from the source
+datasets as they are now; source names with printf-style ``%b`` patterns name one source per
+block of an unlimited virtual selection.
+"""
+import os
+import re
+
+import numpy as np
+
+from ..errors import FormatError, PurehepError
+from ..format import selection as S
+from ..format.global_heap import get_object
+from ..format.vds_block import decode as decode_block
+
+MAX_BLOCKS = 1 << 20
+
+
+def _positions(start, stride, count, block, limit):
+    """Positions along one dimension of a regular hyperslab, clipped below ``limit``."""
+    if block == S.UNLIMITED:
+        block = max(limit - start, 0)
+    if count == S.UNLIMITED:
+        count = 0 if stride <= 0 else max(-(-(limit - start) // stride), 0)
+    if count > MAX_BLOCKS and block:
+        count = min(count, -(-(limit - start) // max(stride, 1)))
+    idx = (start + stride * np.arange(count, dtype=np.int64)[:, None]
+           + np.arange(block, dtype=np.int64)[None, :]).ravel()
+    return idx[idx < limit]
+
+
+def _coords(sel, shape):
+    """(n, rank) coordinates of ``sel`` inside ``shape``, row-major, unlimited parts clipped."""
+    shape = tuple(int(n) for n in shape)
+    if sel.kind == S.ALL:
+        axes = [np.arange(n, dtype=np.int64) for n in shape]
+    elif sel.regular:
+        axes = [_positions(int(sel.start[d]), int(sel.stride[d]), int(sel.count[d]),
+                           int(sel.block[d]), shape[d]) for d in range(len(shape))]
+    else:
+        return sel.coords(shape)
+    if not axes:
+        return np.zeros((1, 0), np.int64)
+    grids = np.meshgrid(*axes, indexing="ij")
+    return np.stack([g.ravel() for g in grids], axis=1)
+
+
+def _unlimited_dim(sel):
+    if not sel.regular:
+        return None
+    for d in range(len(sel.start)):
+        if sel.count[d] == S.UNLIMITED or sel.block[d] == S.UNLIMITED:
+            return d
+    return None
+
+
+_PRINTF = re.compile(r"%(%|b)")
+
+
+def _has_pattern(name):
+    return any(m.group(1) == "b" for m in _PRINTF.finditer(name))
+
+
+def _substitute(name, i):
+    return _PRINTF.sub(lambda m: "%" if m.group(1) == "%" else str(i), name)
+
+
+class VirtualStorage:
+    """The values of a virtual dataset, read from its sources on demand."""
+
+    converted = True  # read() returns values already in the dataset's dtype
+
+    def __init__(self, dataset):
+        self.ds = dataset
+        ctx = dataset._ctx
+        layout = dataset._layout
+        if layout.address is None:
+            self.mappings = []
+        else:
+            data = get_object(ctx, layout.address, layout.virtual_index)
+            self.mappings = decode_block(ctx, data, ctx.absolute(layout.address))
+        self.shape = tuple(dataset._space.shape)
+        self.dtype = dataset.dtype
+        self.storage_size = 0
+        self.shape = self._current_extent()
+
+    def _current_extent(self):
+        """The dataset's shape as libhdf5 computes it on open: along an unlimited virtual
+        dimension, as far as the sources now reach ("last available" view)."""
+        shape = list(self.shape)
+        reach = {}
+        for m in self.mappings:
+            vdim = _unlimited_dim(m.virtual_selection)
+            if vdim is None:
+                continue
+            end = 0
+            for vcoords, _, _ in self._pairs(m, clip=False):
+                if len(vcoords):
+                    end = max(end, int(vcoords[:, vdim].max()) + 1)
+            reach[vdim] = max(reach.get(vdim, 0), end)
+        for d, end in reach.items():
+            shape[d] = end
+        return tuple(shape)
+
+    def read(self, sel, copy=True):
+        region = [np.arange(n, dtype=np.int64) for n in self.shape] if sel is None else sel.coords()
+        out = np.empty(tuple(len(r) for r in region), self.dtype)
+        out[...] = self.ds.fillvalue
+        if out.size == 0:
+            return out
+        for mapping in self.mappings:
+            for vcoords, source, scoords in self._pairs(mapping):
+                self._copy(out, region, vcoords, source, scoords)
+        return out
+
+    # -- pairing virtual and source elements -----------------------------------------------
+    def _pairs(self, m, clip=True):
+        """(virtual coords, source dataset, source coords) for one mapping; with
+        ``clip=False`` unlimited mappings are followed past the current shape."""
+        vdim = _unlimited_dim(m.virtual_selection)
+        if vdim is not None and (_has_pattern(m.source_file) or _has_pattern(m.source_dataset)):
+            yield from self._printf_pairs(m, vdim, clip)
+            return
+        source = self.ds._file._vds_source(m.source_file, m.source_dataset)
+        if source is None:
+            return
+        scoords = _coords(m.source_selection, source.shape)
+        if vdim is None:
+            vcoords = _coords(m.virtual_selection, self.shape)
+        else:
+            vcoords = self._matched_virtual(m.virtual_selection, vdim, len(scoords))
+        n = min(len(vcoords), len(scoords))
+        yield vcoords[:n], source, scoords[:n]
+
+    def _matched_virtual(self, vsel, vdim, total):
+        """Virtual coordinates of an unlimited selection extended to ``total`` elements (the
+        source's current size), then clipped to the dataset's shape."""
+        fixed = 1
+        lengths = []
+        for d in range(len(self.shape)):
+            if d == vdim:
+                lengths.append(None)
+                continue
+            n = len(_positions(int(vsel.start[d]), int(vsel.stride[d]), int(vsel.count[d]),
+                               int(vsel.block[d]), self.shape[d]))
+            lengths.append(n)
+            fixed *= n
+        along = total // fixed if fixed else 0
+        if not along:
+            return np.zeros((0, len(self.shape)), np.int64)
+        step = max(int(vsel.stride[vdim]), int(vsel.block[vdim]), 1)
+        shape = list(self.shape)
+        shape[vdim] = int(vsel.start[vdim]) + (along + 1) * step
+        coords = _coords(vsel, shape)
+        # pairs are formed before clipping to the dataset's shape (the copy drops the rest)
+        return coords[_rank_along(coords, vdim) < along]
+
+    def _printf_pairs(self, m, vdim, clip):
+        vsel = m.virtual_selection
+        start, stride = int(vsel.start[vdim]), max(int(vsel.stride[vdim]), 1)
+        block = int(vsel.block[vdim])
+        for i in range(MAX_BLOCKS):
+            lo = start + i * stride
+            if clip and lo >= self.shape[vdim]:
+                break
+            source = self.ds._file._vds_source(_substitute(m.source_file, i),
+                                               _substitute(m.source_dataset, i))
+            if source is None:
+                if clip:
+                    continue
+                break  # the extent ends at the first missing source
+            scoords = _coords(m.source_selection, source.shape)
+            axes = []
+            for d in range(len(self.shape)):
+                if d == vdim:
+                    hi = min(lo + block, self.shape[d]) if clip else lo + block
+                    axes.append(np.arange(lo, hi, dtype=np.int64))
+                else:
+                    axes.append(_positions(int(vsel.start[d]), int(vsel.stride[d]),
+                                           int(vsel.count[d]), int(vsel.block[d]), self.shape[d]))
+            grids = np.meshgrid(*axes, indexing="ij")
+            vcoords = np.stack([g.ravel() for g in grids], axis=1)
+            n = min(len(vcoords), len(scoords))
+            yield vcoords[:n], source, scoords[:n]
+
+    # -- copying ----------------------------------------------------------------------------
+    def _copy(self, out, region, vcoords, source, scoords):
+        if not len(vcoords):
+            return
+        keep = np.ones(len(vcoords), bool)
+        local = []
+        for d, axis in enumerate(region):
+            pos = np.searchsorted(axis, vcoords[:, d])
+            pos_c = np.minimum(pos, len(axis) - 1)
+            keep &= (pos < len(axis)) & (axis[pos_c] == vcoords[:, d])
+            local.append(pos_c)
+        if not keep.any():
+            return
+        sc = scoords[keep]
+        lo, hi = sc.min(axis=0), sc.max(axis=0) + 1
+        box = source[tuple(slice(int(a), int(b)) for a, b in zip(lo, hi))] if sc.shape[1] else \
+            source[()]
+        values = np.asarray(box)[tuple((sc - lo).T)] if sc.shape[1] else np.asarray(box)
+        out[tuple(p[keep] for p in local)] = np.asarray(values).astype(self.dtype, copy=False)
+
+
+def _rank_along(coords, dim):
+    """For each coordinate, the index of its position along ``dim`` among the distinct
+    positions selected there (0 for the first)."""
+    return np.unique(coords[:, dim], return_inverse=True)[1]
+
+
+def source_paths(file_path, name):
+    """Where libhdf5 looks for a source file: the name as given (absolute), else beside the
+    virtual dataset's file, then in the working directory."""
+    here = os.path.dirname(file_path) if file_path else os.getcwd()
+    if os.path.isabs(name):
+        return [name, os.path.join(here, os.path.basename(name))]
+    return [os.path.join(here, name), os.path.join(os.getcwd(), name)]
+
+
+def open_source_dataset(file, filename, dataset):
+    """The source dataset, or None when its file or dataset is missing (read as fill)."""
+    from .dataset import Dataset
+    try:
+        target = file if filename == "." else file._external_file(
+            filename, source_paths(file._source.path, filename))
+        obj = target[dataset]
+    except (KeyError, OSError, PurehepError):
+        return None
+    if not isinstance(obj, Dataset):
+        raise FormatError(f"virtual dataset source {dataset!r} in {filename!r} is not a dataset",
+                          "virtual dataset global heap block")
+    return obj
