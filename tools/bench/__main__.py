@@ -1,9 +1,9 @@
 """python -m tools.bench [name ...]: run the side-by-side benchmarks (all by default)."""
 import sys
 
-from . import core
+from . import core, write
 
-SUITES = {fn.__name__: fn for fn in core.ALL}
+SUITES = {fn.__name__: fn for fn in core.ALL + write.ALL}
 
 
 def main(names):
