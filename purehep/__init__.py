@@ -4,7 +4,7 @@ The public face mirrors h5py: ``purehep.File``, ``Group``, ``Dataset``, ``Dataty
 ``AttributeManager``, the link classes and the dtype helpers.
 """
 from .errors import (PurehepError, FormatError, ChecksumError, TruncatedError,
-                     UnsupportedFeatureError, ValidationError)
+                     UnsupportedFeatureError, ValidationError, PurehepWarning)
 from .hl.files import File
 from .hl.group import Group
 from .hl.dataset import Dataset
@@ -16,7 +16,8 @@ __version__ = "0.1.0"
 
 __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
            "SoftLink", "ExternalLink", "PurehepError", "FormatError", "ChecksumError",
-           "TruncatedError", "UnsupportedFeatureError", "ValidationError", "__version__"]
+           "TruncatedError", "UnsupportedFeatureError", "ValidationError", "PurehepWarning",
+           "__version__"]
 
 
 def __getattr__(name):

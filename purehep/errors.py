@@ -39,3 +39,7 @@ class UnsupportedFeatureError(PurehepError, NotImplementedError):
 
 class ValidationError(PurehepError, ValueError):
     """A file or object breaks a convention layered on HDF5 (e.g. HEP001 conformance)."""
+
+
+class PurehepWarning(UserWarning):
+    """Something in a file deserves attention but does not stop reading it."""

@@ -10,6 +10,7 @@ from . import checksum
 from .context import Context, Cursor
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
+WRITE_ACCESS, SWMR_WRITE = 0x01, 0x04  # file consistency flags (superblock versions 2 and 3)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,13 @@ class Superblock:
                     "the file holds a metadata cache image (libhdf5 1.10 'cache image' feature); "
                     "its metadata must be read from the image, which purehep does not decode: "
                     "run h5clear --image, or open and close it once with libhdf5")
+        if self.flags & (WRITE_ACCESS | SWMR_WRITE):
+            import warnings
+            from ..errors import PurehepWarning
+            warnings.warn(
+                f"{ctx.path or 'the file'} is marked open for writing (a writer that has not "
+                "closed it, or an active SWMR writer): reading what is on disk now",
+                PurehepWarning, stacklevel=4)
         # libhdf5 compares the stored end-of-file address with the whole file's size
         if self.eof_address > ctx.source.size:
             raise TruncatedError(

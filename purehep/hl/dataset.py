@@ -161,7 +161,8 @@ class Dataset(HLObject, DatasetWriter):
             from .virtual import VirtualStorage
             self.__dict__["_store"] = VirtualStorage(self)
         if "_store" not in self.__dict__:
-            from .storage import open_storage
+            from .storage import check_layout, open_storage
+            check_layout(self._layout, self._space, self._type)
             self.__dict__["_store"] = open_storage(
                 self._ctx, self._layout, self._space, self._type, self._filters,
                 self._fill_array, self._msg(EXTERNAL_FILES, required=False), self._file._threads)

@@ -156,6 +156,20 @@ class ChunkedAdapter:
         return self.chunked.read(sel.coords())
 
 
+def check_layout(layout, dataspace, datatype):
+    """Refuse a chunked layout that disagrees with the dataspace or datatype (before anything
+    of the datatype's size is allocated)."""
+    if layout.layout_class != L.CHUNKED:
+        return
+    shape = dataspace.shape if dataspace.shape is not None else ()
+    if layout.element_size != datatype.size:
+        raise FormatError(f"chunk element size {layout.element_size} differs from the datatype "
+                          f"size {datatype.size}", "data layout message")
+    if len(layout.chunk_shape) != len(shape):
+        raise FormatError(f"chunk rank {len(layout.chunk_shape)} differs from the dataspace "
+                          f"rank {len(shape)}", "data layout message")
+
+
 def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, threads=None):
     """The storage object for a dataset's layout message."""
     shape = dataspace.shape if dataspace.shape is not None else ()
@@ -169,12 +183,7 @@ def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, thre
             return filled(shape, fill)
         return ContiguousStorage(ctx, layout.address, shape, dtype)
     if layout.layout_class == L.CHUNKED:
-        if layout.element_size != datatype.size:
-            raise FormatError(f"chunk element size {layout.element_size} differs from the datatype "
-                              f"size {datatype.size}", "data layout message")
-        if len(layout.chunk_shape) != len(shape):
-            raise FormatError(f"chunk rank {len(layout.chunk_shape)} differs from the dataspace "
-                              f"rank {len(shape)}", "data layout message")
+        check_layout(layout, dataspace, datatype)
         from ..chunks import ChunkedStorage
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads,

@@ -100,6 +100,9 @@ def _mk(cls, version, size, flags, dtype, file_dtype, needs, offset, **kw):
                     **kw)
 
 
+MAX_SIZE = 1 << 28  # bytes per element; numpy's item size limit is 2**31 - 1
+
+
 def decode(cur, _depth=0):
     """Decode one datatype message at the cursor (spec IV.A.2.d)."""
     if _depth > MAX_DEPTH:
@@ -116,6 +119,8 @@ def decode(cur, _depth=0):
         raise cur.error(f"unknown datatype class {cls}")
     if size == 0 and cls not in (COMPOUND,):
         raise cur.error(f"{CLASS_NAMES[cls]} datatype of size 0")
+    if size > MAX_SIZE:
+        raise cur.error(f"{CLASS_NAMES[cls]} datatype of {size} bytes (more than {MAX_SIZE})")
     return _DECODERS[cls](cur, version, cls, flags, size, _depth, start)
 
 
