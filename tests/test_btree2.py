@@ -216,7 +216,7 @@ def test_filtered_chunk_records(btree_file):
 
 def test_limit_enc_size_and_table():
     assert [limit_enc_size(n) for n in (1, 255, 256, 65535, 65536)] == [1, 1, 2, 2, 3]
-    assert set(RECORD_TYPES) == set(range(1, 12))
+    assert set(RECORD_TYPES) == set(range(1, 14))      # 12/13: structured chunks
 
 
 # --- corruption ------------------------------------------------------------------------------------

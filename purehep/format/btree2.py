@@ -92,12 +92,26 @@ class Chunk(NamedTuple):
 
 
 class ChunkRecordContext(NamedTuple):
-    """What types 10/11 records need: the dataset rank and (type 11) the chunk-size width.
+    """What types 10-13 records need: the dataset rank, (types 11-13) the chunk-size width and
+    (types 12/13) the number of structured-chunk sections.
 
     ``chunk_size_len`` may be None: it is then derived from the header's record size.
     """
     ndims: int
     chunk_size_len: int | None = None
+    nsections: int | None = None
+
+
+class StructuredChunk(NamedTuple):
+    """Types 12 (unfiltered) and 13 (filtered) structured dataset chunks (sparse RFC Tables
+    26/27): address, chunk size, scaled offsets, then the structured chunk metadata (offsets of
+    sections 1..N-1; type 13 adds unfiltered sizes and filter masks of sections 0..N-1)."""
+    address: int
+    size: int
+    scaled_offsets: tuple
+    section_offsets: tuple
+    unfiltered_sizes: tuple | None = None
+    filter_masks: tuple | None = None
 
 
 def _rec_huge_indirect(cur, rctx):
@@ -166,6 +180,31 @@ def _rec_chunk_filtered(cur, rctx):
     return Chunk(addr, tuple(cur.u64() for _ in range(rctx.ndims)), size, mask)
 
 
+def _rec_struct_chunk(cur, rctx, filtered):
+    btype = 13 if filtered else 12
+    rctx = _chunk_context(cur, rctx, btype)
+    if rctx.chunk_size_len is None or rctx.nsections is None:
+        raise cur.error(f"type {btype} records need the chunk-size width and section count")
+    n = rctx.nsections
+    addr = cur.uint(cur.ctx.sizeof_offsets)
+    size = cur.uint(rctx.chunk_size_len)
+    scaled = tuple(cur.u64() for _ in range(rctx.ndims))
+    offsets = tuple(cur.u64() for _ in range(n - 1))
+    if not filtered:
+        return StructuredChunk(addr, size, scaled, offsets)
+    unfiltered = tuple(cur.u64() for _ in range(n))
+    masks = tuple(cur.u32() for _ in range(n))
+    return StructuredChunk(addr, size, scaled, offsets, unfiltered, masks)
+
+
+def _size_struct_chunk(ctx, rctx, filtered):
+    if rctx is None or rctx.chunk_size_len is None or rctx.nsections is None:
+        return None
+    n = rctx.nsections
+    return (ctx.sizeof_offsets + rctx.chunk_size_len + 8 * rctx.ndims + 8 * (n - 1)
+            + (12 * n if filtered else 0))
+
+
 def _size_huge(ctx, rctx, filtered, indirect):
     return ctx.sizeof_offsets + ctx.sizeof_lengths + (4 + ctx.sizeof_lengths if filtered else 0) + \
         (ctx.sizeof_lengths if indirect else 0)
@@ -206,14 +245,23 @@ RECORD_TYPES = {
                    lambda c, r: _size_chunk(c, r, False)),
     11: RecordType("filtered dataset chunks", _rec_chunk_filtered, lambda r: r.scaled_offsets,
                    lambda c, r: _size_chunk(c, r, True)),
+    12: RecordType("structured dataset chunks", lambda c, r: _rec_struct_chunk(c, r, False),
+                   lambda r: r.scaled_offsets, lambda c, r: _size_struct_chunk(c, r, False)),
+    13: RecordType("filtered structured dataset chunks",
+                   lambda c, r: _rec_struct_chunk(c, r, True), lambda r: r.scaled_offsets,
+                   lambda c, r: _size_struct_chunk(c, r, True)),
 }
+CHUNK_TYPES = (10, 11, 12, 13)
+# the sparse prototype creates the B-trees of structured chunks with header version 1 (same
+# layout as version 0); both are accepted for every type
+VERSIONS = (0, 1)
 
 HASHED_NAME_TYPES = (5, 8)      # ordered by lookup3(name)
 
 
 def _normalize_record_context(btype, record_context, record_size, ctx, structure, offset):
     """Fill in the chunk-size width of type 11 records; check rank against the record size."""
-    if btype not in (10, 11):
+    if btype not in CHUNK_TYPES:
         return record_context
     if record_context is None:
         if btype == 10 and (record_size - ctx.sizeof_offsets) % 8 == 0:
@@ -223,7 +271,8 @@ def _normalize_record_context(btype, record_context, record_size, ctx, structure
         record_context = ChunkRecordContext(record_context)
     elif isinstance(record_context, dict):
         record_context = ChunkRecordContext(record_context["ndims"],
-                                            record_context.get("chunk_size_len"))
+                                            record_context.get("chunk_size_len"),
+                                            record_context.get("nsections"))
     elif not isinstance(record_context, ChunkRecordContext):
         record_context = ChunkRecordContext(*record_context)
     if btype == 11 and record_context.chunk_size_len is None:
@@ -288,7 +337,7 @@ class BTree2:
         size = 4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + ctx.sizeof_offsets + 2 + ctx.sizeof_lengths + 4
         cur = ctx.cursor(addr, size, structure)
         cur.signature(SIGNATURE_HEADER)
-        cur.version((0,))
+        version = cur.version(VERSIONS)
         btype = cur.u8()
         node_size, record_size, depth = cur.u32(), cur.u16(), cur.u16()
         split, merge = cur.u8(), cur.u8()
@@ -310,6 +359,7 @@ class BTree2:
                                                    structure, where)
         tree = cls(ctx, addr, btype, node_size, record_size, depth, split, merge, root, root_nrec,
                    total, record_context)
+        tree.version = version
         expected = tree.record_type.size(ctx, record_context)
         if expected is not None and expected != record_size:
             raise FormatError(f"record size {record_size} but type {btype} records are "
@@ -361,7 +411,7 @@ class BTree2:
         used = 6 + nrec * self.record_size + ((nrec + 1) * ptr if internal else 0)
         cur = ctx.cursor(addr, used + 4, structure)
         cur.signature(SIGNATURE_INTERNAL if internal else SIGNATURE_LEAF)
-        cur.version((0,))
+        cur.version(VERSIONS)
         btype = cur.u8()
         if btype != self.type:
             raise cur.error(f"node type {btype} differs from the header's type {self.type}")
@@ -516,7 +566,7 @@ class BTree2:
                 raise TypeError(f"type {self.type} v2 B-trees are not keyed by name")
             key = checksum.lookup3(bytes(key))
         keyf = self.record_type.key
-        if self.type in (10, 11):
+        if self.type in CHUNK_TYPES:
             key = tuple(key)
 
         def compare(rec):
@@ -548,10 +598,10 @@ def _node_limits(ctx, node_size, record_size, depth):
 
 
 def encode_header(ctx, btype, node_size, record_size, depth, split_percent, merge_percent,
-                  root_address, root_nrecords, total_records):
+                  root_address, root_nrecords, total_records, version=0):
     """The v2 B-tree header ("BTHD", spec III.A.2)."""
     import struct
-    out = (SIGNATURE_HEADER + struct.pack("<BBIHHBB", 0, btype, node_size, record_size, depth,
+    out = (SIGNATURE_HEADER + struct.pack("<BBIHHBB", version, btype, node_size, record_size, depth,
                                           split_percent, merge_percent)
            + ctx.pack_address(root_address) + struct.pack("<H", root_nrecords)
            + ctx.pack_length(total_records))
@@ -563,10 +613,11 @@ def header_size(ctx):
 
 
 def encode_tree(ctx, btype, records, record_size, alloc, node_size=512, split_percent=100,
-                merge_percent=40):
+                merge_percent=40, version=0):
     """Encode a v2 B-tree holding ``records`` (encoded records, in key order).
 
-    ``alloc(nbytes) -> address`` places each block. Returns (header address, [(address,
+    ``alloc(nbytes) -> address`` places each block; ``version`` is the header's (nodes are
+    always version 0, the only node version libhdf5 defines). Returns (header address, [(address,
     bytes)]) with the header last in the list."""
     import struct
     n = len(records)
@@ -615,7 +666,7 @@ def encode_tree(ctx, btype, records, record_size, alloc, node_size=512, split_pe
     else:
         root, root_nrec = None, 0
     hdr = encode_header(ctx, btype, node_size, record_size, depth, split_percent, merge_percent,
-                        root, root_nrec, n)
+                        root, root_nrec, n, version)
     haddr = alloc(len(hdr))
     blocks.append((haddr, hdr))
     return haddr, blocks
@@ -644,4 +695,13 @@ def encode_record(btype, record, ctx, record_context=None):
                 + int(record.size).to_bytes(record_context.chunk_size_len, "little")
                 + struct.pack(f"<I{len(record.scaled_offsets)}Q", record.filter_mask,
                               *record.scaled_offsets))
+    if btype in (12, 13):
+        out = (ctx.pack_address(record.address)
+               + int(record.size).to_bytes(record_context.chunk_size_len, "little")
+               + struct.pack(f"<{len(record.scaled_offsets)}Q", *record.scaled_offsets)
+               + struct.pack(f"<{len(record.section_offsets)}Q", *record.section_offsets))
+        if btype == 13:
+            n = len(record.unfiltered_sizes)
+            out += struct.pack(f"<{n}Q{n}I", *record.unfiltered_sizes, *record.filter_masks)
+        return out
     raise ValueError(f"purehep does not write v2 B-tree records of type {btype}")

@@ -273,24 +273,98 @@ def decode(cur, rank=None):
 
 # --- encoding ----------------------------------------------------------------------------------
 
+def encode_size_for(values):
+    """The smallest of 2, 4, 8 bytes holding every value (UNLIMITED entries ignored), as
+    libhdf5 chooses the encode size of point v2 and hyperslab v3 selections."""
+    v = np.asarray(values, np.int64)
+    v = v[v != UNLIMITED] if v.size else v
+    top = int(v.max()) if v.size else 0
+    # the all-ones value of a size is reserved for "unlimited"
+    return 2 if top < 0xFFFF else 4 if top < 0xFFFFFFFF else 8
+
+
+def _pack(values, size):
+    v = np.asarray(values, np.int64).ravel()
+    out = np.where(v == UNLIMITED, (1 << (8 * size)) - 1 if size < 8 else -1, v)
+    return out.astype({2: "<u2", 4: "<u4", 8: "<u8"}[size] if size < 8 else "<i8").tobytes()
+
+
 def encode(sel):
-    """Encode a selection in the versions every libhdf5 reads: "all" and "none" (version 1),
-    points (version 1, 4-byte coordinates) and hyperslabs as a version 1 list of blocks."""
+    """Encode a selection in the version it carries (spec VIII.A): "all"/"none" version 1;
+    points version 1 (4-byte) or 2 (``encode_size`` bytes, at least what the values need);
+    hyperslabs version 1 (block list, 4-byte), 2 (regular, 8-byte) or 3 (regular or block
+    list, ``encode_size`` bytes)."""
     import struct
     if sel.kind in (NONE, ALL):
         return struct.pack("<IIII", sel.kind, 1, 0, 0)
     if sel.kind == POINTS:
         pts = np.asarray(sel.points, np.int64)
         n, r = pts.shape
+        if sel.version == 2:
+            enc = max(sel.encode_size, encode_size_for(pts.ravel().tolist() + [n]))
+            return (struct.pack("<IIBI", POINTS, 2, enc, r) + _pack([n], enc) + _pack(pts, enc))
         return (struct.pack("<IIIIII", POINTS, 1, 0, 8 + 4 * r * n, r, n)
                 + pts.astype("<u4").tobytes())
-    blocks = sel.blocks
-    if blocks is None:
-        raise ValueError("regular hyperslabs are encoded as their block list")
-    blocks = np.asarray(blocks, np.int64)
+    if sel.regular:
+        v = np.stack([np.asarray(x, np.int64) for x in (sel.start, sel.stride, sel.count,
+                                                        sel.block)], axis=1)
+        r = v.shape[0]
+        if sel.version == 2:
+            return struct.pack("<IIBII", HYPERSLABS, 2, 1, 4 + 32 * r, r) + _pack(v, 8)
+        if sel.version == 3:
+            enc = max(sel.encode_size, encode_size_for(v))
+            return struct.pack("<IIBBI", HYPERSLABS, 3, 1, enc, r) + _pack(v, enc)
+        raise ValueError("regular hyperslabs are encoded as version 2 or 3")
+    blocks = np.asarray(sel.blocks, np.int64)
     n, _, r = blocks.shape
+    if sel.version == 3:
+        enc = max(sel.encode_size, encode_size_for(blocks.ravel().tolist() + [n]))
+        return struct.pack("<IIBBI", HYPERSLABS, 3, 0, enc, r) + _pack([n], enc) + \
+            _pack(blocks, enc)
     return (struct.pack("<IIIIII", HYPERSLABS, 1, 0, 8 + 8 * r * n, r, n)
             + blocks.astype("<u4").tobytes())
+
+
+# --- the dataspace encoding of H5Sencode (spec Appendix "Dataspace Encoding") ---------------
+IMAGE_SDSPACE_ID = 1
+
+
+def encode_image(shape, sel, sizeof_size=8):
+    """H5Sencode's image: u8 1 (dataspace message id), u8 0 (encode version), u8 size of
+    sizes, u32 extent size, a version 1 dataspace message (maximum dimensions = dimensions, as
+    H5Screate_simple makes them), then the selection."""
+    import struct
+    rank = len(shape)
+    ext = bytes((1, rank, 1, 0, 0, 0, 0, 0))
+    for d in tuple(shape) * 2:
+        ext += int(d).to_bytes(sizeof_size, "little")
+    return bytes((IMAGE_SDSPACE_ID, 0, sizeof_size)) + struct.pack("<I", len(ext)) + ext + \
+        encode(sel)
+
+
+class _SizeCtx:
+    def __init__(self, sizeof_lengths):
+        self.sizeof_lengths = sizeof_lengths
+
+
+def decode_image(cur):
+    """(shape, Selection) of an H5Sencode image at the cursor (encode versions 0 and 1)."""
+    from .context import Cursor
+    from .messages import dataspace
+    if cur.u8() != IMAGE_SDSPACE_ID:
+        raise cur.error("not a dataspace encoding (first byte is not 1)")
+    ver = cur.u8()
+    if ver not in (0, 1):
+        raise cur.error(f"unsupported dataspace encoding version {ver}")
+    size = cur.u8()
+    if size not in (2, 4, 8):
+        raise cur.error(f"invalid size of sizes {size}")
+    ext_len = cur.u32()
+    at = cur.offset
+    body = cur.bytes(ext_len)
+    space = dataspace.decode(Cursor(body, at, "dataspace encoding", _SizeCtx(size)))
+    shape = tuple(space.shape or ())
+    return shape, decode(cur, len(shape))
 
 
 def from_args(shape, args):

@@ -8,13 +8,14 @@ from ..format.messages import layout as L
 from . import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
 from .writing import DatasetWriter
+from ..sparse.api import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
 _COMPRESSION = {1: "gzip", 32000: "lzf", 4: "szip"}
 VDSmap = namedtuple("VDSmap", ("vspace", "file_name", "dset_name", "src_space"))
 
 
-class Dataset(HLObject, DatasetWriter):
+class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     """A dataset. Nothing beyond its object header is read until data is asked for."""
 
     def _msg(self, mtype, required=True):
@@ -78,7 +79,8 @@ class Dataset(HLObject, DatasetWriter):
     @property
     def chunks(self):
         layout = self._layout
-        return tuple(layout.chunk_shape) if layout.layout_class == L.CHUNKED else None
+        return tuple(layout.chunk_shape) if layout.layout_class in (L.CHUNKED, L.STRUCTURED) \
+            else None
 
     @property
     def is_virtual(self):

@@ -188,4 +188,8 @@ def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, thre
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads,
                                              maxshape=maxshape))
+    if layout.layout_class == L.STRUCTURED:
+        from ..sparse.storage import SparseStorage, SparseAdapter
+        maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
+        return SparseAdapter(SparseStorage(ctx, layout, shape, maxshape, dtype, filters, fill))
     raise UnsupportedFeatureError(f"layout class {layout.layout_class}")

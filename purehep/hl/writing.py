@@ -370,7 +370,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  compression=None, compression_opts=None, shuffle=None, fletcher32=None,
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
-                 external=None, **unused):
+                 external=None, sparse=False, section_filters=None, chunk_index=None,
+                 **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
     ``layout='compact'|'contiguous'|'chunked'`` and ``alloc_time='early'``)."""
     from ..write import model, values as V
@@ -379,6 +380,13 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     from .base import Empty
     if unused:
         raise TypeError(f"unexpected arguments {sorted(unused)}")
+    if sparse:
+        from ..sparse.create import make_sparse_node
+        return make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
+                                compression_opts, shuffle, fletcher32, fillvalue,
+                                section_filters, chunk_index, track_times, track_order)
+    if section_filters is not None or chunk_index is not None:
+        raise TypeError("section_filters and chunk_index are options of sparse datasets")
     if external:
         raise UnsupportedFeatureError("writing external dataset storage")
     if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \

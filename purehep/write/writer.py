@@ -64,7 +64,7 @@ class Writer:
         from .storage import ChunkStore
         for node in model.walk(self.root):
             store = getattr(node, "store", None)
-            if isinstance(store, ChunkStore):
+            if isinstance(store, ChunkStore) or getattr(store, "flush_before_emit", False):
                 store.flush_dirty()
         if self.meta_written:
             self.sink.truncate(self.base + self.raw_end)

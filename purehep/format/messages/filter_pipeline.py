@@ -1,4 +1,5 @@
-"""Filter Pipeline message (spec IV.A.2.l), versions 1 and 2."""
+"""Filter Pipeline message (spec IV.A.2.l), versions 1 and 2; version 3 (per-section
+pipelines of structured chunks) is decoded by struct_pipeline."""
 from dataclasses import dataclass
 
 OPTIONAL = 0x0001
@@ -30,6 +31,10 @@ class FilterPipeline:
 
 
 def decode(cur):
+    if cur.remaining and cur.buf[cur.pos] == 3:
+        # version 3: one pipeline per structured-chunk section (sparse RFC Table 17)
+        from .struct_pipeline import decode as decode_v3
+        return decode_v3(cur)
     version = cur.version((1, 2))
     nfilters = cur.u8()
     if nfilters > MAX_FILTERS:

@@ -1,4 +1,6 @@
-"""Data Layout message (spec IV.A.2.i), versions 1-4, and version 5 of HDF5 2.0 (class 2).
+"""Data Layout message (spec IV.A.2.i), versions 1-4, and version 5: class 2 as HDF5 2.0
+writes it, class 4 (structured chunk storage) as the sparse RFC ("File Format Changes for
+Enabling Sparse Storage", Tables 13-16, 19-20) and its prototype write it.
 
 Chunk dimensions are stored with one extra trailing dimension, the element size (spec
 Appendix F, note 3); ``chunk_shape`` drops it and ``element_size`` keeps it.
@@ -10,6 +12,20 @@ COMPACT, CONTIGUOUS, CHUNKED, VIRTUAL, STRUCTURED = 0, 1, 2, 3, 4
 BTREE1, SINGLE, IMPLICIT, FIXED_ARRAY, EXTENSIBLE_ARRAY, BTREE2 = 0, 1, 2, 3, 4, 5
 INDEX_NAMES = {BTREE1: "v1 B-tree", SINGLE: "single chunk", IMPLICIT: "implicit",
                FIXED_ARRAY: "fixed array", EXTENSIBLE_ARRAY: "extensible array", BTREE2: "v2 B-tree"}
+
+STRUCT_SPARSE, STRUCT_VL = 0x0001, 0x0002      # structured chunk type bits (RFC Table 14)
+STRUCT_OFFSET_SIZE = 8                           # the prototype's only offset size
+
+
+def struct_chunk_size_len(layout_size, offset_size=STRUCT_OFFSET_SIZE, nsections=2):
+    """Bytes of a structured chunk's size in index records and single-chunk index info: the
+    prototype's rule, 1 + (floor(log2(chunk bytes)) + offset size) // offset size, at most the
+    offset size; 8 for three-section (variable-length) chunks."""
+    if nsections == 3:
+        return 8
+    n = 1 + ((max(int(layout_size), 1).bit_length() - 1) + offset_size) // offset_size
+    return min(n, offset_size)
+
 
 # chunked layout flags (v4)
 DONT_FILTER_PARTIAL_EDGE_CHUNKS = 0x01
@@ -30,6 +46,17 @@ class Layout:
     index_type: int = BTREE1            # chunked
     index_info: dict = field(default_factory=dict)
     virtual_index: int = 0              # virtual: object index in the global heap collection
+    # structured chunk storage (class 4): RFC Table 13 "Structured Chunk Type" (bit 0 sparse)
+    # and Table 15 "Structured Chunk Composition"
+    struct_type: int = 0
+    offset_size: int = 0
+    nsections: int = 0
+    metadata_sections: tuple = ()
+    property_version: int = 0
+
+    @property
+    def sparse(self):
+        return self.layout_class == STRUCTURED and bool(self.struct_type & STRUCT_SPARSE)
 
     @property
     def index_name(self):
@@ -61,8 +88,7 @@ def decode(cur):
     if cls == VIRTUAL and version >= 4:
         return Layout(version, cls, address=cur.address(), virtual_index=cur.u32())
     if cls == STRUCTURED and version >= 5:
-        from ...errors import UnsupportedFeatureError
-        raise UnsupportedFeatureError("structured chunk storage (layout class 4) is not supported yet")
+        return _decode_structured(cur, version)
     raise cur.error(f"unknown layout class {cls} for layout message version {version}")
 
 
@@ -118,6 +144,68 @@ def _decode_chunked_v4(cur, version):
     return _chunked(cur, version, cur.address(), dims, flags, index_type, info)
 
 
+def _decode_structured(cur, version):
+    """Structured Chunk Storage Property Description (RFC Table 13, field order of RFC v25 and
+    the prototype: the composition follows the dimensions)."""
+    pversion = cur.u8()
+    if pversion not in (0, 1):
+        cur.pos -= 1
+        raise cur.error(f"unsupported structured chunk storage property version {pversion}")
+    stype = cur.u16()
+    flags = cur.u8()
+    if flags & ~(DONT_FILTER_PARTIAL_EDGE_CHUNKS | SINGLE_INDEX_WITH_FILTER):
+        raise cur.error(f"unknown structured chunk layout flags {flags:#x}")
+    ndims = cur.u8()
+    width = cur.u8()
+    if not 1 <= width <= 8:
+        raise cur.error(f"dimension size encoded length {width} is not 1-8")
+    dims = tuple(cur.uint(width) for _ in range(ndims))
+    if len(dims) < 2 or any(d == 0 for d in dims):
+        raise cur.error(f"bad structured chunk dimensions {dims}")
+    offset_size = cur.u8()
+    if offset_size != STRUCT_OFFSET_SIZE:
+        raise cur.error(f"structured chunk offset size {offset_size} (only 8 is defined)")
+    nsects = cur.u8()
+    nmd = cur.u8()
+    if not 1 <= nsects <= 8 or nmd > nsects:
+        raise cur.error(f"bad structured chunk composition: {nsects} sections, {nmd} with "
+                        "metadata")
+    md = tuple(cur.u8() for _ in range(nmd))
+    if any(m >= nsects for m in md) or list(md) != sorted(set(md)):
+        raise cur.error(f"bad metadata section numbers {md}")
+    index_type = cur.u8()
+    info = {}
+    if index_type in (BTREE1, IMPLICIT):
+        cur.pos -= 1
+        raise cur.error(f"{INDEX_NAMES[index_type]} chunk index is not allowed for structured "
+                        "chunks (RFC section 4)")
+    if index_type == SINGLE:
+        size = 1
+        for d in dims:
+            size *= d
+        width = struct_chunk_size_len(size, offset_size, nsects)
+        info["chunk_size"] = cur.uint(width)
+        info["offsets"] = tuple(cur.u64() for _ in range(nsects - 1))
+        if flags & SINGLE_INDEX_WITH_FILTER:
+            info["unfiltered_sizes"] = tuple(cur.u64() for _ in range(nsects))
+            info["filter_masks"] = tuple(cur.u32() for _ in range(nsects))
+    elif index_type == FIXED_ARRAY:
+        info["page_bits"] = cur.u8()
+    elif index_type == EXTENSIBLE_ARRAY:
+        for key in ("max_bits", "index_elements", "min_pointers", "min_elements", "page_bits"):
+            info[key] = cur.u8()
+    elif index_type == BTREE2:
+        info["node_size"] = cur.u32()
+        info["split_percent"] = cur.u8()
+        info["merge_percent"] = cur.u8()
+    else:
+        raise cur.error(f"unknown chunk indexing type {index_type}")
+    return Layout(version, STRUCTURED, address=cur.address(), chunk_shape=dims[:-1],
+                  element_size=dims[-1], flags=flags, index_type=index_type, index_info=info,
+                  struct_type=stype, offset_size=offset_size, nsections=nsects,
+                  metadata_sections=md, property_version=pversion)
+
+
 def _chunked(cur, version, addr, dims, flags, index_type, info):
     if len(dims) < 2:
         raise cur.error("chunked layout needs at least one dimension plus the element size")
@@ -143,6 +231,8 @@ def encode(layout, ctx):
     always means a v1 B-tree index, version 4 stores ``index_type`` and its ``index_info``."""
     import struct
     version, cls = layout.version, layout.layout_class
+    if cls == STRUCTURED:
+        return _encode_structured(layout, ctx)
     if version not in (3, 4):
         raise ValueError(f"purehep writes layout message versions 3 and 4, not {version}")
     out = bytearray((version, cls))
@@ -181,4 +271,46 @@ def encode(layout, ctx):
             out += ctx.pack_address(layout.address)
     else:
         raise ValueError(f"purehep does not write layout class {cls}")
+    return bytes(out)
+
+
+def _encode_structured(layout, ctx):
+    """Version 5, class 4: the Structured Chunk Storage Property Description (RFC Tables
+    13-16; field widths as the prototype writes them: u16 type, u8 offset size)."""
+    import struct
+    if layout.index_type in (BTREE1, IMPLICIT):
+        raise ValueError("structured chunks cannot use a v1 B-tree or implicit index")
+    dims = tuple(layout.chunk_shape) + (layout.element_size,)
+    width = _dim_width(dims)
+    out = bytearray((5, STRUCTURED, layout.property_version))
+    out += struct.pack("<HBBB", layout.struct_type, layout.flags, len(dims), width)
+    for d in dims:
+        out += int(d).to_bytes(width, "little")
+    md = tuple(layout.metadata_sections)
+    out += bytes((layout.offset_size or STRUCT_OFFSET_SIZE, layout.nsections, len(md))) + bytes(md)
+    out += bytes((layout.index_type,))
+    info = layout.index_info
+    if layout.index_type == SINGLE:
+        size = 1
+        for d in dims:
+            size *= d
+        w = struct_chunk_size_len(size, layout.offset_size or STRUCT_OFFSET_SIZE,
+                                  layout.nsections)
+        out += int(info.get("chunk_size", 0)).to_bytes(w, "little")
+        offs = tuple(info.get("offsets", (0,) * (layout.nsections - 1)))
+        out += struct.pack(f"<{len(offs)}Q", *offs)
+        if layout.flags & SINGLE_INDEX_WITH_FILTER:
+            n = layout.nsections
+            out += struct.pack(f"<{n}Q", *info.get("unfiltered_sizes", (0,) * n))
+            out += struct.pack(f"<{n}I", *info.get("filter_masks", (0,) * n))
+    elif layout.index_type == FIXED_ARRAY:
+        out += bytes((info["page_bits"],))
+    elif layout.index_type == EXTENSIBLE_ARRAY:
+        out += bytes(info[k] for k in ("max_bits", "index_elements", "min_pointers",
+                                       "min_elements", "page_bits"))
+    elif layout.index_type == BTREE2:
+        out += struct.pack("<IBB", info["node_size"], info["split_percent"], info["merge_percent"])
+    else:
+        raise ValueError(f"unknown chunk index type {layout.index_type}")
+    out += ctx.pack_address(layout.address)
     return bytes(out)

@@ -1,0 +1,349 @@
+"""Chunk indexes of structured chunks (sparse RFC section 4): single chunk (index information
+in the layout message, Tables 19/20), fixed array and extensible array with client ids 2
+(structured) and 3 (filtered structured), elements = address, chunk size, structured chunk
+metadata (Tables 24/25), and version 2 B-trees of record types 12/13 (Tables 26/27).
+
+``load`` decodes an index into a ``SparseTable`` (numpy columns); ``emit`` writes one for the
+chunks a dataset has. Versions written, as the prototype writes them: fixed array header and
+data block 1, extensible array 0, v2 B-tree header 1 (nodes 0); all read as 0 or 1.
+"""
+from dataclasses import dataclass
+import struct
+
+import numpy as np
+
+from ..errors import FormatError
+from ..format import checksum, btree2, structured_chunk as SC
+from ..format.messages import layout as L
+
+FA_VERSION, EA_VERSION, BT2_VERSION = 1, 0, 1
+CLIENT_STRUCT, CLIENT_STRUCT_FILTERED = 2, 3
+
+
+@dataclass
+class SparseTable:
+    scaled: np.ndarray          # (n, rank) int64 chunk grid positions
+    addresses: np.ndarray       # (n,) uint64
+    sizes: np.ndarray           # (n,) int64 stored chunk bytes
+    offsets: np.ndarray         # (n, N-1) uint64 section offsets
+    unfiltered: np.ndarray | None = None   # (n, N) uint64 (filtered chunks)
+    masks: np.ndarray | None = None        # (n, N) uint32
+
+    def __len__(self):
+        return len(self.addresses)
+
+    def select(self, keep):
+        return SparseTable(self.scaled[keep], self.addresses[keep], self.sizes[keep],
+                           self.offsets[keep],
+                           None if self.unfiltered is None else self.unfiltered[keep],
+                           None if self.masks is None else self.masks[keep])
+
+    def record(self, i):
+        """(address, size, offsets, unfiltered sizes, masks) of row ``i`` as Python values."""
+        return (int(self.addresses[i]), int(self.sizes[i]),
+                tuple(int(x) for x in self.offsets[i]),
+                None if self.unfiltered is None else tuple(int(x) for x in self.unfiltered[i]),
+                None if self.masks is None else tuple(int(x) for x in self.masks[i]))
+
+
+def empty(rank, nsections, filtered):
+    n = nsections
+    return SparseTable(np.zeros((0, rank), np.int64), np.zeros(0, np.uint64),
+                       np.zeros(0, np.int64), np.zeros((0, n - 1), np.uint64),
+                       np.zeros((0, n), np.uint64) if filtered else None,
+                       np.zeros((0, n), np.uint32) if filtered else None)
+
+
+def layout_size(layout):
+    n = layout.element_size
+    for c in layout.chunk_shape:
+        n *= int(c)
+    return n
+
+
+def size_len(layout):
+    return L.struct_chunk_size_len(layout_size(layout), layout.offset_size or 8,
+                                   layout.nsections)
+
+
+def _uint_cols(raw, a, b):
+    buf = np.zeros((raw.shape[0], 8), np.uint8)
+    buf[:, :b - a] = raw[:, a:b]
+    return buf.view("<u8").reshape(-1).astype(np.uint64)
+
+
+def decode_elements(ctx, raw, width, nsections, filtered):
+    """(addresses, sizes, offsets, unfiltered, masks) of array elements / record tails."""
+    so = ctx.sizeof_offsets
+    raw = np.ascontiguousarray(raw, np.uint8)
+    addr = _uint_cols(raw, 0, so)
+    size = _uint_cols(raw, so, so + width).astype(np.int64)
+    offs, unf, masks = SC.decode_metadata_rows(raw[:, so + width:], nsections, filtered)
+    return addr, size, offs, unf, masks
+
+
+def _scaled_from_linear(keep, dims, order):
+    rank = len(order)
+    sw = np.stack(np.unravel_index(keep, dims), axis=1).astype(np.int64) if rank else \
+        np.zeros((len(keep), 0), np.int64)
+    scaled = np.empty_like(sw)
+    for i, d in enumerate(order):
+        scaled[:, d] = sw[:, i]
+    return scaled
+
+
+def load(ctx, layout, shape, maxshape, filtered):
+    """The SparseTable of a structured-chunk dataset's index."""
+    rank = len(layout.chunk_shape)
+    n = layout.nsections
+    width = size_len(layout)
+    es = ctx.sizeof_offsets + width + SC.metadata_size(n, filtered)
+    where = ctx.absolute(layout.address) if layout.address is not None else None
+    if layout.address is None:
+        return empty(rank, n, filtered)
+    if layout.index_type == L.SINGLE:
+        info = layout.index_info
+        unf = info.get("unfiltered_sizes")
+        masks = info.get("filter_masks")
+        if filtered and unf is None:
+            raise FormatError("filtered single-chunk index without section sizes and masks "
+                              "(layout flag bit 1 is clear)", "data layout message")
+        return SparseTable(np.zeros((1, rank), np.int64),
+                           np.array([layout.address], np.uint64),
+                           np.array([info["chunk_size"]], np.int64),
+                           np.array([info["offsets"]], np.uint64).reshape(1, n - 1),
+                           np.array([unf], np.uint64) if filtered else None,
+                           np.array([masks], np.uint32) if filtered else None)
+    client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
+    if layout.index_type == L.FIXED_ARRAY:
+        from ..format import fixed_array
+        hdr, raw = fixed_array.read_elements(ctx, layout.address)
+        name = "fixed array header"
+        grid = [-(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
+        if int(np.prod(grid)) != hdr.max_entries:
+            raise FormatError(f"fixed array holds {hdr.max_entries} entries but the chunk grid "
+                              f"of the maximum dimensions has {int(np.prod(grid))}", name, where)
+        order, dims = list(range(rank)), grid
+    elif layout.index_type == L.EXTENSIBLE_ARRAY:
+        from ..format import extensible_array
+        hdr, raw = extensible_array.read_elements(ctx, layout.address)
+        name = "extensible array header"
+        unlim = [d for d, m in enumerate(maxshape) if m is None]
+        udim = unlim[0] if unlim else 0
+        grid = [1 if m is None else -(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
+        order = [udim] + [d for d in range(rank) if d != udim]
+        dims = [grid[d] for d in order]
+        dims[0] = max(1, -(-len(raw) // max(1, int(np.prod(dims[1:])))))
+    elif layout.index_type == L.BTREE2:
+        return _load_btree2(ctx, layout, rank, n, width, filtered, where)
+    else:
+        raise FormatError(f"chunk index type {layout.index_type} cannot index structured chunks",
+                          "data layout message")
+    if hdr.client_id != client:
+        raise FormatError(f"client id {hdr.client_id}, expected {client} for "
+                          f"{'filtered ' if filtered else ''}structured chunks", name, where)
+    esize = getattr(hdr, "entry_size", None) or getattr(hdr, "element_size", None)
+    if esize != es:
+        raise FormatError(f"element size {esize}, expected {es} (address, {width}-byte chunk "
+                          f"size, metadata of {n} sections)", name, where)
+    addr, size, offs, unf, masks = decode_elements(ctx, raw, width, n, filtered)
+    keep = np.flatnonzero(addr != np.uint64(ctx.undefined))
+    scaled = _scaled_from_linear(keep, dims, order)
+    return SparseTable(scaled, addr[keep], size[keep], offs[keep],
+                       None if unf is None else unf[keep], None if masks is None else masks[keep])
+
+
+def _load_btree2(ctx, layout, rank, n, width, filtered, where):
+    rctx = btree2.ChunkRecordContext(rank, width, n)
+    tree = btree2.BTree2.decode(ctx, layout.address, record_context=rctx)
+    want = 13 if filtered else 12
+    if tree.type != want:
+        raise FormatError(f"v2 B-tree of type {tree.type}, expected {want}", "v2 B-tree header",
+                          where)
+    raw = np.ascontiguousarray(tree.record_bytes()).reshape(-1, tree.record_size)
+    so = ctx.sizeof_offsets
+    head = np.concatenate([raw[:, :so + width], raw[:, so + width + 8 * rank:]], axis=1)
+    addr, size, offs, unf, masks = decode_elements(ctx, head, width, n, filtered)
+    sc = raw[:, so + width:so + width + 8 * rank].copy().view("<u8").reshape(-1, rank)
+    keep = addr != np.uint64(ctx.undefined)
+    return SparseTable(sc.astype(np.int64)[keep], addr[keep], size[keep], offs[keep],
+                       None if unf is None else unf[keep], None if masks is None else masks[keep])
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def encode_element(ctx, rec, width, nsections, filtered):
+    """One array element: address, chunk size, metadata; ``rec`` None = unallocated."""
+    n = nsections
+    if rec is None:
+        return ctx.pack_address(None) + bytes(width + SC.metadata_size(n, filtered))
+    addr, size, offs, unf, masks = rec
+    return (ctx.pack_address(addr) + int(size).to_bytes(width, "little")
+            + SC.encode_metadata(offs, unf if filtered else None, masks if filtered else None))
+
+
+def emit(em, layout, shape, maxshape, records, filtered):
+    """Write the index of ``records`` ({scaled: (addr, size, offsets, unfiltered, masks)});
+    returns (index address, index info for the layout message)."""
+    ctx = em.ctx
+    chunks = tuple(layout.chunk_shape)
+    rank = len(chunks)
+    n = layout.nsections
+    width = size_len(layout)
+    info = dict(layout.index_info)
+    items = sorted(records.items())
+    if layout.index_type == L.SINGLE:
+        if not items:
+            return None, {"chunk_size": 0, "offsets": (0,) * (n - 1),
+                          **({"unfiltered_sizes": (0,) * n, "filter_masks": (0,) * n}
+                             if filtered else {})}
+        addr, size, offs, unf, masks = items[0][1]
+        info = {"chunk_size": size, "offsets": offs}
+        if filtered:
+            info.update(unfiltered_sizes=unf, filter_masks=masks)
+        return addr, info
+    if not items:
+        return None, info
+    es = ctx.sizeof_offsets + width + SC.metadata_size(n, filtered)
+    client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
+    if layout.index_type == L.FIXED_ARRAY:
+        grid = [-(-int(m) // c) for m, c in zip(maxshape, chunks)]
+        total = int(np.prod(grid))
+        by = {int(np.ravel_multi_index(s, grid)): r for s, r in items}
+        elements = [encode_element(ctx, by.get(i), width, n, filtered) for i in range(total)]
+        return fixed_array(em, elements, es, client, info["page_bits"]), info
+    if layout.index_type == L.EXTENSIBLE_ARRAY:
+        udim = [d for d, m in enumerate(maxshape) if m is None][0]
+        others = [d for d in range(rank) if d != udim]
+        ogrid = [-(-int(maxshape[d]) // chunks[d]) for d in others]
+        per = int(np.prod(ogrid)) if others else 1
+        by = {}
+        for s, r in items:
+            rest = int(np.ravel_multi_index([s[d] for d in others], ogrid)) if others else 0
+            by[s[udim] * per + rest] = r
+        return extensible_array(em, by, es, client, info,
+                                lambda r: encode_element(ctx, r, width, n, filtered)), info
+    if layout.index_type == L.BTREE2:
+        btype = 13 if filtered else 12
+        rctx = btree2.ChunkRecordContext(rank, width, n)
+        recs = [btree2.encode_record(btype, btree2.StructuredChunk(
+            r[0], r[1], tuple(s), r[2], r[3] if filtered else None, r[4] if filtered else None),
+            ctx, rctx) for s, r in items]
+        addr, blocks = btree2.encode_tree(ctx, btype, recs, len(recs[0]), em.meta.alloc,
+                                          node_size=info["node_size"],
+                                          split_percent=info["split_percent"],
+                                          merge_percent=info["merge_percent"],
+                                          version=BT2_VERSION)
+        for a, data in blocks:
+            em.meta.put(a, data)
+        return addr, info
+    raise FormatError(f"chunk index type {layout.index_type} cannot index structured chunks")
+
+
+def fixed_array(em, elements, es, client, page_bits, version=FA_VERSION):
+    """A fixed array (spec VII.C; RFC 4.2) of encoded ``elements``; returns the header
+    address."""
+    ctx = em.ctx
+    n = len(elements)
+    hsize = 4 + 4 + ctx.sizeof_lengths + ctx.sizeof_offsets + 4
+    haddr = em.meta.alloc(hsize)
+    page_n = 1 << page_bits
+    prefix = b"FADB" + bytes((version, client)) + ctx.pack_address(haddr)
+    if n <= page_n:
+        body = prefix + b"".join(elements)
+        body += struct.pack("<I", checksum.lookup3(body))
+        daddr = em.meta.alloc(len(body))
+        em.meta.put(daddr, body)
+    else:
+        npages = -(-n // page_n)
+        bitmap = bytearray((npages + 7) // 8)
+        for pg in range(npages):
+            bitmap[pg >> 3] |= 0x80 >> (pg & 7)
+        body = prefix + bytes(bitmap)
+        body += struct.pack("<I", checksum.lookup3(body))
+        page_bytes = page_n * es + 4
+        daddr = em.meta.alloc(len(body) + npages * page_bytes)
+        em.meta.put(daddr, body)
+        for pg in range(npages):
+            part = b"".join(elements[pg * page_n:(pg + 1) * page_n])
+            em.meta.put(daddr + len(body) + pg * page_bytes,
+                        part + struct.pack("<I", checksum.lookup3(part)))
+    hdr = b"FAHD" + bytes((version, client, es, page_bits)) + ctx.pack_length(n) + \
+        ctx.pack_address(daddr)
+    em.meta.put(haddr, hdr + struct.pack("<I", checksum.lookup3(hdr)))
+    return haddr
+
+
+def _log2(n):
+    return n.bit_length() - 1
+
+
+def extensible_array(em, by_linear, es, client, info, element, version=EA_VERSION):
+    """An extensible array (spec VII.D; RFC 4.3) holding ``by_linear`` ({index: record});
+    ``element(record or None)`` encodes one element. Returns the header address."""
+    ctx = em.ctx
+    so = ctx.sizeof_offsets
+    total = max(by_linear) + 1
+    max_bits, nidx = info["max_bits"], info["index_elements"]
+    min_ptrs, min_el, page_bits = info["min_pointers"], info["min_elements"], info["page_bits"]
+    off_size = (max_bits + 7) // 8
+    n_iblk_super = 2 * _log2(min_ptrs)
+    n_iblk_dblk = 2 * (min_ptrs - 1)
+    n_iblk_sblk = max(1 + max_bits - _log2(min_el) - n_iblk_super, 0)
+
+    def elements(first, count):
+        return b"".join(element(by_linear.get(i)) for i in range(first, first + count))
+
+    def block(sig, off, payload):
+        body = sig + bytes((version, client)) + ctx.pack_address(haddr) + payload
+        return body + struct.pack("<I", checksum.lookup3(body))
+
+    haddr = em.meta.alloc(4 + 8 + 6 * ctx.sizeof_lengths + so + 4)
+    iaddr = em.meta.alloc(6 + so + nidx * es + (n_iblk_dblk + n_iblk_sblk) * so + 4)
+    dblk_addrs, sblk_addrs = [None] * n_iblk_dblk, [None] * n_iblk_sblk
+    ndata = data_size = nsuper = super_size = 0
+    realized = min(total, nidx)
+    start = d = s = 0
+    while nidx + start < total:
+        nd = 1 << (s // 2)
+        ne = (1 << ((s + 1) // 2)) * min_el
+        if ne > (1 << page_bits):
+            from ..errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError("extensible array indexes with paged data blocks")
+        addrs = []
+        for j in range(nd):
+            first = nidx + start + j * ne
+            if first >= total:
+                addrs.append(None)
+                continue
+            body = block(b"EADB", 0, (start + j * ne).to_bytes(off_size, "little")
+                         + elements(first, ne))
+            a = em.meta.alloc(len(body))
+            em.meta.put(a, body)
+            addrs.append(a)
+            ndata += 1
+            data_size += len(body)
+            realized += ne
+        if s < n_iblk_super:
+            for a in addrs:
+                dblk_addrs[d] = a
+                d += 1
+        else:
+            body = block(b"EASB", 0, start.to_bytes(off_size, "little")
+                         + b"".join(ctx.pack_address(a) for a in addrs))
+            a = em.meta.alloc(len(body))
+            em.meta.put(a, body)
+            sblk_addrs[s - n_iblk_super] = a
+            nsuper += 1
+            super_size += len(body)
+        start += nd * ne
+        s += 1
+    em.meta.put(iaddr, block(b"EAIB", 0, elements(0, nidx)
+                             + b"".join(ctx.pack_address(a) for a in dblk_addrs)
+                             + b"".join(ctx.pack_address(a) for a in sblk_addrs)))
+    Ln = ctx.pack_length
+    hdr = (b"EAHD" + bytes((version, client, es, max_bits, nidx, min_el, min_ptrs, page_bits))
+           + Ln(nsuper) + Ln(super_size) + Ln(ndata) + Ln(data_size) + Ln(total) + Ln(realized)
+           + ctx.pack_address(iaddr))
+    em.meta.put(haddr, hdr + struct.pack("<I", checksum.lookup3(hdr)))
+    return haddr
