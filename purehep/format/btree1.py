@@ -115,3 +115,44 @@ def chunk_records(ctx, btree_address, ndims):
     if not mats:
         return np.zeros((0, ks + ctx.sizeof_offsets), np.uint8)
     return np.concatenate(mats) if len(mats) > 1 else mats[0]
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+def node_size(ctx, key_bytes, k):
+    """Bytes of a node with room for 2K children (the library's fixed allocation)."""
+    return 8 + 2 * ctx.sizeof_offsets + 2 * k * ctx.sizeof_offsets + (2 * k + 1) * key_bytes
+
+
+def encode_node(ctx, node_type, level, keys, children, left, right, key_bytes, k):
+    """A node (spec III.A.1) with ``children`` and len(children) + 1 encoded ``keys``, padded
+    to the size of a full node."""
+    import struct
+    out = bytearray(SIGNATURE + struct.pack("<BBH", node_type, level, len(children)))
+    out += ctx.pack_address(left) + ctx.pack_address(right)
+    for key, child in zip(keys, children):
+        out += key + ctx.pack_address(child)
+    out += keys[len(children)]
+    return bytes(out) + bytes(node_size(ctx, key_bytes, k) - len(out))
+
+
+def node_addresses(ctx, root, node_type, ndims=None):
+    """Every node address of the tree at ``root`` (internal and leaf, not the children the
+    leaves point to), level by level."""
+    out, level_nodes = [], [root] if root is not None else []
+    seen = set(level_nodes)
+    while level_nodes:
+        out.extend(level_nodes)
+        nxt = []
+        for addr in level_nodes:
+            node = decode_node(ctx, addr, node_type, ndims)
+            if node.level == 0:
+                continue
+            for child in node.children(ctx):
+                if child in seen:
+                    raise FormatError("v1 B-tree node visited twice (cycle)", "v1 B-tree node",
+                                      ctx.absolute(child))
+                seen.add(child)
+                nxt.append(child)
+        level_nodes = nxt
+    return out

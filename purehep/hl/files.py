@@ -25,10 +25,13 @@ class File(Group):
         if mode in ("w", "w-", "x"):
             self._init_write(name, mode, threads, libver, userblock_size, track_order)
             return
+        if mode == "a" and isinstance(name, (str, bytes, os.PathLike)) and \
+                not os.path.exists(name):
+            self._init_write(name, "w-", threads, libver, userblock_size, track_order)
+            return
         if mode in ("a", "r+"):
-            from ..errors import UnsupportedFeatureError
-            raise UnsupportedFeatureError(f"mode {mode!r}: modifying existing files is not "
-                                          "supported yet (create with 'w', 'w-' or 'x')")
+            self._init_modify(name, threads)
+            return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
         self._source = open_source(name, size=size, block_size=block_size)
@@ -65,6 +68,29 @@ class File(Group):
         self.id = self
         self._file = self
         self._address = None
+        self._name = "/"
+        self._header = None
+        self._node = writer.root
+        self._gen = -1
+
+    def _init_modify(self, name, threads):
+        """Modify mode ('r+', 'a'): the existing file changed in place (purehep.write.modify)."""
+        if not isinstance(name, (str, bytes, os.PathLike)):
+            raise ValueError("modify mode needs a file path")
+        from ..write.modify import ModifyWriter
+        writer = ModifyWriter(name)
+        self._writer = writer
+        self.mode = "r+"
+        self._threads = threads
+        self._externals = {}
+        self._source = _WriteSource(writer.sink.path)
+        self._superblock = writer.superblock
+        ctx = writer.ctx
+        ctx.file = self
+        self._ctx = ctx
+        self.id = self
+        self._file = self
+        self._address = writer.root_address
         self._name = "/"
         self._header = None
         self._node = writer.root

@@ -35,8 +35,8 @@ def bind(file, node, name):
     from .dataset import Dataset
     from .datatype import Datatype
     model = _wmodel()
-    cls = {model.GroupNode: Group, model.DatasetNode: Dataset,
-           model.DatatypeNode: Datatype}[type(node)]
+    cls = Group if isinstance(node, model.GroupNode) else \
+        Dataset if isinstance(node, model.DatasetNode) else Datatype
     obj = cls.__new__(cls)
     obj._file = file
     obj._ctx = file._ctx

@@ -21,41 +21,42 @@ def chunk_size_len(chunk_nbytes):
 
 # --- v1 B-tree (spec III.A.1) -------------------------------------------------------------------
 
-def btree1_node_size(ctx, key_size, k):
-    return 8 + 2 * ctx.sizeof_offsets + 2 * k * ctx.sizeof_offsets + (2 * k + 1) * key_size
+from ..format.btree1 import node_size as btree1_node_size, encode_node as encode_btree1_node  # noqa: E402,F401
 
 
-def encode_btree1_node(ctx, node_type, level, keys, children, left, right, key_size, k):
-    """A v1 B-tree node ("TREE") with ``children`` and len(children) + 1 ``keys``, padded to
-    the node size for 2K entries."""
-    out = bytearray(b"TREE" + struct.pack("<BBH", node_type, level, len(children)))
-    out += ctx.pack_address(left) + ctx.pack_address(right)
-    for key, child in zip(keys, children):
-        out += key + ctx.pack_address(child)
-    out += keys[len(children)]
-    size = btree1_node_size(ctx, key_size, k)
-    return bytes(out) + bytes(size - len(out))
-
-
-def btree1(em, node_type, children, keys, key_size, k):
+def btree1(em, node_type, children, keys, key_size, k, root=None):
     """Write a v1 B-tree over ``children`` (leaf-level child addresses, in key order) with
-    ``keys`` (len(children) + 1 encoded keys); returns the root address."""
+    ``keys`` (len(children) + 1 encoded keys); returns the root address. ``root`` = (address,
+    put): the root node goes to that fixed address through ``put`` (modify mode keeps a
+    group's B-tree address, which symbol table entries cache)."""
     ctx = em.ctx
     per = 2 * k
     level = 0
+    size = btree1_node_size(ctx, key_size, k)
+
+    def place(n_nodes):
+        if n_nodes == 1 and root is not None:
+            return [root[0]]
+        return [em.meta.alloc(size) for _ in range(n_nodes)]
+
+    def put(addr, data):
+        if root is not None and addr == root[0]:
+            root[1](addr, data)
+        else:
+            em.meta.put(addr, data)
+
     if not children:
-        addr = em.meta.alloc(btree1_node_size(ctx, key_size, k))
-        em.meta.put(addr, encode_btree1_node(ctx, node_type, 0, keys[:1], [], None, None,
-                                             key_size, k))
+        addr = place(1)[0]
+        put(addr, encode_btree1_node(ctx, node_type, 0, keys[:1], [], None, None, key_size, k))
         return addr
     while True:
         groups = [(i, min(i + per, len(children))) for i in range(0, len(children), per)]
-        addrs = [em.meta.alloc(btree1_node_size(ctx, key_size, k)) for _ in groups]
+        addrs = place(len(groups))
         for j, (a, b) in enumerate(groups):
             left = addrs[j - 1] if j > 0 else None
             right = addrs[j + 1] if j + 1 < len(addrs) else None
-            em.meta.put(addrs[j], encode_btree1_node(ctx, node_type, level, keys[a:b + 1],
-                                                     children[a:b], left, right, key_size, k))
+            put(addrs[j], encode_btree1_node(ctx, node_type, level, keys[a:b + 1],
+                                             children[a:b], left, right, key_size, k))
         if len(addrs) == 1:
             return addrs[0]
         keys = [keys[a] for a, _ in groups] + [keys[groups[-1][1]]]

@@ -226,6 +226,9 @@ class Emitter:
         return msgs
 
     def _link_body(self, name, entry, track, R):
+        raw = getattr(entry, "raw", None)      # an unchanged link of an existing file
+        if raw is not None:
+            return raw
         order = entry.order if track else None
         if entry.kind == model.HARD:
             addr = self.addresses.get(id(entry.node), 0) if R.real else 0
@@ -382,9 +385,9 @@ class Emitter:
                     ctx, offsets[_name_key(n)], None,
                     soft_link_offset=offsets[e.path.encode("utf-8", "surrogateescape")])
             else:
-                child = self.plans[id(e.node)]
+                child = self.plans.get(id(e.node))     # None: an object already in the file
                 addr = self.addresses[id(e.node)]
-                if child.old_style and "btree" in child.side:
+                if child is not None and child.old_style and "btree" in child.side:
                     raw = superblock.encode_symbol_table_entry(
                         ctx, offsets[_name_key(n)], addr, child.side["btree"], child.side["heap"])
                 else:
