@@ -14,8 +14,11 @@ from ..format.messages import layout as L
 from . import values as V
 
 
-def chunk_size_len(chunk_nbytes):
-    """Bytes of a filtered chunk's size in array/B-tree elements (the library's rule)."""
+def chunk_size_len(chunk_nbytes, wide=False):
+    """Bytes of a filtered chunk's size in array/B-tree elements (the library's rule; always
+    8 under a version 5 layout message, ``wide``)."""
+    if wide:
+        return 8
     return min(8, 1 + ((max(chunk_nbytes, 1).bit_length() - 1) + 8) // 8)
 
 
@@ -98,7 +101,8 @@ def emit(em, p, records):
     elif index == L.FIXED_ARRAY:
         grid = [-(-m // c) for m, c in zip(node.maxshape, node.chunks)]
         p.side["index_address"] = _fixed_array(em, items, grid, chunk_nbytes, filtered,
-                                                info["page_bits"])
+                                                info["page_bits"],
+                                                getattr(node, "wide_chunk_sizes", False))
     elif index == L.EXTENSIBLE_ARRAY:
         p.side["index_address"] = _extensible_array(em, node, items, chunk_nbytes, filtered,
                                                     info)
@@ -133,10 +137,10 @@ def _element(ctx, rec, filtered, width):
     return out
 
 
-def _fixed_array(em, items, grid, chunk_nbytes, filtered, page_bits):
+def _fixed_array(em, items, grid, chunk_nbytes, filtered, page_bits, wide=False):
     ctx = em.ctx
     so = ctx.sizeof_offsets
-    width = chunk_size_len(chunk_nbytes)
+    width = chunk_size_len(chunk_nbytes, wide)
     es = so + (width + 4 if filtered else 0)
     n = int(np.prod(grid))
     by_linear = {int(np.ravel_multi_index(s, grid)): rec for s, rec in items}
@@ -178,7 +182,7 @@ def _fixed_array(em, items, grid, chunk_nbytes, filtered, page_bits):
 def _btree2_chunks(em, node, items, chunk_nbytes, filtered, info):
     ctx = em.ctx
     rank = len(node.chunks)
-    width = chunk_size_len(chunk_nbytes)
+    width = chunk_size_len(chunk_nbytes, getattr(node, "wide_chunk_sizes", False))
     btype = 11 if filtered else 10
     rctx = btree2.ChunkRecordContext(rank, width)
     recs = []
@@ -197,7 +201,7 @@ def _log2(n):
 def _extensible_array(em, node, items, chunk_nbytes, filtered, info):
     ctx = em.ctx
     so = ctx.sizeof_offsets
-    width = chunk_size_len(chunk_nbytes)
+    width = chunk_size_len(chunk_nbytes, getattr(node, "wide_chunk_sizes", False))
     es = so + (width + 4 if filtered else 0)
     udim = [d for d, m in enumerate(node.maxshape) if m is None][0]
     others = [d for d in range(len(node.chunks)) if d != udim]

@@ -403,6 +403,7 @@ class ExistingDataset(Existing, model.DatasetNode):
             len(fv.value) == dtype_msg.file_dtype.itemsize else None
         self.early = bool(fv is not None and fv.alloc_time == 1)
         self.stored_dtype = None
+        self.wide_chunk_sizes = bool(lay is not None and lay.version >= 5)
         if self.layout == "chunked":
             if lay.version >= 4:
                 self.index = (lay.index_type, dict(lay.index_info))
@@ -1251,7 +1252,11 @@ class ModifyWriter:
         node.layout_msg = lay
         replace_types.add(LAYOUT)
         flags = 0
-        extra[LAYOUT] = [(LAYOUT, flags, L.encode(lay, ctx), None)]
+        if lay.version == 5 and lay.layout_class == L.CHUNKED:     # = version 4 but for
+            body = b"\x05" + L.encode(replace(lay, version=4), ctx)[1:]  # 8-byte chunk sizes
+        else:
+            body = L.encode(lay, ctx)
+        extra[LAYOUT] = [(LAYOUT, flags, body, None)]
 
     def _release_replaced_chunks(self, node, st):
         snap = node._snap_records or {}
