@@ -836,7 +836,11 @@ class ModifyWriter:
         for p in plans:
             meta.put(p.address, em.encode_header(p, em.messages(p, real)))
         refdelta = self._refcount_changes(loaded, new)
-        for node in loaded:
+        deleted = self._deletions(refdelta)
+        for node in list(self.nodes.values()):
+            if id(node) in deleted:
+                self._free_object(node)
+                continue
             self._update_existing(em, node, real, refdelta.pop(id(node), 0))
         em.gheaps.finish()
         # 1. new structures
@@ -866,6 +870,10 @@ class ModifyWriter:
                 for a, n in old:
                     self.alloc.release(a, n)
             self.owned[key] = blocks
+        for node in deleted.values():
+            node.deleted = True
+            self.nodes.pop(node.address, None)
+            self.addresses.pop(id(node), None)
         for node in list(self.nodes.values()):
             if isinstance(node, ExistingDataset):
                 node.committed()
@@ -922,6 +930,93 @@ class ModifyWriter:
                     if e.kind == model.HARD and isinstance(e.node, Existing):
                         delta[id(e.node)] = delta.get(id(e.node), 0) + 1
         return {k: v for k, v in delta.items() if v}
+
+    # -- deleting objects ------------------------------------------------------------------------
+    def _refcount(self, node):
+        h = node.header
+        if h.version == 1:
+            return h.refcount
+        rc = h.first(REFCOUNT)
+        if rc is None:
+            return 1
+        return int.from_bytes(bytes(rc.data[1:5]), "little")
+
+    def _deletions(self, refdelta):
+        """Objects whose last hard link goes in this commit (id -> node), their members with
+        them (libhdf5 frees such objects; their space joins the free list)."""
+        deleted = {}
+        queue = [k for k, v in refdelta.items() if v < 0]
+        by_id = {id(n): n for n in self.nodes.values()}
+        while queue:
+            k = queue.pop()
+            node = by_id.get(k)
+            if node is None or k in deleted or node is self.root:
+                continue
+            if self._refcount(node) + refdelta.get(k, 0) > 0:
+                continue
+            deleted[k] = node
+            if isinstance(node, ExistingGroup):
+                for e in node.links.values():
+                    if e.kind == model.HARD:
+                        child = e.node
+                        by_id[id(child)] = child
+                        refdelta[id(child)] = refdelta.get(id(child), 0) - 1
+                        queue.append(id(child))
+        for k in deleted:
+            refdelta.pop(k, None)
+        return deleted
+
+    def _free_object(self, node):
+        """Release the space of a deleted object (at commit)."""
+        ctx, rel = self.ctx, self.alloc.release
+        h = node.header
+        lay = HeaderLayout(ctx, h)
+        rel(node.address, lay.prefix + lay.chunk0 + (4 if h.version == 2 else 0))
+        for what in ("header", "links", "attrs", "index", "data", "side"):
+            blocks = self.owned.pop((id(node), what), None)
+            if blocks is None and what == "header":
+                blocks = lay.old_blocks
+            for a, n in blocks or ():
+                rel(a, n)
+        if isinstance(node, ExistingDataset):
+            st = node._store
+            from .storage import ChunkStore, ContiguousStore
+            lay_msg = node.layout_msg
+            if isinstance(st, ChunkStore):
+                seen = set()
+                for r in list(st.records.values()) + [list(v) for v in
+                                                       (node._snap_records or {}).values()]:
+                    if (r[0], r[1]) not in seen:
+                        seen.add((r[0], r[1]))
+                        rel(r[0], r[1])
+            elif isinstance(st, ContiguousStore):
+                if st.address is not None:
+                    rel(st.address, st.nbytes)
+            elif lay_msg is not None and node.layout == "contiguous" and \
+                    lay_msg.address is not None:
+                rel(lay_msg.address, lay_msg.size)
+            elif lay_msg is not None and node.layout == "chunked" and lay_msg.version >= 3:
+                try:
+                    from ..hl.dataset import Dataset
+                    storage = Dataset(ctx.file, node.address, None)._storage
+                    t = getattr(storage, "chunked", storage).table
+                    for a, n in zip(t.addresses.tolist(), t.sizes.tolist()):
+                        rel(a, n)
+                except Exception:
+                    pass
+            if lay_msg is not None and node.layout == "chunked" and \
+                    (id(node), "index") not in self.owned:
+                for a, n in self._index_blocks(node, lay_msg):
+                    rel(a, n)
+        elif isinstance(node, ExistingGroup) and h.first(STAB) is not None:
+            stab = M.decode(ctx, h.first(STAB))
+            heap = local_heap.LocalHeap.decode(ctx, stab.heap_address)
+            for a in B1.node_addresses(ctx, stab.btree_address, B1.GROUP):
+                rel(a, B1.node_size(ctx, ctx.sizeof_lengths, GROUP_INTERNAL_K))
+            for a in B1.group_symbol_table_nodes(ctx, stab.btree_address):
+                rel(a, symbol_table.node_size(ctx, GROUP_LEAF_K))
+            rel(heap.data_address, heap.data_size)
+            rel(stab.heap_address, local_heap.header_size(ctx))
 
     def _adopt(self, node, address):
         """A node emitted by this commit becomes an existing object at ``address``."""

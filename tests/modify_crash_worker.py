@@ -1,0 +1,93 @@
+"""Writer process of the crash test: random modifications in 'a' mode, one flush per step.
+
+Before each flush the state the flush will commit is written to ``pending.json``; after it,
+to ``committed.json`` (each by atomic rename). The parent kills this process at a random
+moment and checks the file against the two.
+"""
+import json
+import os
+import random
+import sys
+
+import numpy as np
+
+import purehep
+
+GROUPS = ["/", "/grp", "/many"]
+
+
+def save(folder, name, state):
+    tmp = os.path.join(folder, name + ".tmp")
+    with open(tmp, "w") as fh:
+        json.dump(state, fh)
+    os.replace(tmp, os.path.join(folder, name))
+
+
+def main(path, folder, seed):
+    rng = random.Random(seed)
+    with open(os.path.join(folder, "committed.json")) as fh:
+        state = json.load(fh)
+    f = purehep.File(path, "a")
+    step = 0
+    while True:
+        step += 1
+        new = dict(state)
+        touched = set()
+        for j in range(rng.randint(1, 4)):
+            op = rng.choice(["create", "create", "append", "overwrite", "attr", "delete",
+                             "delattr"])
+            if op == "create":
+                grp = rng.choice(GROUPS)
+                name = f"{grp.rstrip('/')}/s{step}_{j}"
+                data = np.arange(rng.randint(8, 50), dtype="i4") + step
+                kw = {"chunks": (8,), "compression": "gzip"} if rng.random() < 0.5 else {}
+                f.create_dataset(name, data=data, **kw)
+                new[name] = data.tolist()
+            elif op == "append" and "/ea" not in touched:
+                touched.add("/ea")
+                d = f["ea"]
+                n = d.shape[0]
+                k = rng.randint(1, 300)
+                d.resize((n + k,))
+                vals = np.arange(n, n + k, dtype="f8") * 0.5
+                d[n:n + k] = vals
+                new["/ea"] = state["/ea"] + vals.tolist()
+            elif op == "overwrite" and "/gz" not in touched:
+                touched.add("/gz")
+                a = rng.randint(0, 90)
+                vals = np.full(10, float(step), "f4")
+                f["gz"][a:a + 10] = vals
+                cur = list(new["/gz"])
+                cur[a:a + 10] = vals.tolist()
+                new["/gz"] = cur
+            elif op == "attr":
+                obj = rng.choice(["/", "/grp", "/ea"])
+                key = f"{obj}@a{rng.randint(0, 12)}"
+                if key in touched:
+                    continue
+                touched.add(key)
+                f[obj].attrs[key.split("@")[1]] = step
+                new[key] = step
+            elif op == "delete":
+                cands = [k for k in new if "@" not in k and "/s" in k and k not in touched]
+                if cands:
+                    k = rng.choice(sorted(cands))
+                    touched.add(k)
+                    del f[k]
+                    del new[k]
+            elif op == "delattr":
+                cands = [k for k in new if "@" in k and k not in touched]
+                if cands:
+                    k = rng.choice(sorted(cands))
+                    touched.add(k)
+                    obj, name = k.split("@")
+                    del f[obj].attrs[name]
+                    del new[k]
+        save(folder, "pending.json", new)
+        f.flush()
+        save(folder, "committed.json", new)
+        state = new
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))

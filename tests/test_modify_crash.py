@@ -1,0 +1,103 @@
+"""Crash safety of modify mode: a writer killed with SIGKILL at random moments leaves a file
+h5py opens, with everything the last completed flush committed (objects of the flush in
+progress are either old or new, each whole)."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+import purehep  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MISSING = object()
+
+
+def make_base(path, folder, writer, libver):
+    with writer.File(path, "w", libver=libver) as f:
+        f.create_dataset("ea", data=np.arange(10, dtype="f8") * 0.5, chunks=(16,),
+                         maxshape=(None,))
+        f.create_dataset("gz", data=np.arange(100, dtype="f4"), chunks=(10,),
+                         compression="gzip")
+        f.create_group("grp").attrs["a0"] = 0
+        many = f.create_group("many")
+        for i in range(10):
+            many.create_dataset(f"m{i}", data=np.arange(3, dtype="i4") + i)
+    state = {"/ea": (np.arange(10) * 0.5).tolist(), "/gz": list(range(100)), "/grp@a0": 0}
+    for i in range(10):
+        state[f"/many/m{i}"] = (np.arange(3) + i).tolist()
+    for name in ("committed.json", "pending.json"):
+        with open(os.path.join(folder, name), "w") as fh:
+            json.dump(state, fh)
+
+
+def read_state(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            key = "/" + name
+            if isinstance(obj, h5py.Dataset):
+                out[key] = obj[()].tolist()
+            for a in obj.attrs:
+                out[f"{key}@{a}"] = obj.attrs[a].item()
+        f.visititems(visit)
+        for a in f.attrs:
+            out[f"/@{a}"] = f.attrs[a].item()
+    return out
+
+
+def check(found, committed, pending):
+    """Every object is as committed, or as the flush in progress would leave it."""
+    problems = []
+    for key in set(committed) | set(pending) | set(found):
+        have = found.get(key, MISSING)
+        allowed = [committed.get(key, MISSING), pending.get(key, MISSING)]
+        if not any(have == a if a is not MISSING else have is MISSING for a in allowed):
+            problems.append((key, str(have)[:80], [str(a)[:80] for a in allowed]))
+    return problems
+
+
+def trial(tmp_path, seed):
+    rng = random.Random(seed)
+    folder = tmp_path / f"t{seed}"
+    folder.mkdir()
+    path = str(folder / "f.h5")
+    writer = rng.choice([h5py, purehep])
+    libver = rng.choice(["earliest", "latest"])
+    make_base(path, str(folder), writer, libver)
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "modify_crash_worker.py"),
+                             path, str(folder), str(seed)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.4 + rng.random() * 1.2)       # interpreter start-up is ~0.4 s
+    alive = proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    _, err = proc.communicate()
+    assert alive, f"worker ended before the kill: {err.decode()[-2000:]}"
+    with open(folder / "committed.json") as fh:
+        committed = json.load(fh)
+    with open(folder / "pending.json") as fh:
+        pending = json.load(fh)
+    found = read_state(path)
+    problems = check(found, committed, pending)
+    assert not problems, (seed, writer.__name__, libver, problems[:5])
+    return len(committed)
+
+
+def _run(tmp_path, trials, first_seed):
+    sizes = [trial(tmp_path, s) for s in range(first_seed, first_seed + trials)]
+    assert max(sizes) > 14         # the workers got some steps done
+
+
+def test_crash_short(tmp_path):
+    _run(tmp_path, 8, 1000)
+
+
+@pytest.mark.slow
+def test_crash_many(tmp_path):
+    _run(tmp_path, 110, 2000)
