@@ -882,6 +882,57 @@ class Walker:
                 self.global_heap(layout.address, f"virtual dataset mappings of {path}")
         elif layout.layout_class == L.CHUNKED:
             self.chunked(layout, space, dtype, filters, path, top)
+        elif layout.layout_class == L.STRUCTURED:
+            self.structured(layout, space, filters, path)
+
+    def structured(self, layout, space, filters, path):
+        """Structured chunk storage (sparse RFC): the chunk index (client ids 2/3, B-tree
+        types 12/13), every chunk within the file, its section offsets ordered, its sections
+        unfiltered and section checksums verified."""
+        from ..sparse import index as SIX
+        from ..sparse.storage import pipelines_of
+        from ..format import structured_chunk as SC
+        from ..format.btree2 import ChunkRecordContext
+        ctx = self.ctx
+        if space is None or space.shape is None:
+            return
+        rank = len(layout.chunk_shape)
+        owner = f"chunk index of {path}"
+        maxshape = space.maxshape if space.maxshape is not None else space.shape
+        addr, it = layout.address, layout.index_type
+        pipelines = pipelines_of(filters, layout.nsections)
+        if addr is not None:
+            if it == L.FIXED_ARRAY:
+                self.guard("fixed array header", self.abs(addr), self.fixed_array, addr, owner)
+            elif it == L.EXTENSIBLE_ARRAY:
+                self.guard("extensible array header", self.abs(addr), self.extensible_array,
+                           addr, owner)
+            elif it == L.BTREE2:
+                self.btree2(addr, ChunkRecordContext(rank, SIX.size_len(layout),
+                                                     layout.nsections), owner)
+        table = self.guard(owner, self.abs(addr) if addr is not None else None, SIX.load, ctx,
+                           layout, space.shape, maxshape, bool(pipelines))
+        if table is None:
+            return
+        chunk = np.asarray(layout.chunk_shape, np.int64)
+        for i in range(len(table)):
+            a, n = int(table.addresses[i]), int(table.sizes[i])
+            origin = (table.scaled[i] * chunk).tolist()
+            if a + ctx.base_address + n > self.size or n < 0:
+                self.finding("structured chunk", self.abs(a), "within file",
+                             f"chunk {origin} of {path} ({n} bytes at address {a}) lies past "
+                             f"the end of the file ({self.size} bytes)", "IV.B")
+                continue
+            self.add(Structure("structured chunk", self.abs(a), n, kind=RAW, owner=path,
+                               fields={"chunk_offset": origin,
+                                       "section_offsets": [int(x) for x in table.offsets[i]]}))
+            raw = bytes(ctx.read(a, n, "structured chunk"))
+            self.guard("structured chunk", self.abs(a), SC.disassemble, raw, table.offsets[i],
+                       tuple(layout.metadata_sections),
+                       None if table.unfiltered is None else table.unfiltered[i],
+                       None if table.masks is None else table.masks[i], pipelines,
+                       layout.element_size, (f"structured chunk at {origin} of {path}",
+                                             self.abs(a)))
 
     def chunked(self, layout, space, dtype, filters, path, top):
         ctx = self.ctx

@@ -79,10 +79,10 @@ def encode(pipeline):
             if len(values) % 2:
                 out += bytes(4)
         else:
+            # id, [name length], flags, number of values, [name], values (spec IV.A.2.l)
             if f.id >= 256:
-                out += struct.pack("<HH", f.id, len(name)) + name
+                out += struct.pack("<HHHH", f.id, len(name), f.flags, len(values)) + name
             else:
-                out += struct.pack("<H", f.id)
-            out += struct.pack("<HH", f.flags, len(values))
+                out += struct.pack("<HHH", f.id, f.flags, len(values))
             out += struct.pack(f"<{len(values)}I", *values)
     return bytes(out)

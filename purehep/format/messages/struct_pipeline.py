@@ -86,10 +86,9 @@ def encode(pipeline):
             name = f.name.encode("ascii") + b"\0" if (f.name and f.id >= 256) else b""
             values = tuple(int(v) & 0xFFFFFFFF for v in f.client_data)
             if f.id >= 256:
-                body += struct.pack("<HH", f.id, len(name)) + name
+                body += struct.pack("<HHHH", f.id, len(name), f.flags, len(values)) + name
             else:
-                body += struct.pack("<H", f.id)
-            body += struct.pack("<HH", f.flags, len(values))
+                body += struct.pack("<HHH", f.id, f.flags, len(values))
             body += struct.pack(f"<{len(values)}I", *values)
         out += struct.pack("<BBH", number, len(filters), len(body)) + body
     return bytes(out)
