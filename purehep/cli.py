@@ -496,6 +496,15 @@ def cmd_check(args, out):
     return 1 if findings else 0
 
 
+def cmd_repack(args, out):
+    from .write.repack import repack
+    import os
+    before = os.path.getsize(args.file)
+    repack(args.file, args.dst)
+    out(f"{args.file} ({before} bytes) -> {args.dst} ({os.path.getsize(args.dst)} bytes)")
+    return 0
+
+
 # --- main ----------------------------------------------------------------------------------------
 def _parser():
     p = argparse.ArgumentParser(prog="purehep", description="HDF5 files without libhdf5: list, "
@@ -517,6 +526,9 @@ def _parser():
     ins.add_argument("--at", type=lambda s: int(s, 0), metavar="OFFSET",
                      help="explain the structure covering one offset")
     ins.add_argument("--json", action="store_true")
+    rep = sub.add_parser("repack", help="rewrite a file compactly (drops free space)")
+    rep.add_argument("file", metavar="SRC")
+    rep.add_argument("dst", metavar="DST")
     chk = sub.add_parser("check", help="verify the file against the specification")
     chk.add_argument("file")
     chk.add_argument("--json", action="store_true")
@@ -540,7 +552,8 @@ def main(argv=None):
             sys.stdout.write("\n".join(lines) + "\n")
             lines.clear()
 
-    commands = {"ls": cmd_ls, "dump": cmd_dump, "inspect": cmd_inspect, "check": cmd_check}
+    commands = {"ls": cmd_ls, "dump": cmd_dump, "inspect": cmd_inspect, "check": cmd_check,
+                "repack": cmd_repack}
     try:
         status = commands[args.command](args, out)
     except (PurehepError, OSError, KeyError) as exc:

@@ -1,0 +1,178 @@
+"""Modify mode ('a', 'r+') against h5py: the same operations applied by h5py and by purehep to
+copies of one file must leave the same content; h5dump must accept purehep's result; append
+loops must stay close to h5py's file sizes; deleted space is reused; repack."""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+import purehep  # noqa: E402
+from modify_helpers import make_base, operations, dump  # noqa: E402
+
+H5DUMP = shutil.which("h5dump")
+WRITERS = [(h5py, "earliest"), (h5py, "latest"), (purehep, "earliest"), (purehep, "latest")]
+
+
+def _h5dump_ok(path):
+    return subprocess.run([H5DUMP, path], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("writer,libver", WRITERS, ids=lambda x: getattr(x, "__name__", x))
+def test_operations_match_h5py(tmp_path, writer, libver):
+    a, b = str(tmp_path / "h5py.h5"), str(tmp_path / "purehep.h5")
+    make_base(a, writer, libver)
+    shutil.copy(a, b)
+    before = dump(b)
+    readable = H5DUMP and _h5dump_ok(b)     # h5dump 1.10 cannot read HDF5 2.0's layout v5
+    with h5py.File(a, "a") as f:
+        operations(f, h5py)
+    with purehep.File(b, "a") as f:
+        operations(f, purehep)
+    expected, found = dump(a), dump(b)
+    assert found == expected
+    assert found != before
+    if readable:
+        assert _h5dump_ok(b)
+    # and purehep reads its own result, in a second session that changes more
+    with purehep.File(b, "r+") as f:
+        assert f["ea"][449] == 10149
+        f["ea"].resize((460,))
+        f["ea"][450:] = 5
+        f.attrs["second"] = "session"
+    with h5py.File(b, "r") as f:
+        assert f["ea"][-10:].tolist() == [5] * 10
+        assert f.attrs["second"] == "session"
+        assert f["contig"][:].tolist() == expected["contig"][4]
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_header_continuation(tmp_path, libver):
+    """Headers written without spare room get continuation blocks."""
+    path = str(tmp_path / "c.h5")
+    with purehep.File(path, "w", libver=libver) as f:
+        f["d"] = np.arange(4)
+    with purehep.File(path, "a") as f:
+        for i in range(40):
+            f["d"].attrs[f"attribute_number_{i}"] = np.arange(i + 1)
+    with purehep.File(path, "a") as f:
+        f["d"].attrs["attribute_number_3"] = "changed"
+        f["d"][1] = 42
+    with h5py.File(path, "r") as f:
+        assert len(f["d"].attrs) == 40
+        assert f["d"].attrs["attribute_number_39"].tolist() == list(range(40))
+        assert f["d"].attrs["attribute_number_3"] == "changed"
+        assert f["d"][:].tolist() == [0, 42, 2, 3]
+    if H5DUMP:
+        assert _h5dump_ok(path)
+
+
+def _append_loop(mod, path, kind, flush_every):
+    libver = "earliest" if kind == "stab" else "latest"
+    with h5py.File(path, "w", libver=libver) as f:
+        if kind == "ea":
+            f.create_dataset("d", shape=(0,), maxshape=(None,), chunks=(1000,), dtype="f8")
+        elif kind == "bt2":
+            f.create_dataset("d", shape=(0, 4), maxshape=(None, None), chunks=(1000, 4),
+                             dtype="f8")
+        else:
+            f.create_group("g")
+    with mod.File(path, "a") as f:
+        if kind == "stab":
+            g = f["g"]
+            for i in range(500):
+                g.create_dataset(f"ds{i}", data=np.arange(10) + i)
+                if flush_every and i % flush_every == 0:
+                    f.flush()
+        else:
+            d = f["d"]
+            for i in range(1000):
+                n = d.shape[0]
+                d.resize(n + 100, axis=0)
+                rows = np.arange(n, n + 100, dtype="f8")
+                d[n:n + 100] = rows[:, None] if kind == "bt2" else rows
+                if flush_every and i % flush_every == 0:
+                    f.flush()
+    return os.path.getsize(path)
+
+
+@pytest.mark.parametrize("kind", ["ea", "bt2", "stab"])
+@pytest.mark.parametrize("flush_every", [0, 50])
+def test_append_loop_sizes(tmp_path, kind, flush_every):
+    ref = _append_loop(h5py, str(tmp_path / "h5py.h5"), kind, flush_every)
+    path = str(tmp_path / "purehep.h5")
+    size = _append_loop(purehep, path, kind, flush_every)
+    assert size <= 1.10 * ref, (size, ref)
+    with h5py.File(path, "r") as f:
+        if kind == "stab":
+            assert len(f["g"]) == 500
+            assert all(f[f"g/ds{i}"][3] == i + 3 for i in (0, 250, 499))
+        else:
+            v = f["d"][()].reshape(100000, -1)
+            assert (v[:, 0] == np.arange(100000)).all()
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_deleted_space_is_reused(tmp_path, libver):
+    path = str(tmp_path / "r.h5")
+    with h5py.File(path, "w", libver=libver) as f:
+        for i in range(4):
+            f.create_dataset(f"d{i}", data=np.arange(10000.0))
+        f.create_dataset("c", data=np.arange(10000.0), chunks=(1000,))
+        f.create_group("g")["x"] = np.arange(5000.0)
+    size = os.path.getsize(path)
+    with purehep.File(path, "a") as f:
+        del f["d1"]
+        del f["c"]
+        del f["g"]                     # and its member
+        f.flush()
+        assert f._writer.alloc.free_bytes > 3 * 80000 // 2
+        f["n1"] = np.arange(10000.0) + 1
+        f.create_dataset("n2", data=np.arange(10000.0), chunks=(1000,))
+        f["n3"] = np.arange(5000.0)
+    assert os.path.getsize(path) <= size + 4096
+    with h5py.File(path, "r") as f:
+        assert sorted(f) == ["d0", "d2", "d3", "n1", "n2", "n3"]
+        assert f["n1"][-1] == 10000.0 and f["n2"][-1] == 9999.0 and f["d3"][-1] == 9999.0
+
+
+def test_overwrite_filtered_chunk_that_grows(tmp_path):
+    path = str(tmp_path / "g.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("z", data=np.zeros(1000), chunks=(100,), compression="gzip")
+    rng = np.random.default_rng(1)
+    noise = rng.random(100)
+    with purehep.File(path, "r+") as f:
+        f["z"][200:300] = noise                # compresses far worse than zeros
+    with h5py.File(path, "r") as f:
+        v = f["z"][:]
+    assert (v[200:300] == noise).all() and not v[:200].any() and not v[300:].any()
+
+
+def test_modes(tmp_path):
+    path = str(tmp_path / "new.h5")
+    with purehep.File(path, "a") as f:        # 'a' creates a missing file
+        f["x"] = np.arange(3)
+    with purehep.File(path, "r+") as f:
+        f["y"] = np.arange(2)
+        assert sorted(f) == ["x", "y"]
+        assert f["x"][1] == 1
+    with pytest.raises(FileNotFoundError):
+        purehep.File(str(tmp_path / "missing.h5"), "r+")
+    with h5py.File(path, "r") as f:
+        assert sorted(f) == ["x", "y"]
+
+
+@pytest.mark.parametrize("writer,libver", WRITERS[:2] + WRITERS[3:],
+                         ids=lambda x: getattr(x, "__name__", x))
+def test_repack(tmp_path, writer, libver):
+    src, dst = str(tmp_path / "s.h5"), str(tmp_path / "d.h5")
+    make_base(src, writer, libver)
+    with purehep.File(src, "a") as f:
+        operations(f, purehep)
+    from purehep.cli import main
+    assert main(["repack", src, dst]) == 0
+    assert dump(dst) == dump(src)
+    assert os.path.getsize(dst) < os.path.getsize(src)
