@@ -44,6 +44,7 @@ class Filter:
 
 _REGISTRY = {}
 _BUILTINS_LOADED = [False]
+_LOCK = __import__("threading").RLock()
 
 
 def register_filter(id, decode, encode=None, name=None):
@@ -77,14 +78,20 @@ def available(id):
 
 
 def _load_builtins():
+    """Register the built-in filters once. The flag is set only after they are registered,
+    under a lock, so that a thread arriving meanwhile waits instead of seeing an empty
+    registry."""
     if _BUILTINS_LOADED[0]:
         return
-    _BUILTINS_LOADED[0] = True
-    from . import deflate, fletcher32, lzf, nbit, scaleoffset, shuffle, zstd
-    for mod in (deflate, shuffle, fletcher32, nbit, scaleoffset, lzf, zstd):
-        if getattr(mod, "AVAILABLE", True):
-            _REGISTRY.setdefault(mod.ID, Filter(mod.ID, mod.NAME, mod.decode,
-                                                getattr(mod, "encode", None)))
+    with _LOCK:
+        if _BUILTINS_LOADED[0]:
+            return
+        from . import deflate, fletcher32, lzf, nbit, scaleoffset, shuffle, zstd
+        for mod in (deflate, shuffle, fletcher32, nbit, scaleoffset, lzf, zstd):
+            if getattr(mod, "AVAILABLE", True):
+                _REGISTRY.setdefault(mod.ID, Filter(mod.ID, mod.NAME, mod.decode,
+                                                    getattr(mod, "encode", None)))
+        _BUILTINS_LOADED[0] = True
 
 
 def check_pipeline(filters):

@@ -279,8 +279,6 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
             fill_words[i // 4] = int.from_bytes(raw[i:i + 4], "little")
         cd = (stype, factor & 0xFFFFFFFF, nelmts, cls, itemsize, sign, order, 1, *fill_words)
         out.append(FilterInfo(6, 1, "scaleoffset", cd))
-        from ..write import scaleoffset_encode
-        scaleoffset_encode.install()
     if shuffle:
         out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
     if compression is not None:
