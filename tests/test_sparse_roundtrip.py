@@ -46,7 +46,7 @@ def cases(draw):
     return shape, chunks, maxshape, index, density, dtype, filters, seed
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases())
 def test_roundtrip(tmp_path_factory, case):
     shape, chunks, maxshape, index, density, dtype, filters, seed = case

@@ -546,7 +546,7 @@ class DatasetWriter(WritableObject):
         if self._node is None:
             raise _no_write(self)
         node = self._node
-        if node.layout != "chunked":
+        if node.layout not in ("chunked", "sparse"):
             raise TypeError("Only chunked datasets can be resized")
         if axis is not None:
             if not 0 <= axis < len(node.shape):
