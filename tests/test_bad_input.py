@@ -41,8 +41,8 @@ def test_truncation_error_names_structure_and_offset(sample_bytes):
 def test_flipped_bytes_in_metadata(sample_bytes):
     n = len(sample_bytes)
     outcomes = {}
-    for pos in range(0, min(n, 6000), 3):
-        for mask in (0x01, 0x80, 0xFF):
+    for pos in range(0, min(n, 6000), 11):
+        for mask in (0x01, 0xFF):
             data = bytearray(sample_bytes)
             data[pos] ^= mask
             outcome = check_damaged(data)
