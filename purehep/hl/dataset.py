@@ -167,7 +167,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             check_layout(self._layout, self._space, self._type)
             self.__dict__["_store"] = open_storage(
                 self._ctx, self._layout, self._space, self._type, self._filters,
-                self._fill_array, self._msg(EXTERNAL_FILES, required=False), self._file._threads)
+                lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
+                self._file._threads)
         return self.__dict__["_store"]
 
     def virtual_sources(self):

@@ -106,12 +106,11 @@ class ContiguousStorage:
 class ExternalStorage:
     """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order."""
 
-    def __init__(self, ctx, external, shape, file_dtype, fill):
+    def __init__(self, ctx, external, shape, file_dtype):
         from ..format.local_heap import local_heap
         heap = local_heap(ctx, external.heap_address)
         self.shape = tuple(shape)
         self.dtype = file_dtype
-        self.fill = fill
         base = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
         self.segments = []
         for slot in external.slots:
@@ -170,7 +169,7 @@ def check_layout(layout, dataspace, datatype):
                           f"rank {len(shape)}", "data layout message")
 
 
-def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, threads=None):
+def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external, threads=None):
     """The storage object for a dataset's layout message."""
     shape = dataspace.shape if dataspace.shape is not None else ()
     dtype = element_dtype(datatype.file_dtype)
@@ -178,18 +177,19 @@ def open_storage(ctx, layout, dataspace, datatype, filters, fill, external, thre
         return compact(layout, shape, dtype)
     if layout.layout_class == L.CONTIGUOUS:
         if external is not None:
-            return ExternalStorage(ctx, external, shape, dtype, fill)
+            return ExternalStorage(ctx, external, shape, dtype)
         if layout.address is None:
-            return filled(shape, fill)
+            return filled(shape, make_fill())
         return ContiguousStorage(ctx, layout.address, shape, dtype)
     if layout.layout_class == L.CHUNKED:
         check_layout(layout, dataspace, datatype)
         from ..chunks import ChunkedStorage
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
-        return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, fill, threads,
-                                             maxshape=maxshape))
+        return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, make_fill(),
+                                             threads, maxshape=maxshape))
     if layout.layout_class == L.STRUCTURED:
         from ..sparse.storage import SparseStorage, SparseAdapter
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
-        return SparseAdapter(SparseStorage(ctx, layout, shape, maxshape, dtype, filters, fill))
+        return SparseAdapter(SparseStorage(ctx, layout, shape, maxshape, dtype, filters,
+                                           make_fill()))
     raise UnsupportedFeatureError(f"layout class {layout.layout_class}")
