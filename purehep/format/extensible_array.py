@@ -8,13 +8,20 @@ addresses of the remaining super blocks. A data block with more than 2**page_bit
 paged: its pages (elements + checksum) follow it, and its super block's page bitmap (bit
 ``dblock * npages + page``, most significant bit first) says which pages exist. Block offsets
 are (max_bits + 7) // 8 bytes. Every block is checksummed and bounds-checked.
+
+``encode`` writes an array from {element index: record} and an element encoder (any client:
+dense chunks 0/1, structured chunks 2/3).
 """
 from dataclasses import dataclass
+import struct
 
 import numpy as np
 
 from ..errors import FormatError
 from . import checksum
+from .context import Cursor
+
+PARAMETERS = ("max_bits", "index_elements", "min_elements", "min_pointers", "page_bits")
 
 
 def _log2(n):
@@ -38,26 +45,79 @@ class ExtensibleArrayHeader:
     max_index_set: int
     nelements: int
     index_block_address: int | None
+    version: int = 0
+
+    @staticmethod
+    def size(ctx):
+        return 4 + 8 + 6 * ctx.sizeof_lengths + ctx.sizeof_offsets + 4
 
     @classmethod
     def decode(cls, ctx, addr):
-        so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
-        n = 4 + 8 + 6 * sl + so + 4
+        n = cls.size(ctx)
         buf = ctx.read(addr, n, "extensible array header")
         cur = ctx.cursor(addr, n, "extensible array header")
         cur.signature(b"EAHD")
-        cur.version((0, 1))
+        version = cur.version((0, 1))
         fields = [cur.u8() for _ in range(7)]
         lengths = [cur.length() for _ in range(6)]
         iblk = cur.address()
         checksum.verify(ctx, buf, "extensible array header", ctx.absolute(addr))
-        h = cls(addr, *fields, *lengths, iblk)
+        h = cls(addr, *fields, *lengths, iblk, version)
         if (h.element_size == 0 or not 0 < h.max_bits <= 64 or h.min_elements == 0
                 or h.min_elements & (h.min_elements - 1) or h.min_pointers == 0
                 or h.min_pointers & (h.min_pointers - 1) or h.page_bits > 40
                 or _log2(h.min_elements) > h.max_bits):
             raise cur.error("implausible extensible array parameters")
         return h
+
+    def encode(self, ctx):
+        Ln = ctx.pack_length
+        body = (b"EAHD" + bytes((self.version, self.client_id, self.element_size, self.max_bits,
+                                 self.index_elements, self.min_elements, self.min_pointers,
+                                 self.page_bits))
+                + Ln(self.nsuper) + Ln(self.super_size) + Ln(self.ndata) + Ln(self.data_size)
+                + Ln(self.max_index_set) + Ln(self.nelements)
+                + ctx.pack_address(self.index_block_address))
+        return _sealed(body)
+
+    def index_block_layout(self, ctx):
+        """(super blocks whose data blocks the index block points to, data block addresses,
+        secondary block addresses, index block bytes)."""
+        n_super = 2 * _log2(self.min_pointers)
+        n_dblk = 2 * (self.min_pointers - 1)
+        n_sblk = max(1 + self.max_bits - _log2(self.min_elements) - n_super, 0)
+        size = 6 + ctx.sizeof_offsets + self.index_elements * self.element_size + \
+            (n_dblk + n_sblk) * ctx.sizeof_offsets + 4
+        return n_super, n_dblk, n_sblk, size
+
+    def secondary_block_layout(self, ctx, nd, ne):
+        """(pages per data block, page bitmap bytes, block bytes) of a secondary block of
+        ``nd`` data blocks of ``ne`` elements."""
+        page_n = 1 << self.page_bits
+        npages = ne // page_n if ne > page_n else 0
+        bm = nd * ((npages + 7) // 8) if npages else 0
+        return npages, bm, 6 + ctx.sizeof_offsets + self.block_offset_size + bm + \
+            nd * ctx.sizeof_offsets + 4
+
+    def data_block_layout(self, ctx, ne):
+        """(prefix bytes, pages, bytes up to the checksum, bytes with the pages) of a data
+        block of ``ne`` elements; the prefix ends after the block offset."""
+        page_n = 1 << self.page_bits
+        npages = ne // page_n if ne > page_n else 0
+        prefix = 6 + ctx.sizeof_offsets + self.block_offset_size
+        head = prefix + (0 if npages else ne * self.element_size)
+        return prefix, npages, head, head + 4 + npages * (page_n * self.element_size + 4)
+
+    def check_prefix(self, ctx, buf, baddr, sig, structure):
+        """Check a block's signature, version, client id and back pointer (not its
+        checksum)."""
+        cur = Cursor(buf, ctx.absolute(baddr), structure, ctx)
+        cur.signature(sig)
+        cur.version((0, 1))
+        if cur.u8() != self.client_id:
+            raise cur.error("client id differs from the header's")
+        if cur.address() != self.address:
+            raise cur.error("block does not point back to its header")
 
     @property
     def block_offset_size(self):
@@ -88,11 +148,8 @@ def read_elements(ctx, addr):
     if hdr.index_block_address is None or total == 0:
         return hdr, out
     sblocks = hdr.super_blocks()
-    n_iblk_super = 2 * _log2(hdr.min_pointers)
-    n_iblk_dblk = 2 * (hdr.min_pointers - 1)
-    n_iblk_sblk = max(len(sblocks) - n_iblk_super, 0)
+    n_iblk_super, n_iblk_dblk, n_iblk_sblk, isize = hdr.index_block_layout(ctx)
     iaddr = hdr.index_block_address
-    isize = 4 + 1 + 1 + so + hdr.index_elements * es + (n_iblk_dblk + n_iblk_sblk) * so + 4
     buf = ctx.read(iaddr, isize, "extensible array index block")
     _check_prefix(ctx, buf, iaddr, b"EAIB", hdr, "extensible array index block")
     raw = np.frombuffer(buf, np.uint8)
@@ -120,9 +177,7 @@ def read_elements(ctx, addr):
         if saddr is None:
             continue
         _remember(ctx, seen, saddr)
-        npages = ne // page_n if ne > page_n else 0
-        bm_size = nd * ((npages + 7) // 8) if npages else 0
-        ssize = 4 + 1 + 1 + so + hdr.block_offset_size + bm_size + nd * so + 4
+        npages, bm_size, ssize = hdr.secondary_block_layout(ctx, nd, ne)
         sbuf = ctx.read(saddr, ssize, "extensible array secondary block")
         _check_prefix(ctx, sbuf, saddr, b"EASB", hdr, "extensible array secondary block")
         sraw = np.frombuffer(sbuf, np.uint8)
@@ -152,13 +207,7 @@ def _remember(ctx, seen, a):
 
 
 def _check_prefix(ctx, buf, baddr, sig, hdr, structure):
-    cur = ctx.cursor(baddr, len(buf), structure)
-    cur.signature(sig)
-    cur.version((0, 1))
-    if cur.u8() != hdr.client_id:
-        raise cur.error("client id differs from the header's")
-    if cur.address() != hdr.address:
-        raise cur.error("block does not point back to its header")
+    hdr.check_prefix(ctx, buf, baddr, sig, structure)
     checksum.verify(ctx, buf, structure, ctx.absolute(baddr))
 
 
@@ -166,14 +215,13 @@ def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, out, seen):
     if daddr is None:
         return
     _remember(ctx, seen, daddr)
-    so, es = ctx.sizeof_offsets, hdr.element_size
+    es = hdr.element_size
     total = out.shape[0]
     page_n = 1 << hdr.page_bits
-    prefix = 4 + 1 + 1 + so + hdr.block_offset_size
+    prefix, npages, head, _ = hdr.data_block_layout(ctx, ne)
     structure = "extensible array data block"
-    if ne <= page_n:
-        dsize = prefix + ne * es + 4
-        buf = ctx.read(daddr, dsize, structure)
+    if not npages:
+        buf = ctx.read(daddr, head + 4, structure)
         _check_prefix(ctx, buf, daddr, b"EADB", hdr, structure)
         cnt = min(ne, total - first)
         out[first:first + cnt] = np.frombuffer(buf, np.uint8)[prefix:prefix + cnt * es].reshape(cnt, es)
@@ -183,7 +231,7 @@ def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, out, seen):
     if bitmap is None:
         raise FormatError("paged data block without a page bitmap", structure, ctx.absolute(daddr))
     page_bytes = page_n * es + 4
-    for p in range(ne // page_n):
+    for p in range(npages):
         pfirst = first + p * page_n
         if pfirst >= total:
             break
@@ -195,3 +243,94 @@ def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, out, seen):
         checksum.verify(ctx, pbuf, "extensible array data block page", ctx.absolute(paddr))
         cnt = min(page_n, total - pfirst)
         out[pfirst:pfirst + cnt] = np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es)
+
+
+def _sealed(body):
+    return body + struct.pack("<I", checksum.lookup3(body))
+
+
+def encode(ctx, by_linear, element, element_size, client_id, alloc, *, max_bits,
+           index_elements, min_elements, min_pointers, page_bits, version=0):
+    """An extensible array holding ``by_linear`` ({element index: record}); ``element(record
+    or None)`` encodes one element of ``element_size`` bytes. Allocates header, index block,
+    then data and secondary blocks in element order through ``alloc(nbytes) -> address``;
+    data blocks of secondary blocks may be paged (only pages holding elements below the
+    array's size are written and marked). Returns (header address, [(address, bytes)])."""
+    total = max(by_linear) + 1
+    hdr = ExtensibleArrayHeader(None, client_id, element_size, max_bits, index_elements,
+                                min_elements, min_pointers, page_bits, 0, 0, 0, 0, total, 0,
+                                None, version)
+    off_size = hdr.block_offset_size
+    n_iblk_super, n_iblk_dblk, n_iblk_sblk, isize = hdr.index_block_layout(ctx)
+    page_n = 1 << page_bits
+
+    def elements(first, count):
+        return b"".join(element(by_linear.get(i)) for i in range(first, first + count))
+
+    haddr = alloc(ExtensibleArrayHeader.size(ctx))
+    iaddr = alloc(isize)
+    prefix = bytes((version, client_id)) + ctx.pack_address(haddr)
+    blocks = []
+    dblk_addrs, sblk_addrs = [None] * n_iblk_dblk, [None] * n_iblk_sblk
+    ndata = data_size = nsuper = super_size = 0
+    realized = min(total, index_elements)
+    d = 0
+    for s, (nd, ne, start) in enumerate(hdr.super_blocks()):
+        if index_elements + start >= total:
+            break
+        npages = ne // page_n if ne > page_n else 0
+        if npages and s < n_iblk_super:
+            from ..errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError("extensible arrays whose index block points to "
+                                          "paged data blocks (page bits below "
+                                          f"{_log2(ne)}) are not written")
+        bitmap = bytearray(nd * ((npages + 7) // 8))
+        addrs = []
+        for j in range(nd):
+            first = index_elements + start + j * ne
+            if first >= total:
+                addrs.append(None)
+                continue
+            head = b"EADB" + prefix + (start + j * ne).to_bytes(off_size, "little")
+            if not npages:
+                body = _sealed(head + elements(first, ne))
+                a = alloc(len(body))
+                blocks.append((a, body))
+                size = len(body)
+            else:
+                page_bytes = page_n * element_size + 4
+                head = _sealed(head)
+                size = len(head) + npages * page_bytes
+                a = alloc(size)
+                blocks.append((a, head))
+                for p in range(npages):
+                    pfirst = first + p * page_n
+                    if pfirst >= total:
+                        break
+                    bit = j * npages + p
+                    bitmap[bit >> 3] |= 0x80 >> (bit & 7)
+                    blocks.append((a + len(head) + p * page_bytes,
+                                   _sealed(elements(pfirst, page_n))))
+            addrs.append(a)
+            ndata += 1
+            data_size += size
+            realized += ne
+        if s < n_iblk_super:
+            for a in addrs:
+                dblk_addrs[d] = a
+                d += 1
+        else:
+            body = _sealed(b"EASB" + prefix + start.to_bytes(off_size, "little") + bytes(bitmap)
+                           + b"".join(ctx.pack_address(a) for a in addrs))
+            a = alloc(len(body))
+            blocks.append((a, body))
+            sblk_addrs[s - n_iblk_super] = a
+            nsuper += 1
+            super_size += len(body)
+    blocks.append((iaddr, _sealed(b"EAIB" + prefix + elements(0, index_elements)
+                                  + b"".join(ctx.pack_address(a) for a in dblk_addrs)
+                                  + b"".join(ctx.pack_address(a) for a in sblk_addrs))))
+    hdr = ExtensibleArrayHeader(haddr, client_id, element_size, max_bits, index_elements,
+                                min_elements, min_pointers, page_bits, nsuper, super_size,
+                                ndata, data_size, total, realized, iaddr, version)
+    return haddr, [(haddr, hdr.encode(ctx))] + blocks

@@ -4,17 +4,18 @@ in the layout message, Tables 19/20), fixed array and extensible array with clie
 metadata (Tables 24/25), and version 2 B-trees of record types 12/13 (Tables 26/27).
 
 ``load`` decodes an index into a ``SparseTable`` (numpy columns); ``emit`` writes one for the
-chunks a dataset has. Versions written, as the prototype writes them: fixed array header and
+chunks a dataset has, with the same array and tree encoders dense chunk indexes use (this
+module supplies the elements and records). Versions written, as the prototype writes them: fixed array header and
 data block 1, extensible array 0, v2 B-tree header 1 (nodes 0); all read as 0 or 1.
 """
 from dataclasses import dataclass
-import struct
 
 import numpy as np
 
 from ..errors import FormatError
-from ..format import checksum, btree2, structured_chunk as SC
+from ..format import btree2, extensible_array, fixed_array, structured_chunk as SC
 from ..format.messages import layout as L
+from ..write.chunk_index import put_blocks
 
 FA_VERSION, EA_VERSION, BT2_VERSION = 1, 0, 1
 CLIENT_STRUCT, CLIENT_STRUCT_FILTERED = 2, 3
@@ -116,7 +117,6 @@ def load(ctx, layout, shape, maxshape, filtered):
                            np.array([masks], np.uint32) if filtered else None)
     client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
     if layout.index_type == L.FIXED_ARRAY:
-        from ..format import fixed_array
         hdr, raw = fixed_array.read_elements(ctx, layout.address)
         name = "fixed array header"
         grid = [-(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
@@ -125,7 +125,6 @@ def load(ctx, layout, shape, maxshape, filtered):
                               f"of the maximum dimensions has {int(np.prod(grid))}", name, where)
         order, dims = list(range(rank)), grid
     elif layout.index_type == L.EXTENSIBLE_ARRAY:
-        from ..format import extensible_array
         hdr, raw = extensible_array.read_elements(ctx, layout.address)
         name = "extensible array header"
         unlim = [d for d, m in enumerate(maxshape) if m is None]
@@ -211,7 +210,10 @@ def emit(em, layout, shape, maxshape, records, filtered):
         total = int(np.prod(grid))
         by = {int(np.ravel_multi_index(s, grid)): r for s, r in items}
         elements = [encode_element(ctx, by.get(i), width, n, filtered) for i in range(total)]
-        return fixed_array(em, elements, es, client, info["page_bits"]), info
+        addr, blocks = fixed_array.encode(ctx, elements, es, client, info["page_bits"],
+                                          em.meta.alloc, version=FA_VERSION)
+        put_blocks(em, blocks)
+        return addr, info
     if layout.index_type == L.EXTENSIBLE_ARRAY:
         udim = [d for d, m in enumerate(maxshape) if m is None][0]
         others = [d for d in range(rank) if d != udim]
@@ -221,8 +223,11 @@ def emit(em, layout, shape, maxshape, records, filtered):
         for s, r in items:
             rest = int(np.ravel_multi_index([s[d] for d in others], ogrid)) if others else 0
             by[s[udim] * per + rest] = r
-        return extensible_array(em, by, es, client, info,
-                                lambda r: encode_element(ctx, r, width, n, filtered)), info
+        addr, blocks = extensible_array.encode(
+            ctx, by, lambda r: encode_element(ctx, r, width, n, filtered), es, client,
+            em.meta.alloc, version=EA_VERSION, **{k: info[k] for k in extensible_array.PARAMETERS})
+        put_blocks(em, blocks)
+        return addr, info
     if layout.index_type == L.BTREE2:
         btype = 13 if filtered else 12
         rctx = btree2.ChunkRecordContext(rank, width, n)
@@ -234,116 +239,6 @@ def emit(em, layout, shape, maxshape, records, filtered):
                                           split_percent=info["split_percent"],
                                           merge_percent=info["merge_percent"],
                                           version=BT2_VERSION)
-        for a, data in blocks:
-            em.meta.put(a, data)
+        put_blocks(em, blocks)
         return addr, info
     raise FormatError(f"chunk index type {layout.index_type} cannot index structured chunks")
-
-
-def fixed_array(em, elements, es, client, page_bits, version=FA_VERSION):
-    """A fixed array (spec VII.C; RFC 4.2) of encoded ``elements``; returns the header
-    address."""
-    ctx = em.ctx
-    n = len(elements)
-    hsize = 4 + 4 + ctx.sizeof_lengths + ctx.sizeof_offsets + 4
-    haddr = em.meta.alloc(hsize)
-    page_n = 1 << page_bits
-    prefix = b"FADB" + bytes((version, client)) + ctx.pack_address(haddr)
-    if n <= page_n:
-        body = prefix + b"".join(elements)
-        body += struct.pack("<I", checksum.lookup3(body))
-        daddr = em.meta.alloc(len(body))
-        em.meta.put(daddr, body)
-    else:
-        npages = -(-n // page_n)
-        bitmap = bytearray((npages + 7) // 8)
-        for pg in range(npages):
-            bitmap[pg >> 3] |= 0x80 >> (pg & 7)
-        body = prefix + bytes(bitmap)
-        body += struct.pack("<I", checksum.lookup3(body))
-        page_bytes = page_n * es + 4
-        daddr = em.meta.alloc(len(body) + npages * page_bytes)
-        em.meta.put(daddr, body)
-        for pg in range(npages):
-            part = b"".join(elements[pg * page_n:(pg + 1) * page_n])
-            em.meta.put(daddr + len(body) + pg * page_bytes,
-                        part + struct.pack("<I", checksum.lookup3(part)))
-    hdr = b"FAHD" + bytes((version, client, es, page_bits)) + ctx.pack_length(n) + \
-        ctx.pack_address(daddr)
-    em.meta.put(haddr, hdr + struct.pack("<I", checksum.lookup3(hdr)))
-    return haddr
-
-
-def _log2(n):
-    return n.bit_length() - 1
-
-
-def extensible_array(em, by_linear, es, client, info, element, version=EA_VERSION):
-    """An extensible array (spec VII.D; RFC 4.3) holding ``by_linear`` ({index: record});
-    ``element(record or None)`` encodes one element. Returns the header address."""
-    ctx = em.ctx
-    so = ctx.sizeof_offsets
-    total = max(by_linear) + 1
-    max_bits, nidx = info["max_bits"], info["index_elements"]
-    min_ptrs, min_el, page_bits = info["min_pointers"], info["min_elements"], info["page_bits"]
-    off_size = (max_bits + 7) // 8
-    n_iblk_super = 2 * _log2(min_ptrs)
-    n_iblk_dblk = 2 * (min_ptrs - 1)
-    n_iblk_sblk = max(1 + max_bits - _log2(min_el) - n_iblk_super, 0)
-
-    def elements(first, count):
-        return b"".join(element(by_linear.get(i)) for i in range(first, first + count))
-
-    def block(sig, off, payload):
-        body = sig + bytes((version, client)) + ctx.pack_address(haddr) + payload
-        return body + struct.pack("<I", checksum.lookup3(body))
-
-    haddr = em.meta.alloc(4 + 8 + 6 * ctx.sizeof_lengths + so + 4)
-    iaddr = em.meta.alloc(6 + so + nidx * es + (n_iblk_dblk + n_iblk_sblk) * so + 4)
-    dblk_addrs, sblk_addrs = [None] * n_iblk_dblk, [None] * n_iblk_sblk
-    ndata = data_size = nsuper = super_size = 0
-    realized = min(total, nidx)
-    start = d = s = 0
-    while nidx + start < total:
-        nd = 1 << (s // 2)
-        ne = (1 << ((s + 1) // 2)) * min_el
-        if ne > (1 << page_bits):
-            from ..errors import UnsupportedFeatureError
-            raise UnsupportedFeatureError("extensible array indexes with paged data blocks")
-        addrs = []
-        for j in range(nd):
-            first = nidx + start + j * ne
-            if first >= total:
-                addrs.append(None)
-                continue
-            body = block(b"EADB", 0, (start + j * ne).to_bytes(off_size, "little")
-                         + elements(first, ne))
-            a = em.meta.alloc(len(body))
-            em.meta.put(a, body)
-            addrs.append(a)
-            ndata += 1
-            data_size += len(body)
-            realized += ne
-        if s < n_iblk_super:
-            for a in addrs:
-                dblk_addrs[d] = a
-                d += 1
-        else:
-            body = block(b"EASB", 0, start.to_bytes(off_size, "little")
-                         + b"".join(ctx.pack_address(a) for a in addrs))
-            a = em.meta.alloc(len(body))
-            em.meta.put(a, body)
-            sblk_addrs[s - n_iblk_super] = a
-            nsuper += 1
-            super_size += len(body)
-        start += nd * ne
-        s += 1
-    em.meta.put(iaddr, block(b"EAIB", 0, elements(0, nidx)
-                             + b"".join(ctx.pack_address(a) for a in dblk_addrs)
-                             + b"".join(ctx.pack_address(a) for a in sblk_addrs)))
-    Ln = ctx.pack_length
-    hdr = (b"EAHD" + bytes((version, client, es, max_bits, nidx, min_el, min_ptrs, page_bits))
-           + Ln(nsuper) + Ln(super_size) + Ln(ndata) + Ln(data_size) + Ln(total) + Ln(realized)
-           + ctx.pack_address(iaddr))
-    em.meta.put(haddr, hdr + struct.pack("<I", checksum.lookup3(hdr)))
-    return haddr

@@ -2,14 +2,15 @@
 
 v1 B-trees (layout v3; also the group B-trees of symbol-table groups), single chunk, implicit,
 fixed array (paged past 2**page_bits entries), extensible array (one unlimited dimension;
-data blocks up to 2**page_bits elements) and v2 B-trees (types 10/11).
+paged data blocks past 2**page_bits elements) and v2 B-trees (types 10/11). The array and
+tree structures are encoded by their format/ modules; this module supplies the elements.
 """
 import struct
 
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
-from ..format import btree2, checksum
+from ..format import btree2, extensible_array, fixed_array
 from ..format.messages import layout as L
 from . import values as V
 
@@ -139,44 +140,20 @@ def _element(ctx, rec, filtered, width):
 
 def _fixed_array(em, items, grid, chunk_nbytes, filtered, page_bits, wide=False):
     ctx = em.ctx
-    so = ctx.sizeof_offsets
     width = chunk_size_len(chunk_nbytes, wide)
-    es = so + (width + 4 if filtered else 0)
     n = int(np.prod(grid))
     by_linear = {int(np.ravel_multi_index(s, grid)): rec for s, rec in items}
     elements = [_element(ctx, by_linear.get(i), filtered, width) for i in range(n)]
-    client = 1 if filtered else 0
-    hsize = 4 + 4 + ctx.sizeof_lengths + so + 4
-    haddr = em.meta.alloc(hsize)
-    page_n = 1 << page_bits
-    prefix = b"FADB" + bytes((0, client)) + ctx.pack_address(haddr)
-    if n <= page_n:
-        body = prefix + b"".join(elements)
-        body += struct.pack("<I", checksum.lookup3(body))
-        daddr = em.meta.alloc(len(body))
-        em.meta.put(daddr, body)
-    else:
-        npages = -(-n // page_n)
-        bitmap = bytearray((npages + 7) // 8)
-        for pg in range(npages):
-            bitmap[pg >> 3] |= 0x80 >> (pg & 7)
-        body = prefix + bytes(bitmap)
-        body += struct.pack("<I", checksum.lookup3(body))
-        pages = []
-        for pg in range(npages):
-            part = b"".join(elements[pg * page_n:(pg + 1) * page_n])
-            part += bytes(page_n * es - len(part)) if False else b""
-            pages.append(part + struct.pack("<I", checksum.lookup3(part)))
-        page_bytes = page_n * es + 4
-        daddr = em.meta.alloc(len(body) + npages * page_bytes)
-        em.meta.put(daddr, body)
-        for pg, data in enumerate(pages):
-            em.meta.put(daddr + len(body) + pg * page_bytes, data)
-    hdr = b"FAHD" + bytes((0, client, es, page_bits)) + ctx.pack_length(n) + \
-        ctx.pack_address(daddr)
-    hdr += struct.pack("<I", checksum.lookup3(hdr))
-    em.meta.put(haddr, hdr)
+    es = ctx.sizeof_offsets + (width + 4 if filtered else 0)
+    haddr, blocks = fixed_array.encode(ctx, elements, es, 1 if filtered else 0, page_bits,
+                                       em.meta.alloc)
+    put_blocks(em, blocks)
     return haddr
+
+
+def put_blocks(em, blocks):
+    for addr, data in blocks:
+        em.meta.put(addr, data)
 
 
 def _btree2_chunks(em, node, items, chunk_nbytes, filtered, info):
@@ -194,15 +171,10 @@ def _btree2_chunks(em, node, items, chunk_nbytes, filtered, info):
                     split_percent=info["split_percent"], merge_percent=info["merge_percent"])
 
 
-def _log2(n):
-    return n.bit_length() - 1
-
-
 def _extensible_array(em, node, items, chunk_nbytes, filtered, info):
     ctx = em.ctx
-    so = ctx.sizeof_offsets
     width = chunk_size_len(chunk_nbytes, getattr(node, "wide_chunk_sizes", False))
-    es = so + (width + 4 if filtered else 0)
+    es = ctx.sizeof_offsets + (width + 4 if filtered else 0)
     udim = [d for d, m in enumerate(node.maxshape) if m is None][0]
     others = [d for d in range(len(node.chunks)) if d != udim]
     ogrid = [-(-node.maxshape[d] // node.chunks[d]) for d in others]
@@ -213,76 +185,8 @@ def _extensible_array(em, node, items, chunk_nbytes, filtered, info):
         return scaled[udim] * per + rest
 
     by_linear = {linear(s): rec for s, rec in items}
-    total = max(by_linear) + 1
-    max_bits, nidx = info["max_bits"], info["index_elements"]
-    min_ptrs, min_el, page_bits = info["min_pointers"], info["min_elements"], info["page_bits"]
-    client = 1 if filtered else 0
-    off_size = (max_bits + 7) // 8
-    nsuper_total = 1 + max_bits - _log2(min_el)
-    n_iblk_super = 2 * _log2(min_ptrs)
-    n_iblk_dblk = 2 * (min_ptrs - 1)
-    n_iblk_sblk = max(nsuper_total - n_iblk_super, 0)
-
-    def elements(first, count):
-        return b"".join(_element(ctx, by_linear.get(i), filtered, width)
-                        for i in range(first, first + count))
-
-    hsize = 4 + 8 + 6 * ctx.sizeof_lengths + so + 4
-    haddr = em.meta.alloc(hsize)
-    isize = 6 + so + nidx * es + (n_iblk_dblk + n_iblk_sblk) * so + 4
-    iaddr = em.meta.alloc(isize)
-    dblk_addrs = [None] * n_iblk_dblk
-    sblk_addrs = [None] * n_iblk_sblk
-    ndata = data_size = nsuper = super_size = 0
-    realized = min(total, nidx)
-    start, d = 0, 0
-    s = 0
-    while nidx + start < total:
-        nd = 1 << (s // 2)
-        ne = (1 << ((s + 1) // 2)) * min_el
-        if ne > (1 << page_bits):
-            raise UnsupportedFeatureError("extensible array chunk indexes with paged data "
-                                          "blocks (very many chunks) are not written yet")
-        addrs = []
-        for j in range(nd):
-            first = nidx + start + j * ne
-            if first >= total:
-                addrs.append(None)
-                continue
-            body = (b"EADB" + bytes((0, client)) + ctx.pack_address(haddr)
-                    + (start + j * ne).to_bytes(off_size, "little") + elements(first, ne))
-            body += struct.pack("<I", checksum.lookup3(body))
-            a = em.meta.alloc(len(body))
-            em.meta.put(a, body)
-            addrs.append(a)
-            ndata += 1
-            data_size += len(body)
-            realized += ne
-        if s < n_iblk_super:
-            for a in addrs:
-                dblk_addrs[d] = a
-                d += 1
-        else:
-            body = (b"EASB" + bytes((0, client)) + ctx.pack_address(haddr)
-                    + start.to_bytes(off_size, "little") + b"".join(ctx.pack_address(a)
-                                                                     for a in addrs))
-            body += struct.pack("<I", checksum.lookup3(body))
-            a = em.meta.alloc(len(body))
-            em.meta.put(a, body)
-            sblk_addrs[s - n_iblk_super] = a
-            nsuper += 1
-            super_size += len(body)
-        start += nd * ne
-        s += 1
-    body = (b"EAIB" + bytes((0, client)) + ctx.pack_address(haddr) + elements(0, nidx)
-            + b"".join(ctx.pack_address(a) for a in dblk_addrs)
-            + b"".join(ctx.pack_address(a) for a in sblk_addrs))
-    body += struct.pack("<I", checksum.lookup3(body))
-    em.meta.put(iaddr, body)
-    L_ = ctx.pack_length
-    hdr = (b"EAHD" + bytes((0, client, es, max_bits, nidx, min_el, min_ptrs, page_bits))
-           + L_(nsuper) + L_(super_size) + L_(ndata) + L_(data_size) + L_(total)
-           + L_(realized) + ctx.pack_address(iaddr))
-    hdr += struct.pack("<I", checksum.lookup3(hdr))
-    em.meta.put(haddr, hdr)
+    haddr, blocks = extensible_array.encode(
+        ctx, by_linear, lambda rec: _element(ctx, rec, filtered, width), es,
+        1 if filtered else 0, em.meta.alloc, **{k: info[k] for k in extensible_array.PARAMETERS})
+    put_blocks(em, blocks)
     return haddr
