@@ -157,9 +157,9 @@ def read_elements(ctx, addr):
     k = min(hdr.index_elements, total)
     out[:k] = raw[pos:pos + k * es].reshape(k, es)
     pos += hdr.index_elements * es
-    dblk_addrs = _addresses(ctx, raw[pos:pos + n_iblk_dblk * so])
+    dblk_addrs = addresses(ctx, raw[pos:pos + n_iblk_dblk * so])
     pos += n_iblk_dblk * so
-    sblk_addrs = _addresses(ctx, raw[pos:pos + n_iblk_sblk * so])
+    sblk_addrs = addresses(ctx, raw[pos:pos + n_iblk_sblk * so])
     page_n = 1 << hdr.page_bits
     base = hdr.index_elements
     seen = {addr, iaddr}
@@ -184,7 +184,7 @@ def read_elements(ctx, addr):
         p = 6 + so + hdr.block_offset_size
         bitmap = sraw[p:p + bm_size]
         p += bm_size
-        addrs = _addresses(ctx, sraw[p:p + nd * so])
+        addrs = addresses(ctx, sraw[p:p + nd * so])
         for j in range(nd):
             first = base + start + j * ne
             if first >= total:
@@ -193,7 +193,8 @@ def read_elements(ctx, addr):
     return hdr, out
 
 
-def _addresses(ctx, raw):
+def addresses(ctx, raw):
+    """The addresses packed in ``raw`` (None for the undefined address)."""
     so = ctx.sizeof_offsets
     vals = [int.from_bytes(bytes(raw[i:i + so]), "little") for i in range(0, len(raw), so)]
     return [None if v == ctx.undefined else v for v in vals]

@@ -266,6 +266,19 @@ class FractalHeap:
         self._iblocks[addr] = block
         return block
 
+    def children(self, iblock):
+        """(entry, block size, heap offset, rows) of each allocated child of an indirect block;
+        rows is None for a direct block, else the child indirect block's row count (the caller
+        checks it is smaller than the parent's)."""
+        for i, entry in enumerate(iblock.entries):
+            if entry.address is None:
+                continue
+            row, col = divmod(i, self.table_width)
+            size = self.row_block_size[row]
+            child_off = iblock.block_offset + self.row_block_offset[row] + col * size
+            yield (entry, size, child_off,
+                   None if row < self.max_direct_rows else self.rows_for_size(size))
+
     def direct_block(self, addr, size, block_offset, filtered_size=None, filter_mask=0):
         """The DirectBlock at ``addr`` of ``size`` bytes (defiltered, checksum verified)."""
         ctx, structure = self.ctx, "fractal heap direct block"
@@ -496,17 +509,11 @@ class FractalHeap:
                                   self.ctx.absolute(addr))
             seen.add(addr)
             iblock = self.indirect_block(addr, nrows, base)
-            for i, entry in enumerate(iblock.entries):
-                if entry.address is None:
-                    continue
-                row, col = divmod(i, self.table_width)
-                size = self.row_block_size[row]
-                child_off = base + self.row_block_offset[row] + col * size
-                if row < self.max_direct_rows:
+            for entry, size, child_off, child_rows in self.children(iblock):
+                if child_rows is None:
                     yield self.direct_block(entry.address, size, child_off, entry.filtered_size,
                                             entry.filter_mask)
                 else:
-                    child_rows = self.rows_for_size(size)
                     if child_rows >= nrows:
                         raise FormatError("child indirect block is not smaller than its parent",
                                           "fractal heap indirect block", self.ctx.absolute(addr))

@@ -651,18 +651,12 @@ class Walker:
                                 "allocated_children": sum(e.address is not None
                                                           for e in ib.entries)},
                                owner=owner, checksum=(off, off + size - 4, off + size - 4, False)))
-            for i, entry in enumerate(ib.entries):
-                if entry.address is None:
-                    continue
-                row, col = divmod(i, heap.table_width)
-                bsize = heap.row_block_size[row]
-                child_off = base + heap.row_block_offset[row] + col * bsize
-                if row < heap.max_direct_rows:
+            for entry, bsize, child_off, rows in heap.children(ib):
+                if rows is None:
                     self.guard("fractal heap direct block", self.abs(entry.address),
                                self._direct_block, heap, entry.address, bsize, child_off,
                                entry.filtered_size, entry.filter_mask, owner)
                 else:
-                    rows = heap.rows_for_size(bsize)
                     if rows >= nrows:
                         self.finding("fractal heap indirect block", off, "well-formed",
                                      "child indirect block is not smaller than its parent")
@@ -980,8 +974,7 @@ class Walker:
     def fixed_array(self, addr, owner):
         from ..format.fixed_array import FixedArrayHeader
         ctx = self.ctx
-        so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
-        hsize = 4 + 4 + sl + so + 4
+        hsize = FixedArrayHeader.size(ctx)
         if not self.in_file("fixed array header", addr, hsize, owner):
             return
         hdr = FixedArrayHeader.decode(ctx, addr)
@@ -995,13 +988,9 @@ class Walker:
             return
         es, n = hdr.entry_size, hdr.max_entries
         page_n = 1 << hdr.page_bits
-        paged = n > page_n
-        npages = -(-n // page_n) if paged else 0
-        prefix = 4 + 1 + 1 + so
-        bitmap = (npages + 7) // 8
+        prefix, npages, dsize, pages = hdr.data_block_layout(ctx)
         daddr = hdr.data_block_address
-        dsize = prefix + (bitmap if paged else n * es) + 4
-        total = dsize + (n * es + 4 * npages if paged else 0)
+        total = dsize + pages
         if not self.in_file("fixed array data block", daddr, total, owner):
             return
         doff = self.abs(daddr)
@@ -1009,13 +998,7 @@ class Walker:
                                  {"entries": n, "pages": npages}, owner=owner,
                                  checksum=(doff, doff + dsize - 4, doff + dsize - 4, False)))
         raw = bytes(ctx.read(daddr, dsize, "fixed array data block"))
-        cur = Cursor(raw, doff, "fixed array data block", ctx)
-        cur.signature(b"FADB")
-        cur.version((0, 1))
-        if cur.u8() != hdr.client_id:
-            raise cur.error("data block client id differs from the header's")
-        if cur.address() != addr:
-            raise cur.error("data block does not point back to its header")
+        hdr.check_data_block(ctx, raw, daddr)
         pos = doff + dsize
         for p in range(npages):
             cnt = min(page_n, n - p * page_n)
@@ -1029,10 +1012,10 @@ class Walker:
             pos += psize
 
     def extensible_array(self, addr, owner):
-        from ..format.extensible_array import ExtensibleArrayHeader, _log2
+        from ..format.extensible_array import ExtensibleArrayHeader, addresses
         ctx = self.ctx
-        so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
-        hsize = 4 + 8 + 6 * sl + so + 4
+        so = ctx.sizeof_offsets
+        hsize = ExtensibleArrayHeader.size(ctx)
         if not self.in_file("extensible array header", addr, hsize, owner):
             return
         hdr = ExtensibleArrayHeader.decode(ctx, addr)
@@ -1049,11 +1032,8 @@ class Walker:
             return
         es = hdr.element_size
         sblocks = hdr.super_blocks()
-        n_iblk_super = 2 * _log2(hdr.min_pointers)
-        n_iblk_dblk = 2 * (hdr.min_pointers - 1)
-        n_iblk_sblk = max(len(sblocks) - n_iblk_super, 0)
+        n_iblk_super, n_iblk_dblk, n_iblk_sblk, isize = hdr.index_block_layout(ctx)
         iaddr = hdr.index_block_address
-        isize = 6 + so + hdr.index_elements * es + (n_iblk_dblk + n_iblk_sblk) * so + 4
         if not self.in_file("extensible array index block", iaddr, isize, owner):
             return
         ioff = self.abs(iaddr)
@@ -1062,12 +1042,11 @@ class Walker:
                             "secondary_block_addresses": n_iblk_sblk}, owner=owner,
                            checksum=(ioff, ioff + isize - 4, ioff + isize - 4, False)))
         raw = bytes(ctx.read(iaddr, isize, "extensible array index block"))
-        self._ea_prefix(raw, ioff, b"EAIB", hdr, "extensible array index block")
+        hdr.check_prefix(ctx, raw, iaddr, b"EAIB", "extensible array index block")
         pos = 6 + so + hdr.index_elements * es
-        dblks = _addresses(raw[pos:pos + n_iblk_dblk * so], so, ctx.undefined)
+        dblks = addresses(ctx, raw[pos:pos + n_iblk_dblk * so])
         pos += n_iblk_dblk * so
-        sblks = _addresses(raw[pos:pos + n_iblk_sblk * so], so, ctx.undefined)
-        page_n = 1 << hdr.page_bits
+        sblks = addresses(ctx, raw[pos:pos + n_iblk_sblk * so])
         bos = hdr.block_offset_size
         d = 0
         for s, (nd, ne, start) in enumerate(sblocks):
@@ -1081,9 +1060,7 @@ class Walker:
             saddr = sblks[s - n_iblk_super] if s - n_iblk_super < len(sblks) else None
             if saddr is None:
                 continue
-            npages = ne // page_n if ne > page_n else 0
-            bm = nd * ((npages + 7) // 8) if npages else 0
-            ssize = 6 + so + bos + bm + nd * so + 4
+            npages, bm, ssize = hdr.secondary_block_layout(ctx, nd, ne)
             if not self.in_file("extensible array secondary block", saddr, ssize, owner):
                 continue
             soff = self.abs(saddr)
@@ -1092,41 +1069,28 @@ class Walker:
                                owner=owner, checksum=(soff, soff + ssize - 4, soff + ssize - 4,
                                                       False)))
             sraw = bytes(ctx.read(saddr, ssize, "extensible array secondary block"))
-            self._ea_prefix(sraw, soff, b"EASB", hdr, "extensible array secondary block")
+            hdr.check_prefix(ctx, sraw, saddr, b"EASB", "extensible array secondary block")
             p = 6 + so + bos
             bitmap = sraw[p:p + bm]
             p += bm
-            for j, daddr in enumerate(_addresses(sraw[p:p + nd * so], so, ctx.undefined)):
+            for j, daddr in enumerate(addresses(ctx, sraw[p:p + nd * so])):
                 if daddr is not None:
                     self.guard("extensible array data block", self.abs(daddr),
                                self._ea_data_block, hdr, daddr, ne, owner, bitmap, j * npages)
 
-    def _ea_prefix(self, raw, off, sig, hdr, name):
-        cur = Cursor(raw, off, name, self.ctx)
-        cur.signature(sig)
-        cur.version((0, 1))
-        if cur.u8() != hdr.client_id:
-            raise cur.error("client id differs from the header's")
-        if cur.address() != hdr.address:
-            raise cur.error("block does not point back to its header")
-
     def _ea_data_block(self, hdr, daddr, ne, owner, bitmap, bit0):
         ctx = self.ctx
-        so, es = ctx.sizeof_offsets, hdr.element_size
+        es = hdr.element_size
         page_n = 1 << hdr.page_bits
-        prefix = 6 + so + hdr.block_offset_size
-        paged = ne > page_n
-        npages = ne // page_n if paged else 0
-        size = prefix + 4 + (npages * (page_n * es + 4) if paged else ne * es)
+        prefix, npages, head, size = hdr.data_block_layout(ctx, ne)
         if not self.in_file("extensible array data block", daddr, size, owner):
             return
         doff = self.abs(daddr)
-        head = prefix + (0 if paged else ne * es)
         blk = self.add(Structure("extensible array data block", doff, size, None,
                                  {"elements": ne, "pages": npages}, owner=owner,
                                  checksum=(doff, doff + head, doff + head, False)))
         raw = bytes(ctx.read(daddr, head + 4, "extensible array data block"))
-        self._ea_prefix(raw, doff, b"EADB", hdr, "extensible array data block")
+        hdr.check_prefix(ctx, raw, daddr, b"EADB", "extensible array data block")
         pos = doff + prefix + 4
         for p in range(npages):
             psize = page_n * es + 4
@@ -1177,14 +1141,6 @@ class Walker:
                         pos = buf.find(b"GCOL", pos + max(got.size, 4))
                         continue
                 pos = buf.find(b"GCOL", pos + 4)
-
-
-def _addresses(raw, so, undefined):
-    out = []
-    for i in range(0, len(raw), so):
-        v = int.from_bytes(raw[i:i + so], "little")
-        out.append(None if v == undefined else v)
-    return out
 
 
 def _local_heap_free_list(heap, sl):
