@@ -20,6 +20,27 @@ DENSE_LOOKUP_LIMIT = 1 << 24          # grid cells for a dense position -> row t
 SCRATCH_BYTES = 8 << 20               # decoded-chunk scratch per task
 
 
+def init_geometry(store, ctx, layout, shape, maxshape, file_dtype):
+    """Set a chunked store's ctx, layout, shape, maxshape, dtype, chunk_shape and rank,
+    checking the layout message against the dataspace and datatype."""
+    store.ctx = ctx
+    store.layout = layout
+    store.shape = tuple(int(s) for s in shape)
+    store.maxshape = tuple(store.shape if maxshape is None else
+                           (None if m is None else int(m) for m in maxshape))
+    store.dtype = np.dtype(file_dtype)
+    store.chunk_shape = tuple(int(c) for c in layout.chunk_shape)
+    store.rank = len(store.chunk_shape)
+    if store.rank != len(store.shape):
+        raise FormatError(f"chunk rank {store.rank} differs from dataspace rank "
+                          f"{len(store.shape)}", "data layout message")
+    if len(store.maxshape) != store.rank:
+        raise ValueError("maxshape rank differs from shape rank")
+    if store.dtype.itemsize != layout.element_size:
+        raise FormatError(f"element size {layout.element_size} differs from the datatype "
+                          f"size {store.dtype.itemsize}", "data layout message")
+
+
 def _prod(xs):
     p = 1
     for x in xs:
@@ -38,22 +59,7 @@ class ChunkedStorage:
 
     def __init__(self, ctx, layout, shape, file_dtype, filters, fill, threads=None,
                  maxshape=None):
-        self.ctx = ctx
-        self.layout = layout
-        self.shape = tuple(int(s) for s in shape)
-        self.maxshape = tuple(self.shape if maxshape is None else
-                              (None if m is None else int(m) for m in maxshape))
-        self.dtype = np.dtype(file_dtype)
-        self.chunk_shape = tuple(int(c) for c in layout.chunk_shape)
-        self.rank = len(self.chunk_shape)
-        if self.rank != len(self.shape):
-            raise FormatError(f"chunk rank {self.rank} differs from dataspace rank "
-                              f"{len(self.shape)}", "data layout message")
-        if len(self.maxshape) != self.rank:
-            raise ValueError("maxshape rank differs from shape rank")
-        if self.dtype.itemsize != layout.element_size:
-            raise FormatError(f"element size {layout.element_size} differs from the datatype "
-                              f"size {self.dtype.itemsize}", "data layout message")
+        init_geometry(self, ctx, layout, shape, maxshape, file_dtype)
         self.itemsize = self.dtype.itemsize
         self.chunk_nbytes = _prod(self.chunk_shape) * self.itemsize
         self.filters = tuple(filters or ())

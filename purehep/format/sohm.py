@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import FormatError
 from . import checksum
-from .btree2 import SharedMessage
+from .btree2 import RECORD_TYPES, SharedMessage
 from .context import Cursor
 
 SIGNATURE_TABLE = b"SMTB"
@@ -68,20 +68,12 @@ def message_hash(message_type, body):
     return checksum.lookup3(bytes(body), message_type)
 
 
-def _record_size(ctx):
-    return 1 + 4 + max(4 + 8, 1 + 1 + 2 + ctx.sizeof_offsets)
+# a list (SMLI) holds the same records as a type 7 v2 B-tree, decoded by the same function
+_RECORD = RECORD_TYPES[7]
 
 
-def _decode_record(cur):
-    location, hash_ = cur.u8(), cur.u32()
-    if location == 0:
-        return SharedMessage(0, hash_, cur.u32(), bytes(cur.bytes(8)))
-    if location == 1:
-        cur.skip(1)
-        mtype, index = cur.u8(), cur.u16()
-        return SharedMessage(1, hash_, message_type=mtype, index=index,
-                             header_address=cur.uint(cur.ctx.sizeof_offsets))
-    raise cur.error(f"shared message location {location} is neither 0 (heap) nor 1 (header)")
+def record_size(ctx):
+    return _RECORD.size(ctx, None)
 
 
 class SharedMessageTable:
@@ -165,14 +157,14 @@ class SharedMessageTable:
                                   ctx.absolute(index.index_address))
             return list(tree.records())
         structure = "shared message record list"
-        rsize = _record_size(ctx)
+        rsize = record_size(ctx)
         cur = ctx.cursor(index.index_address, 4 + index.nmessages * rsize + 4, structure)
         cur.signature(SIGNATURE_LIST)
         checksum.verify(ctx, cur.buf, structure, cur.base)
         out = []
         for i in range(index.nmessages):
             cur.pos = 4 + i * rsize
-            out.append(_decode_record(cur))
+            out.append(_RECORD.decode(cur, None))
         return out
 
 

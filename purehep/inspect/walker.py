@@ -740,7 +740,7 @@ class Walker:
 
     # --- shared messages (III.I) and free-space managers (III.H) ----------------------------------
     def sohm(self, tm):
-        from ..format.sohm import SharedMessageTable, _record_size
+        from ..format.sohm import SharedMessageTable, record_size
         ctx = self.ctx
         if tm.table_address is None or not self.first_time("smtb", tm.table_address):
             return
@@ -763,7 +763,7 @@ class Walker:
                 self.guard("v2 B-tree header", self.abs(index.index_address), self.btree2,
                            index.index_address, None, owner)
             else:
-                rsize = _record_size(ctx)
+                rsize = record_size(ctx)
                 lsize = 4 + index.list_cutoff * rsize + 4
                 loff = self.abs(index.index_address)
                 used = 4 + index.nmessages * rsize

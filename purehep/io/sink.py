@@ -6,6 +6,7 @@ import os
 import tempfile
 
 from ..errors import PurehepError
+from .source import ByteSource
 
 
 class FileSink:
@@ -79,23 +80,24 @@ class FileSink:
 
     def source(self):
         """A ByteSource over the bytes written so far (for reading back in write mode)."""
-        from .source import ByteSource
+        return DescriptorSource(self, "the file being written")
 
-        sink = self
 
-        class _SinkSource(ByteSource):
-            path = sink.path
+class DescriptorSource(ByteSource):
+    """A ByteSource over the file descriptor of a sink (``sink.fd``), as long as the sink is
+    at creation; ``what`` names the file in short-read errors."""
 
-            def __init__(self):
-                self.size = sink.size
+    def __init__(self, sink, what):
+        self.sink = sink
+        self.path = sink.path
+        self.size = sink.size
+        self.what = what
 
-            def _read(self, offset, n):
-                data = os.pread(sink.fd, n, offset)
-                if len(data) != n:
-                    raise PurehepError(f"short read at {offset} of the file being written")
-                return data
-
-        return _SinkSource()
+    def _read(self, offset, n):
+        data = os.pread(self.sink.fd, n, offset)
+        if len(data) != n:
+            raise PurehepError(f"short read at {offset} of {self.what}")
+        return data
 
 
 def _umask():

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
+from ..chunks import init_geometry
 from . import chunkcodec, index as IX
 
 SECTION_SELECTION, SECTION_VALUES = 0, 1
@@ -34,19 +35,7 @@ class SparseStorage:
         if layout.struct_type & L.STRUCT_VL or layout.nsections != 2:
             raise UnsupportedFeatureError("sparse chunks with variable-length data (three "
                                           "sections)")
-        self.ctx = ctx
-        self.layout = layout
-        self.shape = tuple(int(s) for s in shape)
-        self.maxshape = tuple(self.shape if maxshape is None else maxshape)
-        self.dtype = np.dtype(file_dtype)
-        self.chunk_shape = tuple(int(c) for c in layout.chunk_shape)
-        self.rank = len(self.chunk_shape)
-        if self.rank != len(self.shape):
-            raise FormatError(f"chunk rank {self.rank} differs from dataspace rank "
-                              f"{len(self.shape)}", "data layout message")
-        if self.dtype.itemsize != layout.element_size:
-            raise FormatError(f"element size {layout.element_size} differs from the datatype "
-                              f"size {self.dtype.itemsize}", "data layout message")
+        init_geometry(self, ctx, layout, shape, maxshape, file_dtype)
         self.pipelines = pipelines_of(filters, layout.nsections)
         self.filtered = bool(self.pipelines)
         if layout.index_type == L.SINGLE and self.filtered and \

@@ -105,3 +105,21 @@ def walk(root):
             children = [e.node for e in node.links.values() if e.kind == HARD]
             stack.extend(reversed(children))
     return out
+
+
+def path_of(root, node):
+    """A path from ``root`` to ``node`` through hard links, or None."""
+    if node is root:
+        return "/"
+    seen, stack = {id(root)}, [("", root)]
+    while stack:
+        prefix, group = stack.pop()
+        for name, e in group.links.items():
+            if e.kind != HARD:
+                continue
+            if e.node is node:
+                return prefix + "/" + name
+            if isinstance(e.node, GroupNode) and id(e.node) not in seen:
+                seen.add(id(e.node))
+                stack.append((prefix + "/" + name, e.node))
+    return None

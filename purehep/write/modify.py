@@ -91,22 +91,8 @@ class ModifySink:
         os.fsync(self.fd)
 
     def source(self):
-        from ..io.source import ByteSource
-        sink = self
-
-        class _FileSource(ByteSource):
-            path = sink.path
-
-            def __init__(self):
-                self.size = sink.size
-
-            def _read(self, offset, n):
-                data = os.pread(sink.fd, n, offset)
-                if len(data) != n:
-                    raise PurehepError(f"short read at {offset} of {sink.path}")
-                return data
-
-        return _FileSource()
+        from ..io.sink import DescriptorSource
+        return DescriptorSource(self, self.path)
 
     def close(self):
         if not self.closed:
@@ -742,20 +728,7 @@ class ModifyWriter:
         return self.addresses.get(id(node))
 
     def path_of(self, node):
-        if node is self.root:
-            return "/"
-        seen, stack = {id(self.root)}, [("", self.root)]
-        while stack:
-            prefix, group = stack.pop()
-            for name, e in group.links.items():
-                if e.kind != model.HARD:
-                    continue
-                if e.node is node:
-                    return prefix + "/" + name
-                if isinstance(e.node, model.GroupNode) and id(e.node) not in seen:
-                    seen.add(id(e.node))
-                    stack.append((prefix + "/" + name, e.node))
-        return None
+        return model.path_of(self.root, node)
 
     # -- stores of existing datasets ---------------------------------------------------------
     def open_store(self, node):

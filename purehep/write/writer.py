@@ -107,20 +107,7 @@ class Writer:
 
     def path_of(self, node):
         """A path to ``node`` (depth first, link creation order), or None."""
-        if node is self.root:
-            return "/"
-        seen, stack = {id(self.root)}, [("", self.root)]
-        while stack:
-            prefix, group = stack.pop()
-            for name, e in group.links.items():
-                if e.kind != model.HARD:
-                    continue
-                if e.node is node:
-                    return prefix + "/" + name
-                if isinstance(e.node, model.GroupNode) and id(e.node) not in seen:
-                    seen.add(id(e.node))
-                    stack.append((prefix + "/" + name, e.node))
-        return None
+        return model.path_of(self.root, node)
 
     def address_of(self, node):
         if self.dirty or not self.meta_written:
