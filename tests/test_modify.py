@@ -176,3 +176,77 @@ def test_repack(tmp_path, writer, libver):
     assert main(["repack", src, dst]) == 0
     assert dump(dst) == dump(src)
     assert os.path.getsize(dst) < os.path.getsize(src)
+
+
+# --- incremental updates (purehep.write.incremental) ---------------------------------------------
+
+def _check_clean(path):
+    from purehep.cli import main
+    assert main(["check", path]) == 0
+
+
+def _small_k_file(path, leaf_k=2, internal_k=2):
+    """An earliest-format file whose groups have tiny B-tree / symbol table nodes (so that a
+    few hundred names split nodes over several levels): h5py writes it, then the superblock's
+    group K values are lowered (the existing nodes hold fewer entries than the new limits)."""
+    import struct
+    with h5py.File(path, "w", libver="earliest") as f:
+        g = f.create_group("g")
+        for i in range(3):
+            g.create_dataset(f"x{i}", data=[i])
+        f.create_group("empty")
+    with open(path, "r+b") as fh:
+        fh.seek(16)
+        fh.write(struct.pack("<HH", leaf_k, internal_k))
+
+
+def test_symbol_table_inserts_split_levels(tmp_path):
+    import random
+    path = str(tmp_path / "k.h5")
+    _small_k_file(path)
+    names = [f"n{i:05d}" for i in range(700)]
+    random.Random(2).shuffle(names)
+    names = sorted(names[:250]) + names[250:]        # appends at the end, then anywhere
+    with purehep.File(path, "a") as f:
+        for j, n in enumerate(names):
+            f["g"].create_dataset(n, data=[j])
+            if j % 9 == 0:
+                f["g"][n + "_s"] = purehep.SoftLink("/g/x1")
+            if j % 23 == 0:
+                f.flush()
+        for j in range(40):
+            f["empty"].create_group(f"e{j:02d}")
+    with h5py.File(path, "r") as f:
+        g = f["g"]
+        assert len(g) == 3 + 700 + 78 and len(f["empty"]) == 40
+        for j, n in enumerate(names):
+            assert g[n][0] == j
+        assert g[names[9] + "_s"][0] == 1
+    _check_clean(path)
+    with h5py.File(path, "a") as f:                  # libhdf5 keeps inserting into our nodes
+        for i in range(100):
+            f["g"].create_dataset(f"h{i}", data=[i])
+    with h5py.File(path, "r") as f:
+        assert len(f["g"]) == 881 and f["g/h99"][0] == 99 and f["g"][names[7]][0] == 7
+    _check_clean(path)
+
+
+def test_commit_in_big_group_writes_little(tmp_path):
+    """Adding one member to a 5,000-member symbol-table group writes ~1 KB, not the group."""
+    path = str(tmp_path / "big.h5")
+    with h5py.File(path, "w", libver="earliest") as f:
+        g = f.create_group("g")
+        for i in range(5000):
+            g.create_group(f"m{i:05d}")
+    size = os.path.getsize(path)
+    with purehep.File(path, "a") as f:
+        g = f["g"]
+        sink = f._writer.sink
+        for name in ("m02500x", "m04999z", "a"):
+            before = sink.bytes_written
+            g.create_group(name)
+            f.flush()
+            assert sink.bytes_written - before < 4096
+    assert os.path.getsize(path) - size < 8192
+    with h5py.File(path, "r") as f:
+        assert len(f["g"]) == 5003 and "m02500x" in f["g"] and "m02500" in f["g"]

@@ -70,10 +70,14 @@ class ModifySink:
                           "process)")
         self.size = os.fstat(self.fd).st_size
         self.closed = False
+        self.bytes_written = 0       # a counter for tests and benchmarks
+        self.writes = 0
 
     def write(self, offset, data):
         view = memoryview(data).cast("B")
         n, done = len(view), 0
+        self.bytes_written += n
+        self.writes += 1
         while done < n:
             done += os.pwrite(self.fd, view[done:], offset + done)
         self.size = max(self.size, offset + n)
@@ -828,8 +832,13 @@ class ModifyWriter:
             self._write_eoa(eoa)
             if durable:
                 self.sink.sync()
-        # 3. in-place patches: heaps, B-tree roots, headers
-        for _, addr, data in sorted(self.patches, key=lambda x: x[0]):
+        # 3. in-place patches by increasing order, flushed between orders (incremental
+        #    updates rely on it: see purehep.write.incremental); headers come last
+        last = None
+        for order, addr, data in sorted(self.patches, key=lambda x: x[0]):
+            if durable and last is not None and order != last:
+                self.sink.sync()
+            last = order
             self.sink.write(self.absolute(addr), data)
         if durable and self.patches:
             self.sink.sync()
@@ -1095,7 +1104,11 @@ class ModifyWriter:
         links = node._links
         if node.old_style and not any(e.kind not in (model.HARD, model.SOFT)
                                       for e in links.values()):
-            self._rebuild_symbol_table(em, node)
+            added = self._added_links(node)
+            if added:
+                self._insert_symbol_table(em, node, added)
+            else:
+                self._rebuild_symbol_table(em, node)
             return
         if node.old_style:           # a link a symbol table cannot hold: become new-style
             replace_types.update((STAB, LINK_INFO, GROUP_INFO, LINK))
@@ -1132,6 +1145,48 @@ class ModifyWriter:
             linfo = replace(linfo, creation_order_index_address=None)
         node.link_info = linfo
         extra[LINK_INFO] = [(LINK_INFO, 0, m_linfo.encode(linfo, self.ctx), None)]
+
+    @staticmethod
+    def _added_links(node):
+        """Names of the links added since the last commit when that is the only change (every
+        committed link still there, the same entry), else None."""
+        links, snap = node._links, node._link_snap
+        if len(links) <= len(snap):
+            return None
+        for name, e in snap:
+            if links.get(name) is not e:
+                return None
+        old = {name for name, _ in snap}
+        return [n for n in links if n not in old]
+
+    def _insert_symbol_table(self, em, node, added):
+        """Links added to a symbol-table group, inserted into its heap, symbol table nodes and
+        B-tree in place (purehep.write.incremental.SymbolTableEditor: O(log n) nodes written,
+        crash-safe order there). Changed or removed links rebuild the group instead
+        (``_rebuild_symbol_table``)."""
+        from .incremental import SymbolTableEditor
+        ctx = self.ctx
+        stab = M.decode(ctx, node.header.first(STAB))
+        ed = SymbolTableEditor(self, em.meta, stab.btree_address, stab.heap_address)
+        for name in sorted(added, key=lambda n: n.encode("utf-8", "surrogateescape")):
+            e = node._links[name]
+
+            def make_entry(off, heap, e=e):
+                if e.kind == model.SOFT:
+                    t = heap.insert(e.path.encode("utf-8", "surrogateescape"))
+                    return SB.encode_symbol_table_entry(ctx, off, None, soft_link_offset=t)
+                child = None if isinstance(e, ExistingLink) else em.plans.get(id(e.node))
+                addr = _target(e, em)
+                if child is not None and child.old_style and "btree" in child.side:
+                    return SB.encode_symbol_table_entry(ctx, off, addr, child.side["btree"],
+                                                        child.side["heap"])
+                return SB.encode_symbol_table_entry(ctx, off, addr)
+
+            ed.insert(name.encode("utf-8", "surrogateescape"), make_entry)
+        ed.finish(self.patches)
+        # the blocks of a rebuilt table are no longer the whole table: forget them (a later
+        # rebuild or deletion walks the table in the file instead)
+        self.owned.pop((id(node), "links"), None)
 
     def _rebuild_symbol_table(self, em, node):
         """New symbol table nodes and B-tree under the same root address; the local heap's
