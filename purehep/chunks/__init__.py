@@ -18,6 +18,7 @@ INDEX_MODULES = {L.BTREE1: "btree1", L.SINGLE: "single", L.IMPLICIT: "implicit",
                  L.BTREE2: "btree2"}
 DENSE_LOOKUP_LIMIT = 1 << 24          # grid cells for a dense position -> row table
 SCRATCH_BYTES = 8 << 20               # decoded-chunk scratch per task
+SMALL_BOX_CHUNKS = 4                  # boxes touching at most this many chunks: read_box
 
 
 def init_geometry(store, ctx, layout, shape, maxshape, file_dtype):
@@ -101,7 +102,11 @@ class ChunkedStorage:
 
     @property
     def grid(self):
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape))
+        """Chunks along each dimension of the current extent (fixed for this object)."""
+        grid = self.__dict__.get("_grid")
+        if grid is None:
+            grid = self._grid = tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape))
+        return grid
 
     def _build_lookup(self):
         """Chunk grid position -> table row, for chunks inside the current extent."""
@@ -141,6 +146,21 @@ class ChunkedStorage:
         pos = np.minimum(pos, len(a) - 1)
         return np.where(a[pos] == keys, b[pos], -1)
 
+    def row_at(self, pos, grid):
+        """Table row of the chunk at grid position ``pos`` (a tuple); -1 = unallocated."""
+        if self._lookup is None:
+            self._build_lookup()
+        kind, a, b = self._lookup
+        if kind == "empty":
+            return -1
+        key = 0
+        for p, g in zip(pos, grid):
+            key = key * g + p
+        if kind == "dense":
+            return int(a[key])
+        i = int(np.searchsorted(a, key))
+        return int(b[i]) if i < len(a) and a[i] == key else -1
+
     def rows_for_grid(self):
         """Rows of every grid position in row-major order (-1 = unallocated)."""
         if self._lookup is None:
@@ -169,3 +189,15 @@ class ChunkedStorage:
         dimension, or None for the whole dataset."""
         from .read import read_selection
         return read_selection(self, coords)
+
+    def read_box(self, starts, stops):
+        """The elements of the box [starts, stops) (file dtype), for boxes touching few
+        chunks (see ``SMALL_BOX_CHUNKS``)."""
+        from .read import read_box
+        return read_box(self, starts, stops)
+
+    def chunks_touched(self, starts, stops):
+        n = 1
+        for s, e, c in zip(starts, stops, self.chunk_shape):
+            n *= (e - 1) // c - s // c + 1
+        return n

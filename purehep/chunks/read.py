@@ -5,12 +5,14 @@ coordinate array), the touched chunks are found with array operations on the dec
 and ``kernels.copy.copy_chunks`` moves each chunk's overlap into the preallocated output.
 Unfiltered chunks of a memory-mapped file are copied straight from the map.
 """
+import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..errors import FormatError, TruncatedError
+from ..filters import check_pipeline
 from ..format.messages.layout import DONT_FILTER_PARTIAL_EDGE_CHUNKS
 
 _pools = {}
@@ -225,32 +227,17 @@ def _copy_from_map(st, outb, rows, upos, geom):
 
 def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
     """Read each chunk, undo its filters (thread pool), copy batches with the kernel."""
-    from ..filters import check_pipeline, decode_pipeline
     check_pipeline(st.filters)
-    ctx = st.ctx
     cn = st.chunk_nbytes
     n = len(addrs)
     chunk = np.asarray(st.chunk_shape, np.int64)
     unfiltered_edge = np.zeros(n, bool)
     if st.filters and st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS:
         unfiltered_edge = np.any((scaled + 1) * chunk > np.asarray(st.shape, np.int64), axis=1)
-    filters, isz = st.filters, st.itemsize
 
     def decoded(i):
-        addr, size = int(addrs[i]), int(sizes[i])
-        where = f"raw data chunk at {(scaled[i] * chunk).tolist()}"
-        raw = ctx.read(addr, size, where)
-        if filters and not unfiltered_edge[i]:
-            data = decode_pipeline(raw, filters, int(masks[i]), isz, cn,
-                                   (where, ctx.absolute(addr)))
-        else:
-            data = raw
-        arr = data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else \
-            np.frombuffer(data, np.uint8)
-        if arr.size < cn:
-            raise FormatError(f"chunk holds {arr.size} bytes after decoding, expected {cn}",
-                              where, ctx.absolute(addr))
-        return arr
+        return decode_chunk(st, int(addrs[i]), int(sizes[i]), int(masks[i]), scaled[i],
+                            not unfiltered_edge[i])
 
     zero = np.zeros(1, np.int64)
 
@@ -272,3 +259,55 @@ def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
         per = max(1, min(per, -(-n // (4 * st.threads))))
     tasks = [(lambda a=a, b=min(a + per, n): task(a, b)) for a in range(0, n, per)]
     _run(st, tasks)
+
+
+def decode_chunk(st, addr, size, mask, scaled, filtered=True):
+    """The bytes of one chunk as a uint8 array of at least ``chunk_nbytes`` (its filters
+    undone unless ``filtered`` is False: an unfiltered partial edge chunk)."""
+    ctx, cn = st.ctx, st.chunk_nbytes
+    if st.filters and filtered:
+        from ..filters import decode_pipeline
+        where = _chunk_name(st, scaled)
+        data = decode_pipeline(ctx.read(addr, size, where), st.filters, mask, st.itemsize, cn,
+                               (where, ctx.absolute(addr)))
+    else:
+        data = ctx.read(addr, min(size, cn) if size else cn, "raw data chunk")
+    arr = data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else \
+        np.frombuffer(data, np.uint8)
+    if arr.size < cn:
+        raise FormatError(f"chunk holds {arr.size} bytes after decoding, expected {cn}",
+                          _chunk_name(st, scaled), ctx.absolute(addr))
+    return arr
+
+
+def _chunk_name(st, scaled):
+    return f"raw data chunk at {[int(p) * c for p, c in zip(scaled, st.chunk_shape)]}"
+
+
+def read_box(st, starts, stops):
+    """The elements of the box [starts, stops) when it touches few chunks: each chunk is read
+    (and decoded) and its overlap copied by numpy slicing, with no coordinate arrays and no
+    thread pool — the path for small random reads."""
+    check_pipeline(st.filters)
+    cs, shape, grid = st.chunk_shape, st.shape, st.grid
+    out = np.empty([e - s for s, e in zip(starts, stops)], st.dtype)
+    table = st.table
+    edge_unfiltered = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
+    ranges = [range(s // c, (e - 1) // c + 1) for s, e, c in zip(starts, stops, cs)]
+    for pos in itertools.product(*ranges):
+        origin = [p * c for p, c in zip(pos, cs)]
+        src, dst = [], []
+        for s, e, o, c in zip(starts, stops, origin, cs):
+            lo, hi = (s if s > o else o), (e if e < o + c else o + c)
+            src.append(slice(lo - o, hi - o))
+            dst.append(slice(lo - s, hi - s))
+        src, dst = tuple(src), tuple(dst)
+        row = st.row_at(pos, grid)
+        if row < 0:
+            out[dst] = st.fill
+            continue
+        edge = edge_unfiltered and any(o + c > n for o, c, n in zip(origin, cs, shape))
+        data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
+                            int(table.masks[row]), pos, not edge)
+        out[dst] = data[:st.chunk_nbytes].view(st.dtype).reshape(cs)[src]
+    return out

@@ -209,6 +209,13 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return arr.astype(dtype) if dtype is not None else arr
 
     def __getitem__(self, args):
+        fast = self.__dict__.get("_fast_reader", False)
+        if fast is False:
+            fast = self.__dict__["_fast_reader"] = self._make_fast_reader()
+        if fast is not None:
+            out = fast(args)
+            if out is not None:
+                return out
         args = args if isinstance(args, tuple) else (args,)
         names = [a for a in args if isinstance(a, str)]
         args = tuple(a for a in args if not isinstance(a, str))
@@ -216,6 +223,23 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         if len(args) == 1 and isinstance(args[0], RegionReference):
             return self._read_region(args[0], names)
         return self.read(args, names=names)
+
+    def _make_fast_reader(self):
+        """A reader for ``ds[ints and step-1 slices]`` of a read-only dataset whose bytes need
+        no conversion (small random reads: no selection objects, no conversion pass), or None
+        when the dataset does not qualify."""
+        if self._node is not None or self._file.mode != "r" or self.is_virtual:
+            return None
+        shape, ftype = self._space.shape, self._type
+        if not shape or ftype.needs_conversion or ftype.file_dtype.subdtype is not None:
+            return None
+        from .storage import ChunkedAdapter, ContiguousStorage, fast_box
+        store = self._storage
+        if isinstance(store, ChunkedAdapter):
+            return lambda args: fast_box(args, shape, store.read_small_box)
+        if isinstance(store, ContiguousStorage):
+            return lambda args: fast_box(args, shape, store.read_box)
+        return None
 
     def read(self, args=(), copy=True, names=()):
         """``ds[args]``; with ``copy=False`` a contiguous dataset whose bytes need no
@@ -349,5 +373,12 @@ class _Fields(_Wrapper):
         self._names = names
 
     def __getitem__(self, args):
+        fast = self.__dict__.get("_fast_reader", False)
+        if fast is False:
+            fast = self.__dict__["_fast_reader"] = self._make_fast_reader()
+        if fast is not None:
+            out = fast(args)
+            if out is not None:
+                return out
         args = args if isinstance(args, tuple) else (args,)
         return self._ds[args + tuple(self._names)]

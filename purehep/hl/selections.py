@@ -31,6 +31,16 @@ class Selection:
             n *= _length(d)
         return n
 
+    def box(self):
+        """(starts, stops) when every dimension is a non-empty step-1 slice, else None."""
+        starts, stops = [], []
+        for d in self.dims:
+            if not isinstance(d, slice) or d.step != 1 or d.stop <= d.start:
+                return None
+            starts.append(d.start)
+            stops.append(d.stop)
+        return starts, stops
+
     def coords(self):
         """One sorted unique int64 array per dimension (slices expanded)."""
         return [np.arange(d.start, d.stop, d.step, dtype=np.int64) if isinstance(d, slice) else d

@@ -7,8 +7,48 @@ import os
 
 import numpy as np
 
+from ..chunks import SMALL_BOX_CHUNKS
 from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
+
+
+def fast_box(args, shape, read_box):
+    """``read_box(starts, stops)`` reshaped for basic indexing ``args`` (ints and step-1
+    slices, h5py's rules), or None when ``args`` needs the general path (steps, fancy or
+    boolean indices, ellipsis, out-of-range or empty selections) or ``read_box`` declines."""
+    if type(args) is not tuple:
+        args = (args,)
+    if len(args) > len(shape):
+        return None
+    starts, stops, out = [], [], []
+    for d, n in enumerate(shape):
+        a = args[d] if d < len(args) else _ALL
+        if type(a) is slice:
+            if a.step is not None and a.step != 1:
+                return None
+            lo, hi, _ = a.indices(n)
+            if hi <= lo:
+                return None
+            starts.append(lo)
+            stops.append(hi)
+            out.append(hi - lo)
+        elif type(a) is int or isinstance(a, np.integer):
+            i = int(a)
+            i = i + n if i < 0 else i
+            if not 0 <= i < n:
+                return None
+            starts.append(i)
+            stops.append(i + 1)
+        else:
+            return None
+    raw = read_box(starts, stops)
+    if raw is None:
+        return None
+    raw = raw.reshape(out)
+    return raw[()] if not out else raw
+
+
+_ALL = slice(None)
 
 
 def element_dtype(file_dtype):
@@ -102,6 +142,12 @@ class ContiguousStorage:
         out = _index(block, local)
         return np.array(out) if (copy or out.base is not None) else out
 
+    def read_box(self, starts, stops):
+        """A copy of the box [starts, stops): only its rows of dimension 0 are read."""
+        rows = self._rows(starts[0], stops[0])
+        return np.array(rows[(slice(None),) + tuple(slice(a, b) for a, b in
+                                                     zip(starts[1:], stops[1:]))])
+
 
 class ExternalStorage:
     """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order."""
@@ -152,7 +198,18 @@ class ChunkedAdapter:
     def read(self, sel, copy=True):
         if sel is None or sel.is_full:
             return self.chunked.read(None)
+        box = sel.box()
+        if box is not None:
+            out = self.read_small_box(*box)
+            if out is not None:
+                return out
         return self.chunked.read(sel.coords())
+
+    def read_small_box(self, starts, stops):
+        """The box through the per-chunk path when it touches few chunks, else None."""
+        if self.chunked.chunks_touched(starts, stops) <= SMALL_BOX_CHUNKS:
+            return self.chunked.read_box(starts, stops)
+        return None
 
 
 def check_layout(layout, dataspace, datatype):
