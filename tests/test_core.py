@@ -45,8 +45,12 @@ def build(path, libver, userblock=0):
             bigorder[f"d{19 - i}"] = np.arange(i)
         f["contig"] = np.arange(100, dtype="<f8").reshape(10, 10)
         f["bigend"] = np.arange(24, dtype=">i4").reshape(2, 3, 4)
-        f.create_dataset("compact", data=np.arange(10, dtype="u2"),
-                         **_compact_kw())
+        f.create_dataset("compact", data=np.arange(10, dtype="u2"), dcpl=_compact_dcpl())
+        ext = os.path.join(os.path.dirname(path), "external.bin")
+        with open(ext, "wb") as fh:
+            fh.write(b"\0" * 16 + np.arange(12, dtype="<i4").tobytes())
+        f.create_dataset("external", shape=(3, 4), dtype="<i4",
+                         external=[("external.bin", 16, 24), ("external.bin", 40, 24)])
         f.create_dataset("unalloc", shape=(5, 6), dtype="i8", fillvalue=-7)
         f.create_dataset("unalloc0", shape=(4,), dtype="f4")
         f["scalar"] = np.float32(2.5)
@@ -82,12 +86,15 @@ def build(path, libver, userblock=0):
         o["target"] = np.arange(4)
 
 
-def _compact_kw():
-    return {}
+def _compact_dcpl():
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.COMPACT)
+    return dcpl
 
 
 @pytest.fixture(params=LIBVERS)
-def sample(request, tmp_path):
+def sample(request, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # libhdf5 finds external raw data files from the cwd
     path = str(tmp_path / f"core_{request.param}.h5")
     build(path, request.param)
     return path
@@ -100,7 +107,7 @@ def test_whole_tree_equals_h5py(sample):
 
 def test_slices_and_elements(sample):
     with h5py.File(sample, "r") as h, purehep.File(sample) as p:
-        for name in ["contig", "bigend", "compact", "unalloc"]:
+        for name in ["contig", "bigend", "compact", "unalloc", "external"]:
             hd, pd = h[name], p[name]
             for sel in [(0,), (slice(1, 4),), (slice(None, None, 3),), (Ellipsis, 1),
                         (-1,), ([0, 2, 3],), (slice(0, 0),)]:

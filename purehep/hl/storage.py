@@ -150,18 +150,22 @@ class ContiguousStorage:
 
 
 class ExternalStorage:
-    """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order."""
+    """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order; a
+    segment past the end of its file reads as zeros, as libhdf5 reads it."""
 
     def __init__(self, ctx, external, shape, file_dtype):
         from ..format.local_heap import local_heap
         heap = local_heap(ctx, external.heap_address)
         self.shape = tuple(shape)
         self.dtype = file_dtype
-        base = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
+        here = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
         self.segments = []
         for slot in external.slots:
             name = heap.string(slot.name_offset, ctx).decode("utf-8", "surrogateescape")
-            self.segments.append((os.path.join(base, name), slot.offset, slot.size))
+            # libhdf5 (no external-file prefix set) opens names relative to the working
+            # directory; the HDF5 file's own folder is tried next
+            path = name if os.path.exists(name) else os.path.join(here, name)
+            self.segments.append((path, slot.offset, slot.size))
         self.storage_size = sum(s for _, _, s in self.segments)
 
     def read(self, sel, copy=True):
@@ -181,8 +185,6 @@ class ExternalStorage:
                 raise FormatError(f"cannot read external file {path!r}: {exc}",
                                   "external data files message") from None
             buf[pos:pos + len(data)] = data
-            if len(data) < take:  # short external file: libhdf5 reads zeros past its end
-                pass
             pos += take
         arr = np.frombuffer(buf, self.dtype).reshape(self.shape)
         return np.array(_index(arr, sel))
