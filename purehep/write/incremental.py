@@ -376,3 +376,331 @@ class SymbolTableEditor:
                 self.meta.put(addr, data)
             else:
                 patches.append((ORDER_SNOD, addr, data))
+
+
+# --- v2 B-trees -------------------------------------------------------------------------------
+
+ORDER_BT2_HEADER = 1.9       # the v2 B-tree header: the one write that switches trees
+
+
+class V2Node:
+    __slots__ = ("addr", "level", "records", "children", "new")
+
+    def __init__(self, addr, level, records, children, new):
+        self.addr, self.level, self.records, self.children, self.new = \
+            addr, level, records, children, new
+
+
+class V2TreeEditor:
+    """Insert and replace records of an existing version 2 B-tree (spec III.A.2), copy on
+    write.
+
+    A v2 B-tree node does not store its record count: its parent (or the header, for the
+    root) does, and the node's checksum sits right after its records, so a node and the count
+    that describes it must change together. Every node on the path of a change is therefore
+    written anew (new space, commit step 1; nodes already new in this commit are edited in
+    memory) and the header, at its fixed address, is patched last in one write (root
+    address, root record count, depth, total): before that write readers see the old tree
+    whole, after it the new one. The old path's nodes are freed once the commit is done.
+    Cost: O(depth) nodes of ``node_size`` bytes per commit.
+
+    Inserts split a full node on the way down (its middle record moves up; a full root makes
+    the tree one level deeper), as libhdf5 splits; libhdf5 first tries to move records to a
+    sibling with room, which this editor does not (nodes of sequential inserts end half
+    full rather than full)."""
+
+    def __init__(self, session, meta, address, key):
+        from ..format import btree2
+        ctx = self.ctx = session.ctx
+        self.session, self.meta, self.address, self.key = session, meta, address, key
+        t = self.tree = btree2.BTree2.decode(ctx, address)
+        self.btype, self.node_size, self.rs = t.type, t.node_size, t.record_size
+        self.depth, self.total = t.depth, t.total_records
+        self.version = getattr(t, "version", 0)
+        self.root = None
+        if t.root_address is not None:
+            self.root = self._load(t.root_address, t.root_nrecords, t.depth)
+        self._limits(self.depth)
+
+    def _limits(self, depth):
+        from ..format import btree2
+        self.info, self.nrec_size = btree2._node_limits(self.ctx, self.node_size, self.rs,
+                                                         depth)
+
+    def _load(self, addr, nrec, level):
+        raw, children, _ = self.tree._read_node(addr, nrec, level)
+        rs = self.rs
+        recs = [bytes(raw[i * rs:(i + 1) * rs]) for i in range(nrec)]
+        kids = [[a, n, t] for a, n, t in children] if level else None
+        return V2Node(addr, level, recs, kids, False)
+
+    def _own(self, node):
+        """The node made writable: moved to new space unless new in this commit."""
+        if not node.new:
+            self.session.alloc.release(node.addr, self.node_size)
+            node.addr = self.meta.alloc(self.node_size)
+            node.new = True
+        return node
+
+    def _child(self, node, i):
+        c = node.children[i]
+        if not isinstance(c[0], V2Node):
+            c[0] = self._load(c[0], c[1], node.level - 1)
+        return c[0]
+
+    def _total(self, node):
+        if node.children is None:
+            return len(node.records)
+        return len(node.records) + sum(
+            self._total(c[0]) if isinstance(c[0], V2Node) else c[2] for c in node.children)
+
+    def _full(self, node):
+        return len(node.records) >= self.info[node.level].max_nrec
+
+    def _split_child(self, parent, i):
+        child = self._own(self._child(parent, i))
+        n = len(child.records)
+        nl = (n - 1) // 2
+        right = V2Node(self.meta.alloc(self.node_size), child.level, child.records[nl + 1:],
+                       child.children[nl + 1:] if child.children is not None else None, True)
+        mid = child.records[nl]
+        child.records = child.records[:nl]
+        if child.children is not None:
+            child.children = child.children[:nl + 1]
+        parent.records.insert(i, mid)
+        parent.children.insert(i + 1, [right, 0, 0])
+
+    def _bisect(self, node, k):
+        keys = [self.key(r) for r in node.records]
+        return bisect.bisect_left(keys, k), keys
+
+    def insert(self, rec):
+        k = self.key(rec)
+        if self.root is None:
+            self.root = V2Node(self.meta.alloc(self.node_size), 0, [rec], None, True)
+            self.total += 1
+            return
+        if self._full(self.root):
+            self.depth += 1
+            self._limits(self.depth)
+            old = self.root
+            self.root = V2Node(self.meta.alloc(self.node_size), self.depth, [],
+                               [[old, 0, 0]], True)
+            self._split_child(self.root, 0)
+        node = self._own(self.root)
+        while node.level > 0:
+            i, _ = self._bisect(node, k)
+            if self._full(self._child(node, i)):
+                self._split_child(node, i)
+                i, _ = self._bisect(node, k)
+            node = self._own(self._child(node, i))
+        i, _ = self._bisect(node, k)
+        node.records.insert(i, rec)
+        self.total += 1
+
+    def replace(self, rec):
+        """Replace the record whose key equals ``rec``'s; False if there is none."""
+        k = self.key(rec)
+        node = self.root
+        path = []
+        while node is not None:
+            i, keys = self._bisect(node, k)
+            path.append(node)
+            if i < len(keys) and keys[i] == k:
+                for n in path:
+                    self._own(n)
+                node.records[i] = rec
+                return True
+            if node.children is None:
+                return False
+            node = self._child(node, i)
+        return False
+
+    def _encode(self, node):
+        ctx = self.ctx
+        if node.children is None:
+            body = b"BTLF" + bytes((0, self.btype)) + b"".join(node.records)
+        else:
+            body = b"BTIN" + bytes((0, self.btype)) + b"".join(node.records)
+            for c in node.children:
+                sub = c[0]
+                addr = sub.addr if isinstance(sub, V2Node) else sub
+                nrec = len(sub.records) if isinstance(sub, V2Node) else c[1]
+                tot = self._total(sub) if isinstance(sub, V2Node) else c[2]
+                body += ctx.pack_address(addr) + nrec.to_bytes(self.nrec_size, "little")
+                if node.level > 1:
+                    body += tot.to_bytes(self.info[node.level - 1].cum_max_nrec_size, "little")
+        body += struct.pack("<I", _lookup3(body))
+        if len(body) > self.node_size:
+            raise AssertionError("v2 B-tree node overflow")
+        return body + bytes(self.node_size - len(body))
+
+    def finish(self, patches):
+        from ..format import btree2
+        stack = [self.root] if self.root is not None else []
+        while stack:
+            n = stack.pop()
+            if not n.new:
+                continue
+            self.meta.put(n.addr, self._encode(n))
+            if n.children is not None:
+                stack.extend(c[0] for c in n.children if isinstance(c[0], V2Node))
+        t = self.tree
+        hdr = btree2.encode_header(self.ctx, self.btype, self.node_size, self.rs, self.depth,
+                                   t.split_percent, t.merge_percent,
+                                   self.root.addr if self.root else None,
+                                   len(self.root.records) if self.root else 0, self.total,
+                                   self.version)
+        patches.append((ORDER_BT2_HEADER, self.address, hdr))
+
+
+def _lookup3(data):
+    from ..format import checksum
+    return checksum.lookup3(bytes(data))
+
+
+# --- extensible arrays ------------------------------------------------------------------------
+
+ORDER_EA_DATA = 1.6          # existing data blocks (elements)
+ORDER_EA_SUPER = 1.7         # existing secondary blocks (pointers to new data blocks)
+ORDER_EA_INDEX = 1.8         # the index block (elements, pointers to new blocks)
+ORDER_EA_HEADER = 1.9        # the header: max index set and statistics, last
+
+
+class Unsupported(Exception):
+    """A case an editor does not handle: the caller rebuilds the structure instead."""
+
+
+class EAEditor:
+    """Set elements of an existing extensible array (spec VII.D): elements of the index
+    block, of existing data blocks, and of new data blocks and secondary blocks as the array
+    grows (the header's statistics follow). Data blocks large enough to be paged are not
+    edited (``Unsupported``: the caller rebuilds the index).
+
+    Crash-safe order: new data and secondary blocks first (commit step 1, complete, their
+    elements included); then existing blocks bottom-up, each one write with its checksum:
+    data blocks (1.6), secondary blocks (1.7), the index block (1.8), and the header (1.9)
+    last. libhdf5 returns the fill value for every index at or past the header's "max index
+    set", so elements past the old end stay invisible until the header write, and an
+    element changed below it (a chunk rewritten elsewhere) switches in one write."""
+
+    def __init__(self, session, meta, address, fill):
+        from ..format import extensible_array as EA
+        ctx = self.ctx = session.ctx
+        self.EA, self.meta, self.address, self.fill = EA, meta, address, fill
+        h = self.hdr = EA.ExtensibleArrayHeader.decode(ctx, address)
+        self.es = h.element_size
+        self.n_super, self.n_dblk, self.n_sblk, self.isize = h.index_block_layout(ctx)
+        self.sblocks = h.super_blocks()
+        if h.index_block_address is None:
+            raise Unsupported("extensible array without an index block")
+        self.ib = bytearray(ctx.read(h.index_block_address, self.isize,
+                                     "extensible array index block"))
+        self.ib_dirty = False
+        self.blocks = {}        # address -> [bytearray, new, dirty, order]
+        self.stats = dict(nsuper=h.nsuper, super_size=h.super_size, ndata=h.ndata,
+                          data_size=h.data_size, max_index_set=h.max_index_set,
+                          nelements=h.nelements)
+        self.prefix = bytes((h.version, h.client_id)) + ctx.pack_address(address)
+
+    def _addr_at(self, buf, pos):
+        so = self.ctx.sizeof_offsets
+        v = int.from_bytes(buf[pos:pos + so], "little")
+        return None if v == self.ctx.undefined else v
+
+    def _block(self, addr, size, order):
+        b = self.blocks.get(addr)
+        if b is None:
+            b = self.blocks[addr] = [bytearray(self.ctx.read(addr, size, "extensible array")),
+                                     False, False, order]
+        return b
+
+    def _new_block(self, data, order):
+        addr = self.meta.alloc(len(data))
+        self.blocks[addr] = [bytearray(data), True, True, order]
+        return addr
+
+    def _new_data_block(self, start, ne):
+        h = self.hdr
+        head = b"EADB" + self.prefix + start.to_bytes(h.block_offset_size, "little")
+        data = head + self.fill * ne + bytes(4)
+        self.stats["ndata"] += 1
+        self.stats["data_size"] += len(data)
+        self.stats["nelements"] += ne
+        return self._new_block(data, ORDER_EA_DATA)
+
+    def set(self, i, element):
+        ctx, h, so, es = self.ctx, self.hdr, self.ctx.sizeof_offsets, self.es
+        if len(element) != es:
+            raise ValueError("element size")
+        self.stats["max_index_set"] = max(self.stats["max_index_set"], i + 1)
+        if i < h.index_elements:
+            pos = 6 + so + i * es
+            self.ib[pos:pos + es] = element
+            self.ib_dirty = True
+            return
+        j = i - h.index_elements
+        d = 0
+        for s, (nd, ne, start) in enumerate(self.sblocks):
+            if j < start + nd * ne:
+                break
+            if s < self.n_super:
+                d += nd
+        else:
+            raise Unsupported("element index beyond the array's maximum")
+        db = (j - start) // ne
+        k = (j - start) % ne
+        prefix, npages, head, total = h.data_block_layout(ctx, ne)
+        if npages:
+            raise Unsupported("paged extensible array data blocks")
+        if s < self.n_super:
+            pos = 6 + so + h.index_elements * es + (d + db) * so
+            daddr = self._addr_at(self.ib, pos)
+            if daddr is None:
+                daddr = self._new_data_block(start + db * ne, ne)
+                self.ib[pos:pos + so] = ctx.pack_address(daddr)
+                self.ib_dirty = True
+        else:
+            pos = 6 + so + h.index_elements * es + self.n_dblk * so + (s - self.n_super) * so
+            saddr = self._addr_at(self.ib, pos)
+            _, bm, ssize = h.secondary_block_layout(ctx, nd, ne)
+            if saddr is None:
+                body = (b"EASB" + self.prefix + start.to_bytes(h.block_offset_size, "little")
+                        + bytes(bm) + ctx.pack_address(None) * nd + bytes(4))
+                saddr = self._new_block(body, ORDER_EA_SUPER)
+                self.stats["nsuper"] += 1
+                self.stats["super_size"] += len(body)
+                self.ib[pos:pos + so] = ctx.pack_address(saddr)
+                self.ib_dirty = True
+            sb = self._block(saddr, ssize, ORDER_EA_SUPER)
+            spos = 6 + so + h.block_offset_size + bm + db * so
+            daddr = self._addr_at(sb[0], spos)
+            if daddr is None:
+                daddr = self._new_data_block(start + db * ne, ne)
+                sb[0][spos:spos + so] = ctx.pack_address(daddr)
+                sb[2] = True
+        blk = self._block(daddr, head + 4, ORDER_EA_DATA)
+        blk[0][prefix + k * es:prefix + (k + 1) * es] = element
+        blk[2] = True
+
+    def finish(self, patches):
+        from ..format import checksum
+        ctx = self.ctx
+
+        def seal(buf):
+            buf[-4:] = struct.pack("<I", checksum.lookup3(bytes(buf[:-4])))
+            return bytes(buf)
+
+        for addr, (buf, new, dirty, order) in self.blocks.items():
+            if not dirty:
+                continue
+            if new:
+                self.meta.put(addr, seal(buf))
+            else:
+                patches.append((order, addr, seal(buf)))
+        if self.ib_dirty:
+            patches.append((ORDER_EA_INDEX, self.hdr.index_block_address, seal(self.ib)))
+        from dataclasses import replace
+        h = replace(self.hdr, **self.stats)
+        if h != self.hdr:
+            patches.append((ORDER_EA_HEADER, self.address, h.encode(ctx)))

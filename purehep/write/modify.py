@@ -1348,6 +1348,8 @@ class ModifyWriter:
             st = node.store if node.layout == "chunked" else None
         p = Plan(node)
         old = node.layout_msg
+        if isinstance(st, ChunkStore) and self._update_chunk_index(em, node, st):
+            return                       # the index edited in place: the layout is unchanged
         if isinstance(st, ChunkStore):
             em.meta.owner = (id(node), "index")
             if (id(node), "index") not in self.owned and old is not None:
@@ -1380,6 +1382,75 @@ class ModifyWriter:
         else:
             body = L.encode(lay, ctx)
         extra[LAYOUT] = [(LAYOUT, flags, body, None)]
+
+    def _update_chunk_index(self, em, node, st):
+        """Chunks added or moved since the last commit, written into the dataset's index in
+        place (purehep.write.incremental): extensible arrays (``EAEditor``) and v2 B-trees
+        of types 10/11 (``V2TreeEditor``). True when done; False (the index is rebuilt) for
+        other indexes, a first commit, chunks removed, or a case an editor declines (paged
+        data blocks). Fixed arrays need nothing of this: they cover the maximum shape."""
+        from . import incremental as I
+        from .chunk_index import _element, chunk_size_len
+        from . import values as V
+        lay = node.layout_msg
+        snap = node._snap_records
+        if lay is None or lay.version < 4 or snap is None or lay.address is None or \
+                lay.index_type not in (L.EXTENSIBLE_ARRAY, L.BTREE2) or \
+                node.index[0] != lay.index_type:
+            return False
+        recs = st.records
+        if any(k not in recs for k in snap):
+            return False
+        changed = sorted((k, r) for k, r in recs.items()
+                         if snap.get(k) != (r[0], r[1], r[2]))
+        if not changed:
+            return False
+        ctx = self.ctx
+        esize = V.stored_dtype(node.dtype, ctx.sizeof_offsets).itemsize
+        chunk_nbytes = int(np.prod(node.chunks)) * esize
+        width = chunk_size_len(chunk_nbytes, getattr(node, "wide_chunk_sizes", False))
+        filtered = bool(node.filters)
+        try:
+            if lay.index_type == L.EXTENSIBLE_ARRAY:
+                udim = [d for d, m in enumerate(node.maxshape) if m is None]
+                if len(udim) != 1:
+                    return False
+                udim = udim[0]
+                others = [d for d in range(len(node.chunks)) if d != udim]
+                ogrid = [-(-node.maxshape[d] // node.chunks[d]) for d in others]
+                per = int(np.prod(ogrid)) if others else 1
+                ed = I.EAEditor(self, em.meta, lay.address, _element(ctx, None, filtered,
+                                                                     width))
+                for k, r in changed:
+                    rest = int(np.ravel_multi_index([k[d] for d in others], ogrid)) \
+                        if others else 0
+                    ed.set(k[udim] * per + rest, _element(ctx, r, filtered, width))
+            else:
+                from ..format import btree2
+                rank = len(node.chunks)
+                btype = 11 if filtered else 10
+                rctx = btree2.ChunkRecordContext(rank, width)
+                tail = 8 * rank
+
+                def key(rec):
+                    return struct.unpack_from(f"<{rank}Q", rec, len(rec) - tail)
+
+                ed = I.V2TreeEditor(self, em.meta, lay.address, key)
+                if ed.btype != btype or ed.rs != len(btree2.encode_record(
+                        btype, btree2.Chunk(0, (0,) * rank, 0, 0), ctx, rctx)):
+                    return False
+                for k, r in changed:
+                    rec = btree2.encode_record(btype, btree2.Chunk(r[0], tuple(k), r[1], r[2]),
+                                               ctx, rctx)
+                    if k not in snap or not ed.replace(rec):
+                        ed.insert(rec)
+        except I.Unsupported:
+            return False
+        self._release_replaced_chunks(node, st)
+        ed.finish(self.patches)
+        # blocks a rebuild of this session recorded are no longer the index's: forget them
+        self.owned.pop((id(node), "index"), None)
+        return True
 
     def _release_replaced_chunks(self, node, st):
         snap = node._snap_records or {}
