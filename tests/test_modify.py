@@ -257,7 +257,7 @@ def _count_edits(monkeypatch):
     import collections
     from purehep.write import incremental as I
     counts = collections.Counter()
-    for cls in (I.EAEditor, I.V2TreeEditor, I.SymbolTableEditor):
+    for cls in (I.EAEditor, I.V2TreeEditor, I.SymbolTableEditor, I.ChunkBTreeEditor):
         orig = cls.finish
 
         def finish(self, patches, orig=orig, name=cls.__name__):
@@ -267,14 +267,14 @@ def _count_edits(monkeypatch):
     return counts
 
 
-@pytest.mark.parametrize("kind", ["ea", "ea2d", "eagz", "bt2", "bt2gz"])
+@pytest.mark.parametrize("kind", ["ea", "ea2d", "eagz", "bt2", "bt2gz", "bt1", "bt1gz"])
 def test_chunk_index_appends_in_place(tmp_path, monkeypatch, kind):
     """Appends commit into the existing extensible array / v2 B-tree (new data and secondary
     blocks, B-tree splits over several levels); h5py and purehep check agree."""
     counts = _count_edits(monkeypatch)
     path = str(tmp_path / f"{kind}.h5")
     gz = "gzip" if kind.endswith("gz") else None
-    with h5py.File(path, "w", libver="latest") as f:
+    with h5py.File(path, "w", libver="earliest" if kind.startswith("bt1") else "latest") as f:
         if kind == "ea2d":
             f.create_dataset("d", shape=(0, 6), maxshape=(None, 6), chunks=(3, 2), dtype="i8")
         elif kind.startswith("ea"):
@@ -292,11 +292,13 @@ def test_chunk_index_appends_in_place(tmp_path, monkeypatch, kind):
             d[n:n + 3] = rows[:, None] * 10 + np.arange(d.shape[1]) if d.ndim == 2 else rows
             if i % 7 == 0:
                 f.flush()
-            if i % 50 == 0 and kind.startswith("bt2"):      # grow the other axis too
+            if i % 50 == 0 and kind.startswith("bt"):       # grow the other axis too
                 d.resize(d.shape[1] + 1, axis=1)
                 d[:, -1] = -np.arange(d.shape[0])
         final = d[()]
-    assert counts["EAEditor" if kind.startswith("ea") else "V2TreeEditor"] > 50
+    editor = "EAEditor" if kind.startswith("ea") else \
+        "V2TreeEditor" if kind.startswith("bt2") else "ChunkBTreeEditor"
+    assert counts[editor] > 50
     with h5py.File(path, "r") as f:
         v = f["d"][()]
     assert (v == final).all()

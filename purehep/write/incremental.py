@@ -704,3 +704,65 @@ class EAEditor:
         h = replace(self.hdr, **self.stats)
         if h != self.hdr:
             patches.append((ORDER_EA_HEADER, self.address, h.encode(ctx)))
+
+
+# --- v1 B-tree chunk indexes ------------------------------------------------------------------
+
+class ChunkBTreeEditor:
+    """Chunks added to or moved in a version 1 B-tree chunk index (node type 1, layout
+    version 3), through ``V1TreeEditor`` (splits, root kept in place, top-down patches).
+
+    Keys are (chunk size, filter mask, element offsets + a trailing 0); child i of a node
+    covers the offsets from key i (included) to key i+1 (excluded), compared dimension by
+    dimension as libhdf5 compares them. A moved chunk replaces its key and address in its
+    leaf (one write). A new chunk goes after the child whose range holds it; past the last
+    key (appends) the right keys of the rightmost path become the new chunk's offsets plus
+    one chunk, as libhdf5 sets them. A chunk sorting before the first key raises
+    ``Unsupported`` (the caller rebuilds)."""
+
+    def __init__(self, session, meta, root, rank, chunks):
+        sb = getattr(session, "superblock", None)
+        k = getattr(sb, "indexed_storage_k", None) or 32
+        self.rank, self.chunks = rank, tuple(chunks)
+        self.kb = 8 + 8 * (rank + 1)
+        self.tree = V1TreeEditor(session, meta, root, B1.CHUNK, self.kb, k, rank + 1)
+
+    def _offsets(self, key):
+        return struct.unpack_from(f"<{self.rank}Q", key, 8)
+
+    def _key(self, size, mask, offsets):
+        return struct.pack(f"<II{self.rank + 1}Q", size, mask, *offsets, 0)
+
+    def put(self, scaled, addr, size, mask):
+        x = tuple(s * c for s, c in zip(scaled, self.chunks))
+        end = self._key(0, 0, [o + c for o, c in zip(x, self.chunks)])
+        key = self._key(size, mask, x)
+        tree = self.tree
+
+        def choose(n):
+            offs = [self._offsets(k) for k in n.keys]
+            if x < offs[0]:
+                raise Unsupported("a chunk before the index's first key")
+            i = bisect.bisect_right(offs[:len(n.children)], x) - 1
+            if x >= offs[-1]:
+                n.keys[-1] = end
+                n.dirty = True
+            return i
+
+        root = tree.node(tree.root)
+        if not root.children:
+            root.keys = [key, end]
+            root.children = [addr]
+            root.dirty = True
+            return
+        path = tree.descend(choose)
+        leaf, i = path[-1]
+        if self._offsets(leaf.keys[i]) == x:
+            leaf.keys[i] = key
+            leaf.children[i] = addr
+            leaf.dirty = True
+            return
+        tree.insert_after(path, len(path) - 1, key, addr)
+
+    def finish(self, patches):
+        self.tree.finish(patches)

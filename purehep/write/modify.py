@@ -1385,8 +1385,9 @@ class ModifyWriter:
 
     def _update_chunk_index(self, em, node, st):
         """Chunks added or moved since the last commit, written into the dataset's index in
-        place (purehep.write.incremental): extensible arrays (``EAEditor``) and v2 B-trees
-        of types 10/11 (``V2TreeEditor``). True when done; False (the index is rebuilt) for
+        place (purehep.write.incremental): extensible arrays (``EAEditor``), v2 B-trees
+        of types 10/11 (``V2TreeEditor``) and v1 B-trees (``ChunkBTreeEditor``). True when
+        done; False (the index is rebuilt) for
         other indexes, a first commit, chunks removed, or a case an editor declines (paged
         data blocks). Fixed arrays need nothing of this: they cover the maximum shape."""
         from . import incremental as I
@@ -1394,9 +1395,10 @@ class ModifyWriter:
         from . import values as V
         lay = node.layout_msg
         snap = node._snap_records
-        if lay is None or lay.version < 4 or snap is None or lay.address is None or \
-                lay.index_type not in (L.EXTENSIBLE_ARRAY, L.BTREE2) or \
-                node.index[0] != lay.index_type:
+        if lay is None or snap is None or lay.address is None or lay.version < 3:
+            return False
+        kind = L.BTREE1 if lay.version == 3 else lay.index_type
+        if kind not in (L.EXTENSIBLE_ARRAY, L.BTREE2, L.BTREE1) or node.index[0] != kind:
             return False
         recs = st.records
         if any(k not in recs for k in snap):
@@ -1411,7 +1413,12 @@ class ModifyWriter:
         width = chunk_size_len(chunk_nbytes, getattr(node, "wide_chunk_sizes", False))
         filtered = bool(node.filters)
         try:
-            if lay.index_type == L.EXTENSIBLE_ARRAY:
+            if kind == L.BTREE1:
+                ed = I.ChunkBTreeEditor(self, em.meta, lay.address, len(node.chunks),
+                                        node.chunks)
+                for k, r in changed:
+                    ed.put(k, r[0], r[1], r[2])
+            elif kind == L.EXTENSIBLE_ARRAY:
                 udim = [d for d, m in enumerate(node.maxshape) if m is None]
                 if len(udim) != 1:
                     return False
