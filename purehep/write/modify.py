@@ -10,18 +10,26 @@ A session is the reader's context over the file plus
      continuation blocks) in unused space;
   2. the superblock's end-of-file address (and checksum for versions 2/3), so that the new
      structures lie inside the file libhdf5 sees;
-  3. in-place patches: local heap headers, then v1 B-tree root nodes, then object header
-     chunk 0 (each one write of one structure, its checksum included).
+  3. in-place patches, by increasing order, each order flushed before the next: local heap
+     headers and bytes, then v1 B-tree nodes top-down, symbol table nodes, extensible
+     array blocks bottom-up and v2 B-tree / extensible array headers, then object header
+     chunk 0 last (each patch one write of one structure, its checksum included).
   A file cut off at any point is the previous commit, plus some of the objects of the one in
-  progress (each object whole, old or new).
+  progress (each object whole, old or new; at worst a group lists a few moved members twice
+  in iteration, see purehep.write.incremental).
 
-Changed structures are rebuilt, not edited: a group's links, an object's attributes and a
-dataset's chunk index are written anew when they change and the object header is rewritten
-around them (chunk 0 in place at its size, the rest of the messages in a new continuation
-block when they no longer fit). The addresses others cache stay put: object headers, and the
-B-tree root and local heap header of symbol-table groups (the heap's data segment only grows,
-so every name keeps its offset). Chunks written over are written elsewhere (copy on write) and
-the old ones freed once the commit no longer references them.
+Growth is edited in place (purehep.write.incremental; O(log n) nodes per commit): names added
+to symbol-table groups (local heap, symbol table nodes, v1 B-tree, with splits), chunks added
+or moved in extensible arrays, v2 B-tree (types 10/11) and v1 B-tree chunk indexes. Everything
+else that changes is rebuilt, not edited: a group's links when some were changed or removed,
+compact and dense (fractal heap + v2 B-tree) link and attribute storage, fixed array and single
+chunk indexes, chunk indexes when chunks are removed or when an extensible array's paged data
+blocks would change, and the first commit of a dataset created in the session; the object header is then
+rewritten around the new structures (chunk 0 in place at its size, the rest of the messages in
+a new continuation block when they no longer fit). The addresses others cache stay put: object
+headers, and the B-tree root and local heap header of symbol-table groups (the heap's data
+segment only grows, so every name keeps its offset). Chunks written over are written elsewhere
+(copy on write) and the old ones freed once the commit no longer references them.
 
 The superblock's file consistency flags (version 3) are left clear: libhdf5 refuses to open a
 file with them set, so setting them would make a file cut off mid-session unreadable; an
