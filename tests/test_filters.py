@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import zstandard
 
+import purehep
 from purehep import filters as F
 from purehep.errors import ChecksumError, UnsupportedFeatureError
 from purehep.format.messages.filter_pipeline import FilterInfo
@@ -271,3 +272,42 @@ def test_unavailable_filters_named():
     for fid, name in ((4, "szip"), (32001, "blosc"), (32004, "LZ4"), (65000, "unknown")):
         with pytest.raises(UnsupportedFeatureError, match=f"{fid}.*{name}"):
             F.decode_pipeline(b"x", (FilterInfo(fid, 1, "", ()),), 0, 1, 1, ("t", 0))
+
+
+@pytest.mark.parametrize("which", ["zlib", "libdeflate", "isal"])
+def test_deflate_encoders_h5py_reads(tmp_path, which):
+    """Every deflate encoder writes streams libhdf5 inflates; zlib's are libhdf5's bytes."""
+    import zlib
+    import h5py
+    from purehep.filters import deflate
+    data = (np.sin(np.arange(64 * 1000, dtype="f4") / 50) * 100).reshape(64, 1000)
+    path = str(tmp_path / f"{which}.h5")
+    with deflate.using(which):
+        assert deflate.encoder() == which
+        with purehep.File(path, "w") as f:
+            f.create_dataset("d", data=data, chunks=(16, 1000), compression="gzip",
+                             compression_opts=4, shuffle=True)
+        raw = bytes(range(256)) * 40
+        assert zlib.decompress(deflate.encode(raw, (0,), 1, len(raw))) == raw
+    with h5py.File(path, "r") as h:
+        assert np.array_equal(h["d"][()], data)
+        if which == "zlib":
+            chunk = h["d"].id.read_direct_chunk((0, 0))[1]
+            sh = np.ascontiguousarray(data[:16]).view(np.uint8).reshape(-1, 4).T.reshape(-1)
+            assert chunk == zlib.compress(sh.tobytes(), 4)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 8, 16])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_shuffle_kernel_sizes_and_alignment(size, offset):
+    from purehep.kernels.shuffle import shuffle, unshuffle
+    buf = np.random.default_rng(size).integers(0, 256, 1003 * size + 5 + offset, dtype=np.uint8)
+    src = buf[offset:]
+    out = np.empty_like(src)
+    shuffle(src, out, size)
+    k = len(src) // size
+    assert np.array_equal(out[:k * size], src[:k * size].reshape(k, size).T.reshape(-1))
+    assert np.array_equal(out[k * size:], src[k * size:])
+    back = np.empty_like(src)
+    unshuffle(out, back, size)
+    assert np.array_equal(back, src)

@@ -34,6 +34,12 @@ def pattern(kind, shape):
 
 
 def generate(outdir):
+    from purehep.filters import deflate
+    with deflate.using("zlib"):     # the fixtures' sections are zlib's bytes
+        return _generate(outdir)
+
+
+def _generate(outdir):
     os.makedirs(outdir, exist_ok=True)
     manifest = {}
     for index in INDEXES:

@@ -3,7 +3,9 @@ writes, and an atomic commit (rename over the target) so that a failed write lea
 previous file intact.
 """
 import os
+import stat
 import tempfile
+import threading
 
 from ..errors import PurehepError
 from .source import ByteSource
@@ -63,7 +65,10 @@ class FileSink:
                 return
             os.unlink(self.temp_path)
         else:
+            old = _hold_large(self.path)
             os.replace(self.temp_path, self.path)
+            if old is not None:
+                threading.Thread(target=os.close, args=(old,), daemon=True).start()
 
     def abort(self):
         """Drop the temporary file; the target is left as it was."""
@@ -98,6 +103,33 @@ class DescriptorSource(ByteSource):
         if len(data) != n:
             raise PurehepError(f"short read at {offset} of {self.what}")
         return data
+
+
+RELEASE_IN_BACKGROUND = 16 << 20
+
+
+def _hold_large(path):
+    """A descriptor keeping a large file being replaced alive past the rename, or None.
+
+    The rename then only unlinks a name; freeing the old file's pages happens when the
+    descriptor is closed, on a background thread (or by the kernel at exit), so that
+    overwriting a large file costs no more than writing a new one."""
+    flags = getattr(os, "O_PATH", None)
+    if flags is None:
+        return None
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and \
+                st.st_size >= RELEASE_IN_BACKGROUND:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def _umask():

@@ -55,9 +55,39 @@ def unshuffle(src, out, size):
 
 
 @njit
+def _shuffle_words(src, out, size, n):
+    if size == 2:
+        s2 = src[:n * 2].view(np.uint16)
+        for i in range(n):
+            v = s2[i]
+            out[i] = np.uint8(v & np.uint16(0xFF))
+            out[n + i] = np.uint8(v >> np.uint16(8))
+    elif size == 4:
+        s4 = src[:n * 4].view(np.uint32)
+        for i in range(n):
+            v = s4[i]
+            out[i] = np.uint8(v & np.uint32(0xFF))
+            out[n + i] = np.uint8((v >> np.uint32(8)) & np.uint32(0xFF))
+            out[2 * n + i] = np.uint8((v >> np.uint32(16)) & np.uint32(0xFF))
+            out[3 * n + i] = np.uint8(v >> np.uint32(24))
+    else:
+        s8 = src[:n * 8].view(np.uint64)
+        for i in range(n):
+            v = s8[i]
+            for j in range(8):
+                out[j * n + i] = np.uint8((v >> np.uint64(8 * j)) & np.uint64(0xFF))
+
+
+@njit
 def shuffle(src, out, size):
+    """out[j*n + i] = src[i*size + j] for n = len // size elements; the rest copied as is."""
     total = src.shape[0]
     n = total // size
+    if (size == 2 or size == 4 or size == 8) and src.ctypes.data % size == 0:
+        _shuffle_words(src, out, size, n)
+        for k in range(n * size, total):
+            out[k] = src[k]
+        return
     for b0 in range(0, n, _BLOCK):
         b1 = min(b0 + _BLOCK, n)
         for j in range(size):
