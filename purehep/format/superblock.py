@@ -195,7 +195,7 @@ def encode_symbol_table_entry(ctx, name_offset, header_address, btree_address=No
         out += struct.pack("<I4xI12x", 2, soft_link_offset)
     elif btree_address is not None:
         scratch = ctx.pack_address(btree_address) + ctx.pack_address(heap_address)
-        out += struct.pack("<I4x", 1) + scratch
+        out += struct.pack("<I4x", 1) + scratch + bytes(16 - len(scratch))
     else:
         out += struct.pack("<I4x", 0) + bytes(16)
     return out
