@@ -1,16 +1,19 @@
 """Compare purehep with h5py on corpus files, in worker processes.
 
-Some corpus files crash libhdf5 itself (they are CVE reproducers), so each file is read in a
-worker: first h5py's view is snapshotted (phase "h5py"), then purehep is compared against it
-(phase "purehep"). A worker that dies reports the phase it died in; a death in the purehep
-phase is a purehep failure, one in the h5py phase is h5py's and purehep is then checked alone.
+Some corpus files crash libhdf5 or corrupt its memory (they are CVE reproducers), so h5py and
+purehep each run in a worker process of their own: the h5py worker snapshots h5py's view of a
+file (pickled, references reduced to whether they are null), the purehep worker compares its
+reading against that snapshot. A dead h5py worker means h5py crashed on the file, and purehep
+is then checked alone; a dead purehep worker is a purehep failure.
 """
-import json
 import os
+import pickle
+import struct
 import subprocess
 import sys
 
 import h5py
+import numpy as np
 
 import purehep
 from compare import same_values
@@ -181,16 +184,76 @@ def is_documented(outcome):
     return outcome.startswith("unsupported") and any(k in low for k in DOCUMENTED_UNSUPPORTED)
 
 
-# -- the worker process ----------------------------------------------------------------------
-def serve():
-    """Read file paths (one per line) on stdin; for each, write phase markers and results."""
-    for line in sys.stdin:
-        path = line.strip()
-        print(json.dumps({"phase": "h5py"}), flush=True)
-        snap = snapshot(path)
-        print(json.dumps({"phase": "purehep"}), flush=True)
-        results = compare(path, snap)
-        print(json.dumps({"results": results}), flush=True)
+# -- the worker processes -------------------------------------------------------------------
+class RefMark:
+    """Stands for an h5py reference in a pickled snapshot (only whether it is null)."""
+
+    def __init__(self, value):
+        self.value = bool(value)
+
+    def __bool__(self):
+        return self.value
+
+
+def sanitize(value):
+    """h5py's values with references replaced by RefMark, so that snapshots pickle."""
+    if isinstance(value, (h5py.Reference, h5py.RegionReference)):
+        return RefMark(value)
+    if isinstance(value, np.ndarray) and value.dtype.hasobject:
+        if value.dtype.names:
+            out = value.copy()
+            for name in value.dtype.names:
+                if value.dtype[name].hasobject:
+                    out[name] = sanitize(value[name])
+            return out
+        out = np.empty(value.shape, object)
+        for i, item in enumerate(value.reshape(-1)):
+            out.reshape(-1)[i] = sanitize(item)
+        return out
+    if isinstance(value, np.void) and value.dtype.hasobject:
+        return sanitize(np.array(value))[()]
+    return value
+
+
+def _sanitize_snapshot(snap):
+    if snap is None:
+        return None
+    for desc in snap.values():
+        if desc.get("attrs"):
+            names, values = desc["attrs"]
+            desc["attrs"] = (names, {k: (ok, sanitize(v)) for k, (ok, v) in values.items()})
+        if "data" in desc:
+            ok, data = desc["data"]
+            desc["data"] = (ok, sanitize(data))
+    return snap
+
+
+def _send(stream, obj):
+    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(blob)) + blob)
+    stream.flush()
+
+
+def _receive(stream):
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (n,) = struct.unpack("<Q", head)
+    return pickle.loads(stream.read(n))
+
+
+def serve(side):
+    """Worker loop: 'h5py' snapshots files, 'purehep' compares against snapshots."""
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        msg = _receive(inp)
+        if msg is None:
+            return
+        if side == "h5py":
+            _send(out, ("snapshot", _sanitize_snapshot(snapshot(msg))))
+        else:
+            path, snap = msg
+            _send(out, compare(path, snap))
 
 
 def _standalone(path):
@@ -209,40 +272,51 @@ def _standalone(path):
     return [("/", f"h5py-crashes/purehep-{proc.stdout.strip()}")]
 
 
-def run_all(paths, timeout=120):
-    """Results for every path, using one worker process restarted after any crash."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results, pending = {}, list(paths)
-    while pending:
-        proc = subprocess.Popen([sys.executable, "-c", "import corpus; corpus.serve()"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                stderr=subprocess.DEVNULL, env=env, cwd=here)
-        while pending:
-            path = pending[0]
-            proc.stdin.write(path + "\n")
-            proc.stdin.flush()
-            phase = None
-            while True:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                msg = json.loads(line)
-                if "phase" in msg:
-                    phase = msg["phase"]
-                else:
-                    results[path] = msg["results"]
-                    break
-            pending.pop(0)
-            if path not in results:  # the worker died
-                proc.wait()
-                if phase == "h5py":
-                    results[path] = _standalone(path)
-                else:
-                    results[path] = [("/", f"CRASH worker died in phase {phase} "
-                                           f"(exit {proc.returncode})")]
-                break
-        else:
-            proc.stdin.close()
-            proc.wait()
+class _Worker:
+    def __init__(self, side):
+        here = os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.side, self.env, self.here, self.proc = side, env, here, None
+
+    def ask(self, msg):
+        """The worker's answer, or None if it died (it is restarted on the next ask)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", f"import corpus; corpus.serve({self.side!r})"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=self.env, cwd=self.here)
+        try:
+            _send(self.proc.stdin, msg)
+            answer = _receive(self.proc.stdout)
+        except (BrokenPipeError, EOFError, pickle.UnpicklingError):
+            answer = None
+        if answer is None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+        return answer
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+def run_all(paths):
+    """Results for every path: h5py and purehep each in a worker process of its own, so that
+    a file which corrupts libhdf5's memory cannot affect purehep's side."""
+    h5, ph = _Worker("h5py"), _Worker("purehep")
+    results = {}
+    try:
+        for path in paths:
+            reply = h5.ask(path)
+            if reply is None:  # h5py crashed on this file
+                results[path] = _standalone(path)
+                continue
+            answer = ph.ask((path, reply[1]))
+            results[path] = answer if answer is not None else [
+                ("/", "CRASH the purehep worker died")]
+    finally:
+        h5.close()
+        ph.close()
     return results
