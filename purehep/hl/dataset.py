@@ -373,12 +373,5 @@ class _Fields(_Wrapper):
         self._names = names
 
     def __getitem__(self, args):
-        fast = self.__dict__.get("_fast_reader", False)
-        if fast is False:
-            fast = self.__dict__["_fast_reader"] = self._make_fast_reader()
-        if fast is not None:
-            out = fast(args)
-            if out is not None:
-                return out
         args = args if isinstance(args, tuple) else (args,)
         return self._ds[args + tuple(self._names)]

@@ -130,17 +130,8 @@ def _decode_chunked_v4(cur, version):
             info["filter_mask"] = cur.u32()
     elif index_type == IMPLICIT:
         pass
-    elif index_type == FIXED_ARRAY:
-        info["page_bits"] = cur.u8()
-    elif index_type == EXTENSIBLE_ARRAY:
-        for key in ("max_bits", "index_elements", "min_pointers", "min_elements", "page_bits"):
-            info[key] = cur.u8()
-    elif index_type == BTREE2:
-        info["node_size"] = cur.u32()
-        info["split_percent"] = cur.u8()
-        info["merge_percent"] = cur.u8()
     else:
-        raise cur.error(f"unknown chunk indexing type {index_type}")
+        _array_index_info(cur, index_type, info)
     return _chunked(cur, version, cur.address(), dims, flags, index_type, info)
 
 
@@ -189,7 +180,18 @@ def _decode_structured(cur, version):
         if flags & SINGLE_INDEX_WITH_FILTER:
             info["unfiltered_sizes"] = tuple(cur.u64() for _ in range(nsects))
             info["filter_masks"] = tuple(cur.u32() for _ in range(nsects))
-    elif index_type == FIXED_ARRAY:
+    else:
+        _array_index_info(cur, index_type, info)
+    return Layout(version, STRUCTURED, address=cur.address(), chunk_shape=dims[:-1],
+                  element_size=dims[-1], flags=flags, index_type=index_type, index_info=info,
+                  struct_type=stype, offset_size=offset_size, nsections=nsects,
+                  metadata_sections=md, property_version=pversion)
+
+
+def _array_index_info(cur, index_type, info):
+    """Indexing information of the fixed array, extensible array and v2 B-tree indexes (the
+    same fields for chunked and structured-chunk layouts; spec IV.A.2.i, Appendix F note 1)."""
+    if index_type == FIXED_ARRAY:
         info["page_bits"] = cur.u8()
     elif index_type == EXTENSIBLE_ARRAY:
         for key in ("max_bits", "index_elements", "min_pointers", "min_elements", "page_bits"):
@@ -200,10 +202,6 @@ def _decode_structured(cur, version):
         info["merge_percent"] = cur.u8()
     else:
         raise cur.error(f"unknown chunk indexing type {index_type}")
-    return Layout(version, STRUCTURED, address=cur.address(), chunk_shape=dims[:-1],
-                  element_size=dims[-1], flags=flags, index_type=index_type, index_info=info,
-                  struct_type=stype, offset_size=offset_size, nsections=nsects,
-                  metadata_sections=md, property_version=pversion)
 
 
 def _chunked(cur, version, addr, dims, flags, index_type, info):
