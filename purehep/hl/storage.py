@@ -129,8 +129,12 @@ class ContiguousStorage:
             out = self._rows(0, 1)
             return np.array(out) if copy else out
         if sel is None or sel.is_full:
-            out = self._rows(0, self.shape[0])
-            return np.array(out) if copy else out
+            if copy:
+                out = np.empty(self.shape, self.dtype)
+                self.ctx.source.readinto(self.ctx.absolute(self.address), out,
+                                         "dataset raw data")
+                return out
+            return self._rows(0, self.shape[0])
         if sel.nselected == 0:
             return np.zeros(sel.read_shape, self.dtype)
         d0 = sel.dims[0]
