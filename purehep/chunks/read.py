@@ -271,6 +271,10 @@ def decode_chunk(st, addr, size, mask, scaled, filtered=True):
         data = decode_pipeline(ctx.read(addr, size, where), st.filters, mask, st.itemsize, cn,
                                (where, ctx.absolute(addr)))
     else:
+        whole = getattr(ctx.source, "array", None)
+        start = ctx.base_address + addr
+        if whole is not None and 0 <= start and start + cn <= ctx.source.size:
+            return whole[start:start + cn]  # an unfiltered chunk of an in-memory or mapped file
         data = ctx.read(addr, min(size, cn) if size else cn, "raw data chunk")
     arr = data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else \
         np.frombuffer(data, np.uint8)

@@ -42,12 +42,26 @@ class BytesSource(ByteSource):
     def __init__(self, buf):
         self._buf = memoryview(buf).cast("B")
         self.size = len(self._buf)
+        self._array = None
+
+    @property
+    def array(self):
+        """The whole buffer as a read-only uint8 array (zero-copy), for slicing in hot paths;
+        callers check ranges against ``size`` themselves."""
+        if self._array is None:
+            import numpy as np
+            self._array = np.frombuffer(self._buf, np.uint8)
+        return self._array
 
     def _read(self, offset, n):
         return self._buf[offset:offset + n]
 
     def close(self):
-        self._buf.release()
+        self._array = None
+        try:
+            self._buf.release()
+        except BufferError:
+            pass  # arrays handed out still view the buffer; it is freed with them
 
 
 class MmapSource(BytesSource):
