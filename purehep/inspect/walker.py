@@ -385,16 +385,9 @@ class Walker:
         return blocks
 
     def _shared_target(self, raw, path):
-        cur = Cursor(raw.data, raw.offset, "shared message", self.ctx)
-        version = cur.u8()
-        kind = cur.u8()
-        if version == 1:
-            cur.skip(6)
-        if version == 3 and kind == 1:
-            return
-        target = cur.address()
-        if target is not None:
-            self.pending.append((target, f"(committed {messages.name(raw.type)} of {path})"))
+        where, loc = messages.shared_location(self.ctx, raw)
+        if where == "header":
+            self.pending.append((loc, f"(committed {messages.name(raw.type)} of {path})"))
 
     def _child(self, path, name):
         return (path.rstrip("/") + "/" + name) if not path.startswith("(") else f"{path}/{name}"

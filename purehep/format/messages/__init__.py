@@ -103,36 +103,49 @@ def decode(ctx, raw, depth=0):
     return decode_body(ctx, raw.type, raw.data, raw.offset)
 
 
+def shared_location(ctx, raw):
+    """Where a shared message's body is kept (spec IV.A.2 "Shared Message"):
+    ("sohm", heap ID), ("global heap", (collection address, index)) or ("header", address)."""
+    cur = Cursor(raw.data, raw.offset, f"shared {name(raw.type)} message", ctx)
+    version = cur.version((1, 2, 3))
+    kind = cur.u8()
+    if version == 1:
+        cur.skip(6)
+    if version == 3 and kind == 1:
+        return "sohm", bytes(cur.bytes(8))
+    if version < 3 and kind & 0x01:
+        # libhdf5 before 1.6 could keep a shared message in a global heap object
+        return "global heap", (cur.address(), cur.u32())
+    if version == 1:
+        # version 1 holds a whole symbol table entry: the (unused) link name offset, then the
+        # object header address (libhdf5 decodes it with H5G_ent_decode)
+        cur.skip(ctx.sizeof_offsets)
+    if version < 3 or kind == 2:  # before version 3 every shared message is a committed one
+        addr = cur.address()
+        if addr is None:
+            raise cur.error("undefined address of the committed message's object header")
+        return "header", addr
+    raise cur.error(f"unsupported shared message location type {kind} (version {version})")
+
+
 def resolve_shared(ctx, raw, depth=0):
     """(body, absolute offset) of the message a shared message points to (spec IV.A.2)."""
     if depth > 8:
         raise FormatError("shared message chain too deep", f"shared {name(raw.type)} message",
                           raw.offset)
-    cur = Cursor(raw.data, raw.offset, f"shared {name(raw.type)} message", ctx)
-    version = cur.version((1, 2, 3))
-    kind = cur.u8()
-    if version == 1:
-        # version 1 holds a whole symbol table entry: 6 reserved bytes, the (unused) link name
-        # offset, then the object header address (libhdf5 decodes it with H5G_ent_decode)
-        cur.skip(6 + ctx.sizeof_offsets)
-    if version == 3 and kind == 1:
-        heap_id = bytes(cur.bytes(8))
+    where, loc = shared_location(ctx, raw)
+    if where == "sohm":
         from ..sohm import shared_message_table
-        table = shared_message_table(ctx)
-        return table.get(raw.type, heap_id)
-    if version < 3 and kind & 0x01:
-        # libhdf5 before 1.6 could keep a shared message in a global heap object
+        return shared_message_table(ctx).get(raw.type, loc)
+    if where == "global heap":
         from ..global_heap import get_object
-        collection, index = cur.address(), cur.u32()
-        return get_object(ctx, collection, index), ctx.absolute(collection)
-    if version < 3 or kind == 2:  # before version 3 every shared message is a committed one
-        addr = cur.address()
-        from ..object_header import ObjectHeader
-        header = ctx.cached("ohdr", addr, lambda: ObjectHeader.decode(ctx, addr))
-        target = header.first(raw.type)
-        if target is None:
-            raise cur.error(f"the committed object header at {addr} has no {name(raw.type)} message")
-        if target.shared:
-            return resolve_shared(ctx, target, depth + 1)
-        return target.data, target.offset
-    raise cur.error(f"unsupported shared message location type {kind} (version {version})")
+        return get_object(ctx, *loc), ctx.absolute(loc[0])
+    from ..object_header import ObjectHeader
+    header = ctx.cached("ohdr", loc, lambda: ObjectHeader.decode(ctx, loc))
+    target = header.first(raw.type)
+    if target is None:
+        raise FormatError(f"the committed object header at {loc} has no {name(raw.type)} "
+                          "message", f"shared {name(raw.type)} message", raw.offset)
+    if target.shared:
+        return resolve_shared(ctx, target, depth + 1)
+    return target.data, target.offset
