@@ -10,7 +10,7 @@ from . import checksum
 from .context import Context, Cursor
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
-WRITE_ACCESS, SWMR_WRITE = 0x01, 0x04  # file consistency flags (superblock versions 2 and 3)
+WRITE_ACCESS, SWMR_WRITE = 0x01, 0x04  # file consistency flags (read by libhdf5 from version 3)
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ class Superblock:
                     "the file holds a metadata cache image (libhdf5 1.10 'cache image' feature); "
                     "its metadata must be read from the image, which purehep does not decode: "
                     "run h5clear --image, or open and close it once with libhdf5")
-        if self.flags & (WRITE_ACCESS | SWMR_WRITE):
+        if self.version >= 3 and self.flags & (WRITE_ACCESS | SWMR_WRITE):
             import warnings
             from ..errors import PurehepWarning
             warnings.warn(
