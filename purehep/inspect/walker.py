@@ -840,7 +840,10 @@ class Walker:
                 soffset = c.uint(off_w)
                 stype = c.u8()
                 if client == 0 and stype in (1, 3) and heap is not None:
+                    # "first row" and "indirect" sections: the indirect block's heap offset,
+                    # then its start row, start column and number of blocks (2 bytes each)
                     c.uint(heap.heap_offset_size)
+                    c.skip(6)
                 sections.append((soffset, ssize, stype))
         s.fields["sections_read"] = len(sections)
         if client == 1:
