@@ -191,13 +191,15 @@ class ChunkedStorage:
         return read_selection(self, coords)
 
     def read_box(self, starts, stops):
-        """The elements of the box [starts, stops) (file dtype), for boxes touching few
-        chunks (see ``SMALL_BOX_CHUNKS``)."""
-        from .read import read_box
-        return read_box(self, starts, stops)
+        """The elements of the box [starts, stops) (file dtype), or None when it touches more
+        than ``SMALL_BOX_CHUNKS`` chunks (``read`` is the path for those)."""
+        return _read_box(self, starts, stops)
 
     def chunks_touched(self, starts, stops):
         n = 1
         for s, e, c in zip(starts, stops, self.chunk_shape):
             n *= (e - 1) // c - s // c + 1
         return n
+
+
+from .read import read_box as _read_box  # noqa: E402  (read.py imports this module's constants)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import FormatError, TruncatedError
 from ..filters import check_pipeline
+from . import SMALL_BOX_CHUNKS
 from ..format.messages.layout import DONT_FILTER_PARTIAL_EDGE_CHUNKS
 
 _pools = {}
@@ -289,13 +290,24 @@ def _chunk_name(st, scaled):
 
 
 def read_box(st, starts, stops):
-    """The elements of the box [starts, stops) when it touches few chunks: each chunk is read
-    (and decoded) and its overlap copied by numpy slicing, with no coordinate arrays and no
-    thread pool — the path for small random reads."""
-    check_pipeline(st.filters)
+    """The elements of the box [starts, stops) when it touches few chunks (else None): each
+    chunk is read (and decoded) and its overlap copied by numpy slicing, with no coordinate
+    arrays and no thread pool — the path for small random reads."""
     cs, shape, grid = st.chunk_shape, st.shape, st.grid
-    out = np.empty([e - s for s, e in zip(starts, stops)], st.dtype)
+    if st.chunks_touched(starts, stops) > SMALL_BOX_CHUNKS:
+        return None
+    check_pipeline(st.filters)
     table = st.table
+    pos = tuple(s // c for s, c in zip(starts, cs))
+    if all((e - 1) // c == p for e, c, p in zip(stops, cs, pos)):  # one chunk: copy its part
+        row = st.row_at(pos, grid)
+        if row >= 0 and not (st.filters and st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS):
+            data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
+                                int(table.masks[row]), pos)
+            chunk = data[:st.chunk_nbytes].view(st.dtype).reshape(cs)
+            return chunk[tuple(slice(s - p * c, e - p * c)
+                               for s, e, p, c in zip(starts, stops, pos, cs))].copy()
+    out = np.empty([e - s for s, e in zip(starts, stops)], st.dtype)
     edge_unfiltered = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
     ranges = [range(s // c, (e - 1) // c + 1) for s, e, c in zip(starts, stops, cs)]
     for pos in itertools.product(*ranges):

@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 
-from ..chunks import SMALL_BOX_CHUNKS
 from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
 
@@ -206,16 +205,10 @@ class ChunkedAdapter:
             return self.chunked.read(None)
         box = sel.box()
         if box is not None:
-            out = self.read_small_box(*box)
+            out = self.chunked.read_box(*box)
             if out is not None:
                 return out
         return self.chunked.read(sel.coords())
-
-    def read_small_box(self, starts, stops):
-        """The box through the per-chunk path when it touches few chunks, else None."""
-        if self.chunked.chunks_touched(starts, stops) <= SMALL_BOX_CHUNKS:
-            return self.chunked.read_box(starts, stops)
-        return None
 
 
 def check_layout(layout, dataspace, datatype):
