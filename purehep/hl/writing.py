@@ -600,9 +600,9 @@ def _node_address(ref):
 from ..reference import Reference as _Reference, RegionReference as _RegionReference  # noqa
 
 
-class NodeReference(_Reference):
-    """An object reference made in write mode: its address is known once the file is flushed."""
-    __slots__ = ("_node", "_file")
+class _NodeAddressed:
+    """A reference made in write mode: its address is known once the file is flushed."""
+    __slots__ = ()
 
     @property
     def address(self):
@@ -614,24 +614,19 @@ class NodeReference(_Reference):
 
     def __bool__(self):
         return True
+
+
+class NodeReference(_NodeAddressed, _Reference):
+    """An object reference made in write mode."""
+    __slots__ = ("_node", "_file")
 
     def _key(self):
         return ("Reference", id(self._node), None, None)
 
 
-class NodeRegionReference(_RegionReference):
+class NodeRegionReference(_NodeAddressed, _RegionReference):
+    """A region reference made in write mode."""
     __slots__ = ("_node", "_file")
-
-    @property
-    def address(self):
-        return _node_address(self)
-
-    @address.setter
-    def address(self, value):
-        pass
-
-    def __bool__(self):
-        return True
 
     def _key(self):
         return ("RegionReference", id(self._node), None, None, None)
