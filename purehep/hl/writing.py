@@ -179,18 +179,22 @@ class GroupWriter(WritableObject):
         node = model.GroupNode(track_order=self._default_order(track_order))
         return self._link_new(name, node)
 
-    def require_group(self, name):
+    def _existing(self, name, kind):
+        """The node at ``name``, None if there is none, TypeError if it is not a ``kind``."""
         if self._node is None:
             raise _no_write(self)
-        model = _wmodel()
         try:
-            parent, leaf, node = self._wlookup(name)
+            node = self._wlookup(name)[2]
         except KeyError:
-            node = None
+            return None
+        if node is not None and not isinstance(node, getattr(_wmodel(), kind)):
+            raise TypeError(f"Incompatible object ({type(node).__name__}) already exists")
+        return node
+
+    def require_group(self, name):
+        node = self._existing(name, "GroupNode")
         if node is None:
             return self.create_group(name)
-        if not isinstance(node, model.GroupNode):
-            raise TypeError(f"Incompatible object ({type(node).__name__}) already exists")
         return bind(self._file, node, self._wpath(name))
 
     def create_dataset(self, name, shape=None, dtype=None, data=None, **kwds):
@@ -201,17 +205,9 @@ class GroupWriter(WritableObject):
         return self._link_new(name, node)
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
-        if self._node is None:
-            raise _no_write(self)
-        model = _wmodel()
-        try:
-            parent, leaf, node = self._wlookup(name)
-        except KeyError:
-            node = None
+        node = self._existing(name, "DatasetNode")
         if node is None:
             return self.create_dataset(name, shape, dtype, **kwds)
-        if not isinstance(node, model.DatasetNode):
-            raise TypeError(f"Incompatible object ({type(node).__name__}) already exists")
         shape = tuple(shape) if not isinstance(shape, int) else (shape,)
         if tuple(node.shape) != shape:
             raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
