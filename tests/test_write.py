@@ -294,3 +294,24 @@ def test_extensible_array_paged_data_blocks(tmp_path, monkeypatch, compression):
     with h5py.File(path, "r") as h:
         assert np.array_equal(h["d"][()], ref)
     compare_file(path)
+
+
+def test_dense_storage_past_the_root_direct_rows(tmp_path):
+    """Dense attributes and links that outgrow the direct rows of the fractal heap's root
+    indirect block go to child indirect blocks (spec III.G); h5py reads all of them."""
+    from purehep.cli import main as cli_main
+    path = tmp_path / "bigdense.h5"
+    with purehep.File(path, "w", libver="latest") as f:
+        g = f.create_group("g")
+        for i in range(3000):
+            g.attrs[f"a{i}"] = np.arange(100) + i
+        links = f.create_group("links")
+        for i in range(30000):
+            links[f"soft_link_with_a_long_name_{i:06d}"] = purehep.SoftLink(f"/target/{i}")
+    with h5py.File(path, "r") as h:
+        assert len(h["g"].attrs) == 3000
+        assert all(h["g"].attrs[f"a{i}"][0] == i for i in range(0, 3000, 97))
+        assert len(h["links"]) == 30000
+        assert h["links"].get("soft_link_with_a_long_name_029999", getlink=True).path == \
+            "/target/29999"
+    assert cli_main(["check", str(path)]) == 0

@@ -568,46 +568,55 @@ def encode_heap(ctx, objects, alloc, heap_id_length=7, starting_block_size=512,
     blocks = []
     ids = [None] * len(objects)
 
-    # managed objects: assign (block index, position) in doubling-table order
-    placed = {}                   # block index -> list of (position, object index)
-    block, pos = 0, overhead
-    used_blocks = []
+    # managed objects: placed in the direct blocks of the doubling table, in heap-offset
+    # order; rows past the direct rows hold child indirect blocks (spec III.G), walked
+    # recursively. A block is identified by its path of entry indices from the root.
+    max_rows = max_heap_bits - _log2(starting_block_size * table_width) + 2
+
+    def direct_blocks(base, nrows, path):
+        off = base
+        for row in range(nrows):
+            size = block_size(row)
+            for col in range(table_width):
+                entry = path + (row * table_width + col,)
+                if row < max_direct_rows:
+                    yield off, size, entry
+                else:
+                    child_rows = _log2(size) - _log2(starting_block_size * table_width) + 1
+                    yield from direct_blocks(off, child_rows, entry)
+                off += size
+
+    placed = {}                   # block path -> (heap offset, size, [(position, object)])
     huge = []
+    blocks_iter = direct_blocks(0, max_rows, ())
+    current = None
     for i, obj in enumerate(objects):
         n = len(obj)
         if n > max_managed_object_size or n + overhead > max_direct_block_size:
             huge.append(i)
             continue
-        if used_blocks and pos + n <= block_size(block // table_width):
-            pass
-        else:
-            if used_blocks:
-                block += 1
-            while block_size(block // table_width) - overhead < n:
-                block += 1
-            pos = overhead
-            used_blocks.append(block)
-        if block // table_width >= max_direct_rows:
-            from ..errors import UnsupportedFeatureError
-            raise UnsupportedFeatureError("dense storage beyond the direct rows of a root "
-                                          "indirect block")
-        placed.setdefault(block, []).append((pos, i))
-        row, col = divmod(block, table_width)
-        ids[i] = managed_id(row_offset(row) + col * block_size(row) + pos, n, offset_size,
-                            length_size)
-        pos += n
+        if current is None or current[3] + n > current[1]:
+            for boff, size, path in blocks_iter:
+                if size - overhead >= n:
+                    break
+            else:
+                from ..errors import UnsupportedFeatureError
+                raise UnsupportedFeatureError("managed objects exceed the heap's address space")
+            current = [boff, size, path, overhead]
+            placed[path] = (boff, size, [])
+        boff, size, path, pos = current
+        placed[path][2].append((pos, i))
+        ids[i] = managed_id(boff + pos, n, offset_size, length_size)
+        current[3] = pos + n
     allocated = free = span = 0
-    entries = {}
-    for b in used_blocks:
-        row, col = divmod(b, table_width)
-        size = block_size(row)
-        boff = row_offset(row) + col * size
+    entries = {}                  # block path -> address of its direct block
+    for path, (boff, size, members) in placed.items():
         buf = bytearray(size)
         buf[:5] = SIGNATURE_DIRECT + b"\0"
         buf[5:5 + so] = ctx.pack_address(header_addr)
         buf[5 + so:5 + so + offset_size] = boff.to_bytes(offset_size, "little")
         end = overhead
-        for p, i in placed[b]:
+        for p, i in members:
             buf[p:p + len(objects[i])] = objects[i]
             end = p + len(objects[i])
         if checksum_direct:
@@ -615,23 +624,40 @@ def encode_heap(ctx, objects, alloc, heap_id_length=7, starting_block_size=512,
             buf[overhead - 4:overhead] = struct.pack("<I", c)
         addr = alloc(size)
         blocks.append((addr, bytes(buf)))
-        entries[b] = addr
+        entries[path] = addr
         allocated += size
         free += size - end
         span = max(span, boff + size)
-    root_rows, root_addr = 0, None
-    if used_blocks == [0]:
-        root_addr = entries[0]
-        iterator = 0
-    elif used_blocks:
-        root_rows = max(used_blocks) // table_width + 1
+
+    def indirect_block(base, nrows, path):
+        """Encode the indirect block at ``path`` (its used descendants first); its address."""
         out = bytearray(SIGNATURE_INDIRECT + b"\0" + ctx.pack_address(header_addr)
-                        + (0).to_bytes(offset_size, "little"))
-        for b in range(root_rows * table_width):
-            out += ctx.pack_address(entries.get(b))
+                        + base.to_bytes(offset_size, "little"))
+        off = base
+        for row in range(nrows):
+            size = block_size(row)
+            for col in range(table_width):
+                entry = path + (row * table_width + col,)
+                if row < max_direct_rows:
+                    out += ctx.pack_address(entries.get(entry))
+                else:
+                    used = any(p[:len(entry)] == entry for p in entries)
+                    child_rows = _log2(size) - _log2(starting_block_size * table_width) + 1
+                    out += ctx.pack_address(indirect_block(off, child_rows, entry) if used
+                                            else None)
+                off += size
         out += struct.pack("<I", checksum.lookup3(bytes(out)))
-        root_addr = alloc(len(out))
-        blocks.append((root_addr, bytes(out)))
+        addr = alloc(len(out))
+        blocks.append((addr, bytes(out)))
+        return addr
+
+    root_rows, root_addr = 0, None
+    if list(entries) == [(0,)]:
+        root_addr = entries[(0,)]
+        iterator = 0
+    elif entries:
+        root_rows = max(p[0] for p in entries) // table_width + 1
+        root_addr = indirect_block(0, root_rows, ())
         iterator = span
     else:
         iterator = 0
