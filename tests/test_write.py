@@ -315,3 +315,25 @@ def test_dense_storage_past_the_root_direct_rows(tmp_path):
         assert h["links"].get("soft_link_with_a_long_name_029999", getlink=True).path == \
             "/target/29999"
     assert cli_main(["check", str(path)]) == 0
+
+
+@pytest.mark.parametrize("chunks", [None, (2,)])
+def test_compound_field_writes_match_h5py(tmp_path, chunks):
+    """ds['b'] = ..., ds[sel, 'c'] = ...: the named fields change, the others keep their values,
+    exactly as when h5py performs the same writes."""
+    dt = np.dtype([("a", "<i4"), ("b", "<f8"), ("c", "S3")])
+    data = np.array([(i, 0.5, b"x") for i in range(6)], dtype=dt)
+    files = {}
+    for module in (h5py, purehep):
+        path = str(tmp_path / f"{module.__name__}.h5")
+        with module.File(path, "w") as f:
+            d = f.create_dataset("c", data=data, chunks=chunks)
+            d["b"] = np.arange(6.0)
+            d[1:3, "c"] = np.array([b"yy", b"zz"])
+            d[4, "a"] = 40
+        files[module.__name__] = path
+    with h5py.File(files["h5py"], "r") as h, h5py.File(files["purehep"], "r") as p:
+        same_values(h["c"][()], p["c"][()])
+    with pytest.raises(ValueError):
+        with purehep.File(str(tmp_path / "bad.h5"), "w") as f:
+            f.create_dataset("c", data=data)["nosuchfield"] = 1

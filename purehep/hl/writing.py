@@ -512,7 +512,8 @@ class DatasetWriter(WritableObject):
         names = [a for a in args if isinstance(a, str)]
         args = tuple(a for a in args if not isinstance(a, str))
         if names:
-            raise UnsupportedFeatureError("writing compound fields by name")
+            self._write_fields(args, names, val)
+            return
         from ..write.storage import MemoryStore
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
@@ -531,6 +532,22 @@ class DatasetWriter(WritableObject):
                 val = val.astype(node.store.dtype)
             node.store.write(args, val)
         self._writer.touch()
+
+    def _write_fields(self, args, names, val):
+        """``ds[sel, 'a', 'b'] = val``: the named fields of the selection change, the other
+        fields keep their values (read, update, write back)."""
+        dtype = self._node.dtype
+        missing = [n for n in names if dtype.names is None or n not in dtype.names]
+        if missing:
+            raise ValueError(f"Field names {missing} not in the compound type {dtype}")
+        current = np.array(self[args] if args else self[()], dtype=dtype)
+        val = np.asarray(val)
+        if len(names) == 1 and (val.dtype.names is None or names[0] not in val.dtype.names):
+            current[names[0]] = val
+        else:
+            for name in names:
+                current[name] = val[name]
+        self[args if args else ()] = current
 
     def write_direct(self, source, source_sel=None, dest_sel=None):
         src = np.asarray(source)
