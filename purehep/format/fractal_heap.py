@@ -242,15 +242,8 @@ class FractalHeap:
             raise FormatError(f"{nrows} rows out of range", structure, ctx.absolute(addr))
         size = self.indirect_block_size(nrows)
         cur = ctx.cursor(addr, size, structure)
-        cur.signature(SIGNATURE_INDIRECT)
-        cur.version((0,))
-        checksum.verify(ctx, cur.buf, structure, cur.base)
-        heap_addr = cur.address()
-        if heap_addr != self.address:
-            raise cur.error(f"belongs to the heap at {heap_addr}, not {self.address}")
-        stored_offset = cur.uint(self.heap_offset_size)
-        if stored_offset != block_offset:
-            raise cur.error(f"block offset {stored_offset}, expected {block_offset}")
+        self._check_prefix(cur, SIGNATURE_INDIRECT, block_offset,
+                           lambda: checksum.verify(ctx, cur.buf, structure, cur.base))
         entries = []
         for row in range(nrows):
             for _ in range(self.table_width):
@@ -303,16 +296,23 @@ class FractalHeap:
             self._verified.add(addr)
         return DirectBlock(block_offset, addr, size, data, where)
 
-    def _check_direct(self, data, addr, block_offset, structure, where):
-        cur = Cursor(data, where, structure, self.ctx)
-        cur.signature(SIGNATURE_DIRECT)
+    def _check_prefix(self, cur, signature, block_offset, after_version=None):
+        """The prefix direct and indirect blocks share (spec III.G): signature, version 0, the
+        heap header's address and the block's offset in the heap's address space."""
+        cur.signature(signature)
         cur.version((0,))
+        if after_version is not None:
+            after_version()
         heap_addr = cur.address()
         if heap_addr != self.address:
             raise cur.error(f"belongs to the heap at {heap_addr}, not {self.address}")
         stored_offset = cur.uint(self.heap_offset_size)
         if stored_offset != block_offset:
             raise cur.error(f"block offset {stored_offset}, expected {block_offset}")
+
+    def _check_direct(self, data, addr, block_offset, structure, where):
+        cur = Cursor(data, where, structure, self.ctx)
+        self._check_prefix(cur, SIGNATURE_DIRECT, block_offset)
         if self.checksum_direct_blocks and self.ctx.verify_checksums:
             pos = cur.pos
             stored = cur.u32()

@@ -5,6 +5,7 @@ Enabling Sparse Storage", Tables 13-16, 19-20) and its prototype write it.
 Chunk dimensions are stored with one extra trailing dimension, the element size (spec
 Appendix F, note 3); ``chunk_shape`` drops it and ``element_size`` keeps it.
 """
+import struct
 from dataclasses import dataclass, field
 
 COMPACT, CONTIGUOUS, CHUNKED, VIRTUAL, STRUCTURED = 0, 1, 2, 3, 4
@@ -194,7 +195,7 @@ def _array_index_info(cur, index_type, info):
     if index_type == FIXED_ARRAY:
         info["page_bits"] = cur.u8()
     elif index_type == EXTENSIBLE_ARRAY:
-        for key in ("max_bits", "index_elements", "min_pointers", "min_elements", "page_bits"):
+        for key in _EA_FIELDS:
             info[key] = cur.u8()
     elif index_type == BTREE2:
         info["node_size"] = cur.u32()
@@ -202,6 +203,19 @@ def _array_index_info(cur, index_type, info):
         info["merge_percent"] = cur.u8()
     else:
         raise cur.error(f"unknown chunk indexing type {index_type}")
+
+
+ARRAY_INDEXES = (FIXED_ARRAY, EXTENSIBLE_ARRAY, BTREE2)
+_EA_FIELDS = ("max_bits", "index_elements", "min_pointers", "min_elements", "page_bits")
+
+
+def _encode_array_index_info(index_type, info):
+    """The bytes ``_array_index_info`` decodes."""
+    if index_type == FIXED_ARRAY:
+        return bytes((info["page_bits"],))
+    if index_type == EXTENSIBLE_ARRAY:
+        return bytes(info[k] for k in _EA_FIELDS)
+    return struct.pack("<IBB", info["node_size"], info["split_percent"], info["merge_percent"])
 
 
 def _chunked(cur, version, addr, dims, flags, index_type, info):
@@ -227,7 +241,6 @@ def encode(layout, ctx):
 
     Chunked: ``chunk_shape`` plus ``element_size`` form the stored dimensions; version 3
     always means a v1 B-tree index, version 4 stores ``index_type`` and its ``index_info``."""
-    import struct
     version, cls = layout.version, layout.layout_class
     if cls == STRUCTURED:
         return _encode_structured(layout, ctx)
@@ -256,14 +269,8 @@ def encode(layout, ctx):
             if layout.index_type == SINGLE:
                 if layout.flags & SINGLE_INDEX_WITH_FILTER:
                     out += ctx.pack_length(info["filtered_size"]) + struct.pack("<I", info["filter_mask"])
-            elif layout.index_type == FIXED_ARRAY:
-                out += bytes((info["page_bits"],))
-            elif layout.index_type == EXTENSIBLE_ARRAY:
-                out += bytes(info[k] for k in ("max_bits", "index_elements", "min_pointers",
-                                               "min_elements", "page_bits"))
-            elif layout.index_type == BTREE2:
-                out += struct.pack("<IBB", info["node_size"], info["split_percent"],
-                                   info["merge_percent"])
+            elif layout.index_type in ARRAY_INDEXES:
+                out += _encode_array_index_info(layout.index_type, info)
             elif layout.index_type != IMPLICIT:
                 raise ValueError(f"unknown chunk index type {layout.index_type}")
             out += ctx.pack_address(layout.address)
@@ -275,7 +282,6 @@ def encode(layout, ctx):
 def _encode_structured(layout, ctx):
     """Version 5, class 4: the Structured Chunk Storage Property Description (RFC Tables
     13-16; field widths as the prototype writes them: u16 type, u8 offset size)."""
-    import struct
     if layout.index_type in (BTREE1, IMPLICIT):
         raise ValueError("structured chunks cannot use a v1 B-tree or implicit index")
     dims = tuple(layout.chunk_shape) + (layout.element_size,)
@@ -301,13 +307,8 @@ def _encode_structured(layout, ctx):
             n = layout.nsections
             out += struct.pack(f"<{n}Q", *info.get("unfiltered_sizes", (0,) * n))
             out += struct.pack(f"<{n}I", *info.get("filter_masks", (0,) * n))
-    elif layout.index_type == FIXED_ARRAY:
-        out += bytes((info["page_bits"],))
-    elif layout.index_type == EXTENSIBLE_ARRAY:
-        out += bytes(info[k] for k in ("max_bits", "index_elements", "min_pointers",
-                                       "min_elements", "page_bits"))
-    elif layout.index_type == BTREE2:
-        out += struct.pack("<IBB", info["node_size"], info["split_percent"], info["merge_percent"])
+    elif layout.index_type in ARRAY_INDEXES:
+        out += _encode_array_index_info(layout.index_type, info)
     else:
         raise ValueError(f"unknown chunk index type {layout.index_type}")
     out += ctx.pack_address(layout.address)
