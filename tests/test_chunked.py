@@ -319,3 +319,53 @@ def test_dont_filter_partial_edge_chunks(tmp_path):
         f["d"][...] = np.arange(420).reshape(21, 20)
     st = check(p, "d", _sels((21, 20)))
     assert st.layout.flags & 1
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+@pytest.mark.parametrize("kw", [{}, {"compression": "gzip"}])
+def test_small_boxes(tmp_path, libver, kw):
+    """``ds[a:b, i, ...]`` small reads (the box path: one chunk, several, unallocated ones,
+    edge chunks, a shrunk extent) equal h5py's, through purehep.File."""
+    import purehep
+    p = tmp_path / "f.h5"
+    with h5py.File(p, "w", libver=libver) as f:
+        a = f.create_dataset("a", shape=(101,), dtype="<i4", chunks=(8,), fillvalue=-7,
+                             maxshape=(None,), **kw)
+        a[:40] = np.arange(40)
+        a[70:90] = np.arange(20)
+        b = f.create_dataset("b", data=np.arange(23 * 19 * 5, dtype=">f8").reshape(23, 19, 5),
+                             chunks=(4, 3, 2), maxshape=(None, 30, 5), **kw)
+        b.resize((30, 19, 5))
+        b.resize((21, 17, 5))
+    rng = np.random.default_rng(5)
+    with h5py.File(p, "r") as h, purehep.File(p, "r") as f:
+        for s in rng.integers(0, 101, 200):
+            e = s + int(rng.integers(1, 12))
+            np.testing.assert_array_equal(f["a"][s:e], h["a"][s:e])
+            assert f["a"][int(s)] == h["a"][int(s)]
+        for _ in range(200):
+            i, j, k = (int(rng.integers(0, n)) for n in (21, 17, 5))
+            sel = (slice(i, i + int(rng.integers(1, 6))), j, slice(k, k + int(rng.integers(1, 4))))
+            got = f["b"][sel]
+            assert got.shape == h["b"][sel].shape
+            np.testing.assert_array_equal(got, h["b"][sel])
+            np.testing.assert_array_equal(f["b"][i, j], h["b"][i, j])
+
+
+def test_small_box_past_end_of_file(tmp_path):
+    """A chunk the index places past the end of a truncated file raises TruncatedError on
+    the small-read path too."""
+    import purehep
+    p = tmp_path / "f.h5"
+    with h5py.File(p, "w", libver="earliest") as f:
+        f.create_dataset("a", data=np.arange(1000, dtype="<i4"), chunks=(10,))
+        last = f["a"].id.get_chunk_info(99).byte_offset
+    data = bytearray(p.read_bytes()[:last + 8])
+    assert last + 40 >= len(p.read_bytes())   # the last chunk ends the file
+    data[40:48] = (last + 8).to_bytes(8, "little")   # superblock v0 end-of-file address
+    t = tmp_path / "t.h5"
+    t.write_bytes(data)
+    with purehep.File(t, "r") as f:
+        assert f["a"][5:15].tolist() == list(range(5, 15))
+        with pytest.raises(purehep.TruncatedError):
+            f["a"][992:995]

@@ -146,6 +146,14 @@ class ChunkedStorage:
         pos = np.minimum(pos, len(a) - 1)
         return np.where(a[pos] == keys, b[pos], -1)
 
+    def dense_rows(self):
+        """The position -> row array (row-major grid cells, -1 = unallocated), or None when
+        the grid is too sparse for a dense lookup."""
+        if self._lookup is None:
+            self._build_lookup()
+        kind, a, _ = self._lookup
+        return a if kind == "dense" else None
+
     def row_at(self, pos, grid):
         """Table row of the chunk at grid position ``pos`` (a tuple); -1 = unallocated."""
         if self._lookup is None:
@@ -194,6 +202,11 @@ class ChunkedStorage:
         """The elements of the box [starts, stops) (file dtype), or None when it touches more
         than ``SMALL_BOX_CHUNKS`` chunks (``read`` is the path for those)."""
         return _read_box(self, starts, stops)
+
+    def box_reader(self):
+        """``read_box`` specialised for this storage (see ``read.box_reader``)."""
+        from .read import box_reader
+        return box_reader(self)
 
     def chunks_touched(self, starts, stops):
         n = 1

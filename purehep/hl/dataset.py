@@ -236,7 +236,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         from .storage import ChunkedAdapter, ContiguousStorage, fast_box
         store = self._storage
         if isinstance(store, ChunkedAdapter):
-            return lambda args: fast_box(args, shape, store.chunked.read_box)
+            read_box = store.chunked.box_reader()
+            return lambda args: fast_box(args, shape, read_box)
         if isinstance(store, ContiguousStorage):
             return lambda args: fast_box(args, shape, store.read_box)
         return None

@@ -15,6 +15,9 @@ def fast_box(args, shape, read_box):
     """``read_box(starts, stops)`` reshaped for basic indexing ``args`` (ints and step-1
     slices, h5py's rules), or None when ``args`` needs the general path (steps, fancy or
     boolean indices, ellipsis, out-of-range or empty selections) or ``read_box`` declines."""
+    if type(args) is slice and len(shape) == 1 and args.step is None:  # ds[a:b], the commonest
+        lo, hi, _ = args.indices(shape[0])
+        return read_box((lo,), (hi,)) if hi > lo else None
     if type(args) is not tuple:
         args = (args,)
     if len(args) > len(shape):
