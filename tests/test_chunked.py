@@ -369,3 +369,54 @@ def test_small_box_past_end_of_file(tmp_path):
         assert f["a"][5:15].tolist() == list(range(5, 15))
         with pytest.raises(purehep.TruncatedError):
             f["a"][992:995]
+
+
+def test_decoded_chunk_cache(tmp_path):
+    """Row-by-row reads of a compressed dataset decode each chunk once (the cache), equal
+    h5py's reads with any cache size, and keep the cache within its budget."""
+    import purehep
+    from purehep.chunks.cache import ChunkCache
+    p = tmp_path / "f.h5"
+    data = np.arange(60 * 50, dtype="<f8").reshape(60, 50)
+    with h5py.File(p, "w") as f:
+        f.create_dataset("x", data=data, chunks=(8, 25), compression="gzip", shuffle=True)
+    for nbytes in (None, 0, 3000, 4000):
+        with purehep.File(p, "r", rdcc_nbytes=nbytes) as f:
+            ds = f["x"]
+            rows = [ds[i] for i in range(60)] + [ds[i, 20:30] for i in range(59, -1, -1)]
+            np.testing.assert_array_equal(np.stack(rows[:60]), data)
+            np.testing.assert_array_equal(np.stack(rows[60:]), data[::-1, 20:30])
+            np.testing.assert_array_equal(ds[::3, 7], data[::3, 7])
+            cache = ds._storage.chunked.cache
+            if nbytes == 0:
+                assert cache is None
+            else:
+                assert 0 < cache.used <= cache.nbytes
+                assert cache.nbytes == (nbytes or 1 << 20)
+    with pytest.raises(ValueError):
+        purehep.File(p, "r", rdcc_w0=1.5)
+    cache = ChunkCache(10)
+    for k in range(4):
+        cache.put(k, np.zeros(4, np.uint8))
+    assert cache.get(0) is None and cache.get(1) is None and cache.used == 8
+    assert not cache.get(3).flags.writeable
+    cache.put(9, np.zeros(11, np.uint8))      # larger than the budget: not kept
+    assert cache.get(9) is None and cache.used == 8
+
+
+def test_decoded_chunk_cache_counts_decodes(tmp_path, monkeypatch):
+    """Reading every row through ``f[name][i]`` decodes each chunk once: the file keeps the
+    storage (index and chunk cache) of the datasets used last."""
+    import purehep
+    from purehep import filters
+    p = tmp_path / "f.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("x", data=np.arange(4000.0).reshape(100, 40), chunks=(20, 40),
+                         compression="gzip")
+    calls = []
+    original = filters.decode_pipeline
+    monkeypatch.setattr(filters, "decode_pipeline",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    with purehep.File(p, "r") as f:
+        assert [float(f["x"][i][0]) for i in range(100)] == [40.0 * i for i in range(100)]
+    assert len(calls) == 5

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
+from .cache import ChunkCache
 from .table import ChunkTable
 
 INDEX_MODULES = {L.BTREE1: "btree1", L.SINGLE: "single", L.IMPLICIT: "implicit",
@@ -55,11 +56,13 @@ class ChunkedStorage:
     ``shape`` is the current dataspace, ``maxshape`` the maximum dimensions (None entries =
     unlimited; default: ``shape``) which fixed-array, implicit and extensible-array indexes
     are laid out by. ``file_dtype`` has itemsize == element size; ``fill`` is a 0-d array of
-    it; ``filters`` a FilterPipeline or None; ``threads`` the decode threads (default: cores).
+    it; ``filters`` a FilterPipeline or None; ``threads`` the decode threads (default: cores);
+    ``cache_bytes`` the budget of the decoded-chunk cache (0: none, for storage that may change
+    under it, as in modify mode).
     """
 
     def __init__(self, ctx, layout, shape, file_dtype, filters, fill, threads=None,
-                 maxshape=None):
+                 maxshape=None, cache_bytes=0):
         init_geometry(self, ctx, layout, shape, maxshape, file_dtype)
         self.itemsize = self.dtype.itemsize
         self.chunk_nbytes = _prod(self.chunk_shape) * self.itemsize
@@ -68,6 +71,7 @@ class ChunkedStorage:
             raise FormatError("more than 32 filters", "filter pipeline message")
         self.fill = np.asarray(fill, self.dtype).reshape(())
         self.threads = max(1, int(threads or os.cpu_count() or 1))
+        self.cache = ChunkCache(cache_bytes) if cache_bytes and self.filters else None
         self.index_type = layout.index_type
         if self.index_type not in INDEX_MODULES:
             raise UnsupportedFeatureError(f"chunk index type {self.index_type}")
@@ -204,9 +208,12 @@ class ChunkedStorage:
         return _read_box(self, starts, stops)
 
     def box_reader(self):
-        """``read_box`` specialised for this storage (see ``read.box_reader``)."""
-        from .read import box_reader
-        return box_reader(self)
+        """``read_box`` specialised for this storage (see ``read.box_reader``), made once."""
+        reader = self.__dict__.get("_box_reader")
+        if reader is None:
+            from .read import box_reader
+            reader = self._box_reader = box_reader(self)
+        return reader
 
     def chunks_touched(self, starts, stops):
         n = 1

@@ -267,6 +267,10 @@ def decode_chunk(st, addr, size, mask, scaled, filtered=True):
     undone unless ``filtered`` is False: an unfiltered partial edge chunk)."""
     ctx, cn = st.ctx, st.chunk_nbytes
     if st.filters and filtered:
+        cache = st.cache
+        data = cache.get(addr) if cache is not None else None
+        if data is not None:
+            return data
         from ..filters import decode_pipeline
         where = _chunk_name(st, scaled)
         data = decode_pipeline(ctx.read(addr, size, where), st.filters, mask, st.itemsize, cn,
@@ -282,6 +286,8 @@ def decode_chunk(st, addr, size, mask, scaled, filtered=True):
     if arr.size < cn:
         raise FormatError(f"chunk holds {arr.size} bytes after decoding, expected {cn}",
                           _chunk_name(st, scaled), ctx.absolute(addr))
+    if st.filters and filtered and st.cache is not None:
+        st.cache.put(addr, arr)
     return arr
 
 
@@ -331,23 +337,42 @@ def read_box(st, starts, stops):
 
 def box_reader(st):
     """``read_box`` specialised for one storage object, for small random reads of a read-only
-    file: when the chunks are unfiltered, the file is in memory or mapped and the grid has a
-    dense lookup, a box is cut straight from the map by chunk-table arithmetic (an unallocated
-    or truncated chunk takes the general path, which fills or raises)."""
-    whole = getattr(st.ctx.source, "array", None)
+    file whose grid has a dense lookup: each touched chunk is found by table arithmetic and
+    taken from the map (unfiltered chunks of an in-memory or mapped file), the decoded-chunk
+    cache, or read and decoded; an unallocated or truncated chunk takes the general path,
+    which fills or raises."""
     rows = st.dense_rows()
-    if st.filters or whole is None or rows is None or not st.rank:
+    if rows is None or not st.rank or (st.filters and
+                                       st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS):
         return lambda starts, stops: read_box(st, starts, stops)
-    addr = st.table.addresses.astype(np.int64) + st.ctx.base_address
-    addr[st.rows_past_eof(whole.size)] = -1
-    cs, dtype, cn = st.chunk_shape, st.dtype, st.chunk_nbytes
+    table, cs, dtype, cn = st.table, st.chunk_shape, st.dtype, st.chunk_nbytes
     cell = [int(np.prod(st.grid[d + 1:], dtype=np.int64)) for d in range(st.rank)]
     geometry = tuple(zip(cs, cell))
+    whole = getattr(st.ctx.source, "array", None)
+    if whole is not None and not st.filters:
+        addr = table.addresses.astype(np.int64) + st.ctx.base_address
+        addr[st.rows_past_eof(whole.size)] = -1
 
-    def chunk_at(key):
-        row = rows[key]
-        a = addr[row] if row >= 0 else -1
-        return whole[a:a + cn].view(dtype).reshape(cs) if a >= 0 else None
+        def chunk_at(key):
+            row = rows[key]
+            a = addr[row] if row >= 0 else -1
+            return whole[a:a + cn].view(dtype).reshape(cs) if a >= 0 else None
+    else:
+        last = (-1, None)         # the chunk read last: row-by-row reads stay in one chunk
+
+        def chunk_at(key):
+            nonlocal last
+            row = rows[key]
+            if row < 0:
+                return None
+            if last[0] == row:
+                return last[1]
+            data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
+                                int(table.masks[row]), table.scaled[row])
+            chunk = data[:cn].view(dtype).reshape(cs)
+            if st.cache is not None and st.cache.get(int(table.addresses[row])) is data:
+                last = (row, chunk)
+            return chunk
 
     def read(starts, stops):
         key, part = 0, []

@@ -159,17 +159,21 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def _storage(self):
         if self._node is not None:
             self._sync()
-        if "_store" not in self.__dict__ and self.is_virtual:
+        store = self.__dict__.get("_store")
+        if store is None:
+            store = self.__dict__["_store"] = self._file._storage_of(self._address,
+                                                                      self._open_storage)
+        return store
+
+    def _open_storage(self):
+        if self.is_virtual:
             from .virtual import VirtualStorage
-            self.__dict__["_store"] = VirtualStorage(self)
-        if "_store" not in self.__dict__:
-            from .storage import check_layout, open_storage
-            check_layout(self._layout, self._space, self._type)
-            self.__dict__["_store"] = open_storage(
-                self._ctx, self._layout, self._space, self._type, self._filters,
-                lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
-                self._file._threads)
-        return self.__dict__["_store"]
+            return VirtualStorage(self)
+        from .storage import check_layout, open_storage
+        check_layout(self._layout, self._space, self._type)
+        return open_storage(self._ctx, self._layout, self._space, self._type, self._filters,
+                            lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
+                            self._file._threads, self._file._rdcc_nbytes)
 
     def virtual_sources(self):
         """The mappings of a virtual dataset, as h5py's ``virtual_sources()``: (virtual

@@ -1,12 +1,27 @@
 """Files: open a byte source, find the superblock, and present the root group."""
 import os
 import posixpath
+from collections import OrderedDict
 
+from ..chunks.cache import DEFAULT_NBYTES
 from ..errors import PurehepError
 from ..format.superblock import Superblock
 from ..io import open_source
 from .base import open_object, object_kind
 from .group import Group
+
+
+STORES_KEPT = 32
+
+
+def _check_chunk_cache(nbytes, w0, nslots):
+    """h5py's checks of the chunk cache parameters."""
+    if nbytes is not None and int(nbytes) < 0:
+        raise ValueError(f"rdcc_nbytes must be non-negative (got {nbytes})")
+    if w0 is not None and not 0 <= float(w0) <= 1:
+        raise ValueError(f"rdcc_w0 must be between 0 and 1 (got {w0})")
+    if nslots is not None and int(nslots) < 0:
+        raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
 
 
 class File(Group):
@@ -15,13 +30,18 @@ class File(Group):
     ``name`` is a path, a binary file-like object, a buffer, or a range-reading callable
     ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
+    ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 1 MiB, as
+    h5py's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them but do not apply:
+    purehep's cache is least-recently-used by bytes, with no hash slots to size.
     """
 
     _writer = None
+    _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
                  block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=0,
-                 track_order=None):
+                 track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None):
+        _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         if mode in ("w", "w-", "x"):
             self._init_write(name, mode, threads, libver, userblock_size, track_order)
             return
@@ -37,6 +57,7 @@ class File(Group):
         self._source = open_source(name, size=size, block_size=block_size)
         self.mode = mode
         self._threads = threads
+        self._rdcc_nbytes = DEFAULT_NBYTES if rdcc_nbytes is None else int(rdcc_nbytes)
         self._externals = _parent_cache if _parent_cache is not None else {}
         try:
             sb = Superblock.find(self._source)
@@ -170,10 +191,27 @@ class File(Group):
             if key in self._externals:
                 return self._externals[key]
             if os.path.exists(path):
-                other = File(path, threads=self._threads, _parent_cache=self._externals)
+                other = File(path, threads=self._threads, _parent_cache=self._externals,
+                             rdcc_nbytes=self._rdcc_nbytes)
                 self._externals[key] = other
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
+
+    def _storage_of(self, address, make):
+        """The storage of the dataset at ``address``: in read mode, the storage objects of the
+        last ``STORES_KEPT`` datasets used are kept, so that ``f[name][i]`` in a loop decodes
+        the chunk index (and fills the chunk cache) once, not on every access."""
+        if self._writer is not None:
+            return make()
+        kept = self.__dict__.setdefault("_stores", OrderedDict())
+        store = kept.get(address)
+        if store is None:
+            store = kept[address] = make()
+            if len(kept) > STORES_KEPT:
+                kept.popitem(last=False)
+        else:
+            kept.move_to_end(address)
+        return store
 
     def _vds_source(self, filename, dataset):
         """A virtual dataset's source dataset, or None when it is missing (cached)."""
@@ -194,6 +232,7 @@ class File(Group):
                 self.id = None
                 self._ctx.cache.clear()
             return
+        self.__dict__.pop("_stores", None)
         for other in list(self._externals.values()):
             if other is not self and other.id is not None:
                 other.id = None

@@ -228,8 +228,10 @@ def check_layout(layout, dataspace, datatype):
                           f"rank {len(shape)}", "data layout message")
 
 
-def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external, threads=None):
-    """The storage object for a dataset's layout message."""
+def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external, threads=None,
+                 cache_bytes=0):
+    """The storage object for a dataset's layout message (``cache_bytes``: the budget of a
+    chunked dataset's decoded-chunk cache)."""
     shape = dataspace.shape if dataspace.shape is not None else ()
     dtype = element_dtype(datatype.file_dtype)
     if layout.layout_class == L.COMPACT:
@@ -245,7 +247,8 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
         from ..chunks import ChunkedStorage
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, make_fill(),
-                                             threads, maxshape=maxshape))
+                                             threads, maxshape=maxshape,
+                                             cache_bytes=cache_bytes))
     if layout.layout_class == L.STRUCTURED:
         from ..sparse.storage import SparseStorage, SparseAdapter
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape

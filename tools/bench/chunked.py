@@ -93,6 +93,32 @@ def small_chunks():
     return out
 
 
+def row_by_row():
+    """Reads that stay inside one compressed chunk (the decoded-chunk cache), and reads that
+    open the dataset again each time (``f[name][i]``: the kept index)."""
+    import h5py
+    fname = path("rows_gzip.h5")
+    rng = np.random.default_rng(3)
+    with h5py.File(fname, "w") as f:
+        f.create_dataset("x", data=np.cumsum(rng.normal(size=(10000, 100)), 0).astype("f4"),
+                         chunks=(100, 100), compression="gzip", shuffle=True)
+    rows = []
+    for module in map(__import__, ("h5py", "purehep")):
+        with module.File(fname, "r") as f:
+            ds = f["x"]
+            rows.append((module.__name__, best_of(lambda: [ds[i] for i in range(2000)], repeat=3)))
+    out = report("2,000 row reads ds[i], 10,000 x 100 float32, gzip + shuffle, 100 x 100 chunks",
+                 rows)
+    fname = _index_file("btree1")
+    rows = []
+    for module in map(__import__, ("h5py", "purehep")):
+        with module.File(fname, "r") as f:
+            rows.append((module.__name__,
+                         best_of(lambda: [f["x"][i] for i in range(0, 20_000_000, 100_000)],
+                                 repeat=3)))
+    return out + report("200 reads f['x'][i] (opened each time), 312 k chunks, v1 B-tree", rows)
+
+
 def peak_memory():
     import h5py
     import purehep
@@ -109,4 +135,4 @@ def peak_memory():
             print(f"  {module.__name__:<10} {peak / arr.nbytes:5.2f}x")
 
 
-ALL = [gzip_shuffle, zstd_shuffle, small_chunks, peak_memory]
+ALL = [gzip_shuffle, zstd_shuffle, small_chunks, row_by_row, peak_memory]
