@@ -11,11 +11,12 @@ from .hl.dataset import Dataset
 from .hl.datatype import Datatype
 from .hl.attrs import AttributeManager
 from .hl.base import Empty, HardLink, SoftLink, ExternalLink
+from .hl.vds import VirtualLayout, VirtualSource
 
 __version__ = "0.1.0"
 
 __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
-           "SoftLink", "ExternalLink", "PurehepError", "FormatError", "ChecksumError",
+           "SoftLink", "ExternalLink", "VirtualLayout", "VirtualSource", "PurehepError", "FormatError", "ChecksumError",
            "TruncatedError", "UnsupportedFeatureError", "ValidationError", "PurehepWarning",
            "__version__"]
 

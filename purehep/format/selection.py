@@ -325,6 +325,39 @@ def encode(sel):
             + blocks.astype("<u4").tobytes())
 
 
+def hyperslab(dims, version):
+    """A hyperslab Selection in the form libhdf5 stores. Each of ``dims`` is a regular
+    ``(start, stride, count, block)`` or a list of runs ``[(start, length), ...]`` (sorted,
+    disjoint, non-empty; evenly spaced equal runs count as regular). ``version`` 3 gives one
+    regular hyperslab when every dimension is regular (a single run: count 1, stride 1), else
+    a block list; ``version`` 1 always a block list, the row-major product of the runs."""
+    dims = [d if isinstance(d, tuple) else (_regular(d) or d) for d in dims]
+    if version == 3 and all(isinstance(d, tuple) for d in dims):
+        v = np.array(dims, np.int64).reshape(-1, 4)
+        return Selection(HYPERSLABS, 3, len(dims), start=v[:, 0], stride=v[:, 1],
+                         count=v[:, 2], block=v[:, 3], encode_size=encode_size_for(v), flags=1)
+    from itertools import product
+    runs = [[(d[0] + i * d[1], d[3]) for i in range(d[2])] if isinstance(d, tuple) else d
+            for d in dims]
+    blocks = np.array([[[s for s, _ in combo], [s + n - 1 for s, n in combo]]
+                       for combo in product(*runs)], np.int64).reshape(-1, 2, len(dims))
+    if version == 1 and blocks.size and blocks.max() >= 0xFFFFFFFF:
+        version = 3            # version 1 holds 4-byte coordinates only
+    return Selection(HYPERSLABS, version, len(dims), blocks=blocks,
+                     encode_size=encode_size_for(blocks.ravel().tolist() + [len(blocks)]))
+
+
+def _regular(runs):
+    """(start, stride, count, block) of evenly spaced runs of one length, or None."""
+    (s0, n0), count = runs[0], len(runs)
+    if count == 1:
+        return s0, 1, 1, n0
+    stride = runs[1][0] - s0
+    if all(n == n0 and s == s0 + i * stride for i, (s, n) in enumerate(runs)):
+        return s0, stride, count, n0
+    return None
+
+
 # --- the dataspace encoding of H5Sencode (spec Appendix "Dataspace Encoding") ---------------
 IMAGE_SDSPACE_ID = 1
 

@@ -48,6 +48,23 @@ def decode(ctx, data, offset):
     return entries
 
 
+def encode(ctx, mappings, version):
+    """A block of ``mappings`` (VirtualMapping), version 0 or 1. Version 1 flags the virtual
+    dataset's own file (SAME_FILE) and, as libhdf5 does for names given separately, shares no
+    names between entries."""
+    import struct
+    out = bytearray((version,)) + ctx.pack_length(len(mappings))
+    for m in mappings:
+        same = m.source_file == "."
+        if version >= 1:
+            out.append(SAME_FILE if same else 0)
+        if not (same and version >= 1):
+            out += m.source_file.encode("utf-8", "surrogateescape") + b"\0"
+        out += m.source_dataset.encode("utf-8", "surrogateescape") + b"\0"
+        out += selection.encode(m.source_selection) + selection.encode(m.virtual_selection)
+    return bytes(out) + struct.pack("<I", checksum.lookup3(bytes(out)))
+
+
 def _name(cur, flags, shared_bit, entries, field):
     if flags & shared_bit:
         index = cur.length()

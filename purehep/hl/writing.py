@@ -204,6 +204,18 @@ class GroupWriter(WritableObject):
         node = make_dataset(self._writer, shape, dtype, data, **kwds)
         return self._link_new(name, node)
 
+    def create_virtual_dataset(self, name, layout, fillvalue=None):
+        """h5py's create_virtual_dataset: a dataset of ``layout``'s mappings (VirtualLayout)."""
+        if self._node is None:
+            raise _no_write(self)
+        model = _wmodel()
+        node = model.DatasetNode(layout.shape, layout.maxshape, layout.dtype, "virtual",
+                                 fill=fill_bytes(layout.dtype, fillvalue))
+        node.index = node.store = None
+        node.virtual = [(layout.source_file(path, self._file.filename), name, sdims, vdims)
+                        for path, name, sdims, vdims in layout.mappings]
+        return self._link_new(name, node)
+
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
         node = self._existing(name, "DatasetNode")
         if node is None:
@@ -462,11 +474,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     layout = layout or "contiguous"
     if maxshape is None:
         maxshape = shape
-    fill = None
-    if fillvalue is not None:
-        fill = np.asarray(fillvalue, dtype=dtype).tobytes() if not V.needs_heap(dtype) else None
-        if V.needs_conversion(dtype) and not V.needs_heap(dtype):
-            fill = V.to_file(np.asarray(fillvalue, dtype=dtype), dtype, None).tobytes()
+    fill = fill_bytes(dtype, fillvalue)
     early = alloc_time == "early"
     node = model.DatasetNode(shape, maxshape, dtype, layout, chunks,
                              _filters(writer, stored, chunks, compression, compression_opts,
@@ -478,8 +486,6 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         node.times = writer.now()
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
         if layout == "chunked" else None
-    fill_value = np.frombuffer(fill, stored).reshape(()).view(dtype)[()] \
-        if fill is not None and not V.needs_conversion(dtype) else None
     if layout == "compact" or V.needs_heap(dtype):
         node.store = MemoryStore(shape, dtype, fillvalue if fillvalue is not None else None)
         if layout == "compact":
@@ -493,10 +499,20 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         node.store = ChunkStore(writer, node)
         if node.index[0] == 2:       # implicit: early allocation of every chunk
             node.store.allocate_all()
-    del fill_value
     if arr is not None:
         node.store.write((), arr)
     return node
+
+
+def fill_bytes(dtype, fillvalue):
+    """The fill value message's bytes for ``fillvalue`` (None: none set; variable-length
+    types keep no fill value)."""
+    from ..write import values as V
+    if fillvalue is None or V.needs_heap(dtype):
+        return None
+    if V.needs_conversion(dtype):
+        return V.to_file(np.asarray(fillvalue, dtype=dtype), dtype, None).tobytes()
+    return np.asarray(fillvalue, dtype=dtype).tobytes()
 
 
 class DatasetWriter(WritableObject):

@@ -248,6 +248,8 @@ class Emitter:
         pol = self.policy
         msgs = [(DATASPACE, 0, self._space_body(node.shape, node.maxshape)),
                 (DATATYPE, 0x01, self._dtype_body(node.dtype))]
+        if node.layout == "virtual":
+            return msgs + self._virtual_messages(node, R)
         if node.layout == "compact":
             alloc = m_fill.ALLOC_EARLY
         elif node.layout == "chunked":
@@ -263,6 +265,27 @@ class Emitter:
             msgs.append((FILTERS, 0x01, m_filters.encode(pipe)))
         msgs.append((LAYOUT, 0, L.encode(self._layout(p, R), self.ctx)))
         return msgs
+
+    def _virtual_messages(self, node, R):
+        """Fill value and layout (class 3) of a virtual dataset; its mappings go to a global
+        heap block (spec III.F) in the versions the policy picks, as libhdf5 writes them."""
+        from ..format import selection as S, vds_block
+        pol = self.policy
+        fill = m_fill.FillValue(pol.fill_version, node.fill, m_fill.ALLOC_INCREMENTAL,
+                                m_fill.FILL_IF_SET, True)
+        address, index = None, 0
+        if node.virtual:
+            data = b""
+            if R.real:
+                data = vds_block.encode(self.ctx, [vds_block.VirtualMapping(
+                    sfile, sname,
+                    S.Selection(S.ALL, 1) if sdims is None else
+                    S.hyperslab(sdims, pol.selection_version),
+                    S.hyperslab(vdims, pol.selection_version))
+                    for sfile, sname, sdims, vdims in node.virtual], pol.vds_block_version)
+            address, index = R.heap(data)
+        layout = L.Layout(4, L.VIRTUAL, address=address, virtual_index=index)
+        return [(FILL, 0x01, m_fill.encode(fill)), (LAYOUT, 0, L.encode(layout, self.ctx))]
 
     def _layout(self, p, R):
         node = p.node

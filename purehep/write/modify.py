@@ -673,14 +673,13 @@ class ModifyWriter:
         except BaseException:
             self.sink.close()
             raise
-        if getattr(ctx, "sohm", None) is None and sb.extension_address is not None:
-            pass
         self.superblock = sb
         self.ctx = ctx
         ctx.superblock = sb
         self.base = ctx.base_address
         level = 0 if sb.version < 2 else 1 if sb.version == 2 else 2
-        self.policy = FilePolicy(level, sb.version)
+        # new objects are written for the oldest library the file's superblock admits
+        self.policy = FilePolicy(level, ("earliest", "v108", "v110")[level], sb=sb.version)
         self.libver = None
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base))
         self.eoa_on_disk = sb.eof_address

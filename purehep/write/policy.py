@@ -31,6 +31,7 @@ ATTR_HEAP = dict(heap_id_length=8, starting_block_size=1024, max_direct_block_si
 @dataclass(frozen=True)
 class Policy:
     level: int
+    libver: str = "earliest"      # the lower bound asked for (finer than ``level``)
 
     @classmethod
     def from_libver(cls, libver):
@@ -42,7 +43,7 @@ class Policy:
             low = libver[0]
         if low not in LEVELS:
             raise ValueError(f"unknown libver {libver!r}; use earliest, v108, v110 or latest")
-        return cls(LEVELS[low])
+        return cls(LEVELS[low], low)
 
     @property
     def superblock_version(self):
@@ -75,6 +76,18 @@ class Policy:
     @property
     def latest_datatypes(self):
         return self.level > 0
+
+    @property
+    def selection_version(self):
+        """Hyperslab selections in virtual dataset blocks: version 3 (regular or block list,
+        smallest encode size) from libver v112, else version 1 (block lists)."""
+        return 3 if self.libver in ("v112", "v114", "v200", "latest") else 1
+
+    @property
+    def vds_block_version(self):
+        """Virtual dataset global heap block: version 1 (flags per entry) as libhdf5 2.0
+        writes for libver latest, else version 0."""
+        return 1 if self.libver in ("v200", "latest") else 0
 
     @property
     def chunk_layout_version(self):

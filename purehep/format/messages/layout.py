@@ -274,8 +274,10 @@ def encode(layout, ctx):
             elif layout.index_type != IMPLICIT:
                 raise ValueError(f"unknown chunk index type {layout.index_type}")
             out += ctx.pack_address(layout.address)
+    elif cls == VIRTUAL and version == 4:
+        out += ctx.pack_address(layout.address) + struct.pack("<I", layout.virtual_index)
     else:
-        raise ValueError(f"purehep does not write layout class {cls}")
+        raise ValueError(f"purehep does not write layout class {cls} in version {version}")
     return bytes(out)
 
 
