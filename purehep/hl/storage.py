@@ -160,40 +160,67 @@ class ExternalStorage:
     segment past the end of its file reads as zeros, as libhdf5 reads it."""
 
     def __init__(self, ctx, external, shape, file_dtype):
-        from ..format.local_heap import local_heap
-        heap = local_heap(ctx, external.heap_address)
         self.shape = tuple(shape)
         self.dtype = file_dtype
-        here = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
-        self.segments = []
-        for slot in external.slots:
-            name = heap.string(slot.name_offset, ctx).decode("utf-8", "surrogateescape")
-            # libhdf5 (no external-file prefix set) opens names relative to the working
-            # directory; the HDF5 file's own folder is tried next
-            path = name if os.path.exists(name) else os.path.join(here, name)
-            self.segments.append((path, slot.offset, slot.size))
+        self.segments = external_segments(ctx, external)
         self.storage_size = sum(s for _, _, s in self.segments)
 
     def read(self, sel, copy=True):
         n = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-        nbytes = n * self.dtype.itemsize
-        buf = bytearray(nbytes)
-        pos = 0
-        for path, offset, size in self.segments:
-            if pos >= nbytes:
-                break
-            take = min(size, nbytes - pos)
-            try:
-                with open(path, "rb") as fh:
-                    fh.seek(offset)
-                    data = fh.read(take)
-            except OSError as exc:
-                raise FormatError(f"cannot read external file {path!r}: {exc}",
-                                  "external data files message") from None
-            buf[pos:pos + len(data)] = data
-            pos += take
+        buf = read_segments(self.segments, n * self.dtype.itemsize)
         arr = np.frombuffer(buf, self.dtype).reshape(self.shape)
         return np.array(_index(arr, sel))
+
+
+def external_segments(ctx, external):
+    """(path, offset, size) of each slot of an External Data Files message. libhdf5 (no
+    external-file prefix set) opens names relative to the working directory; the HDF5 file's
+    own folder is tried next."""
+    from ..format.local_heap import local_heap
+    heap = local_heap(ctx, external.heap_address)
+    here = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
+    out = []
+    for slot in external.slots:
+        name = heap.string(slot.name_offset, ctx).decode("utf-8", "surrogateescape")
+        path = name if os.path.exists(name) else os.path.join(here, name)
+        out.append((path, slot.offset, slot.size))
+    return out
+
+
+def read_segments(segments, nbytes):
+    """The first ``nbytes`` of the data the segments hold, as a bytearray (what a file does
+    not reach reads as zeros)."""
+    buf = bytearray(nbytes)
+    pos = 0
+    for path, offset, size in segments:
+        if pos >= nbytes:
+            break
+        take = min(size, nbytes - pos)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                data = fh.read(take)
+        except OSError as exc:
+            raise FormatError(f"cannot read external file {path!r}: {exc}",
+                              "external data files message") from None
+        buf[pos:pos + len(data)] = data
+        pos += take
+    return buf
+
+
+def write_segments(segments, data):
+    """Write ``data`` (bytes-like) across the segments in order, creating missing files (as
+    libhdf5 does; external files are written in place, outside the HDF5 file's commit)."""
+    data = memoryview(data).cast("B")
+    pos = 0
+    for path, offset, size in segments:
+        if pos >= len(data):
+            break
+        take = min(size, len(data) - pos)
+        with open(path, "r+b" if os.path.exists(path) else "w+b") as fh:
+            fh.seek(offset)
+            fh.write(data[pos:pos + take])
+        pos += take
 
 
 class ChunkedAdapter:

@@ -7,6 +7,8 @@ values, header-derived properties — first flushes the file (``Writer.flush``) 
 what was written through the ordinary read path (``_sync`` rebinds the object to its current
 address). Navigation (``group[name]``, iteration, ``in``) works on the graph directly.
 """
+import operator
+import os
 import posixpath
 
 import numpy as np
@@ -393,8 +395,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                 section_filters, chunk_index, track_times, track_order)
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
-    if external:
-        raise UnsupportedFeatureError("writing external dataset storage")
+    external = _external_slots(external)
     if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \
             and compression not in (1, 2, 3, 4, 5, 6):
         compression, compression_opts = "gzip", compression
@@ -447,6 +448,12 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                 raise ValueError("Maxshape must be larger than or equal to shape")
     filtered = bool(compression is not None or shuffle or fletcher32 or scaleoffset is not None)
     layout = layout or ("compact" if compact else None)
+    if external:
+        if chunks or filtered or layout not in (None, "contiguous") or \
+                (maxshape is not None and tuple(maxshape) != shape) or V.needs_heap(dtype):
+            raise ValueError("Only contiguous datasets of fixed-size types can be stored "
+                             "externally")
+        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times)
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
@@ -499,6 +506,51 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         node.store = ChunkStore(writer, node)
         if node.index[0] == 2:       # implicit: early allocation of every chunk
             node.store.allocate_all()
+    if arr is not None:
+        node.store.write((), arr)
+    return node
+
+
+def _external_slots(external):
+    """h5py's ``external=``: one file name (the whole data from offset 0), or (name, offset,
+    size) tuples; a size of 2**64 - 1 (h5py's ``h5f.UNLIMITED``) or None runs to the end of
+    the file (None)."""
+    if not external:
+        return None
+    if isinstance(external, (str, bytes, os.PathLike)):
+        external = [(external, 0, None)]
+    slots = []
+    for entry in external:
+        if not isinstance(entry, tuple):
+            raise TypeError("Each external entry must be a tuple of (name, offset, size)")
+        name, offset, size = entry
+        offset = operator.index(offset)
+        size = None if size is None or size == (1 << 64) - 1 else operator.index(size)
+        if offset < 0 or (size is not None and size < 0):
+            raise ValueError(f"negative offset or size in external entry {entry!r}")
+        slots.append((os.fsdecode(name), offset, size))
+    if any(size is None for _, _, size in slots[:-1]):
+        raise ValueError("only the last external file may have an unlimited size")
+    return slots
+
+
+def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times):
+    """A contiguous dataset whose raw data lives in external files (names relative to the
+    working directory, as libhdf5 opens them)."""
+    from ..write import model
+    from ..write.storage import ExternalStore
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if slots[-1][2] is not None and sum(size for _, _, size in slots) < nbytes:
+        raise ValueError(f"external storage of {sum(s for _, _, s in slots)} bytes is smaller "
+                         f"than the dataset's {nbytes} bytes")
+    node = model.DatasetNode(shape, shape, dtype, "contiguous", fill=fill_bytes(dtype, fillvalue),
+                             track_times=bool(track_times))
+    node.index = None
+    node.external = slots
+    node.store = ExternalStore([(n, o, nbytes if s is None else s) for n, o, s in slots],
+                               shape, dtype)
+    if track_times:
+        node.times = writer.now()
     if arr is not None:
         node.store.write((), arr)
     return node

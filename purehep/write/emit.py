@@ -25,7 +25,7 @@ from . import policy as P
 
 DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, GROUP_INFO, FILTERS, ATTRIBUTE = \
     0x01, 0x02, 0x03, 0x05, 0x06, 0x08, 0x0A, 0x0B, 0x0C
-MTIME, STAB, ATTR_INFO = 0x12, 0x11, 0x15
+MTIME, STAB, ATTR_INFO, EXTERNAL_FILES = 0x12, 0x11, 0x15, 0x07
 GROUP_LEAF_K, GROUP_INTERNAL_K, CHUNK_K = 4, 16, 32
 
 
@@ -263,8 +263,29 @@ class Emitter:
         if node.filters:
             pipe = m_filters.FilterPipeline(pol.pipeline_version, node.filters)
             msgs.append((FILTERS, 0x01, m_filters.encode(pipe)))
+        if node.external:
+            msgs.append((EXTERNAL_FILES, 0x01, self._external_message(p)))
         msgs.append((LAYOUT, 0, L.encode(self._layout(p, R), self.ctx)))
         return msgs
+
+    def _external_message(self, p):
+        """The External Data Files message; the names live in a local heap (side structure)."""
+        from ..format.messages import external_files as m_efl
+        offsets = p.side.get("efl_names", {})
+        unlimited = (1 << (8 * self.ctx.sizeof_lengths)) - 1
+        slots = tuple(m_efl.ExternalFile(offsets.get(name, 0), offset,
+                                         unlimited if size is None else size)
+                      for name, offset, size in p.node.external)
+        return m_efl.encode(m_efl.ExternalFiles(p.side.get("efl_heap", 0), slots), self.ctx)
+
+    def _local_heap(self, names):
+        """A local heap of ``names`` (bytes) in the metadata area: (address, name offsets)."""
+        data, offsets = local_heap.heap_data(names)
+        header = self.meta.alloc(local_heap.header_size(self.ctx))
+        data_address = self.meta.alloc(len(data))
+        self.meta.put(header, local_heap.encode(self.ctx, len(data), data_address))
+        self.meta.put(data_address, data)
+        return header, offsets
 
     def _virtual_messages(self, node, R):
         """Fill value and layout (class 3) of a virtual dataset; its mappings go to a global
@@ -344,6 +365,12 @@ class Emitter:
         node = p.node
         store = node.store
         from .storage import MemoryStore, ContiguousStore
+        if node.external:
+            names = [name.encode("utf-8", "surrogateescape") for name, _, _ in node.external]
+            p.side["efl_heap"], offsets = self._local_heap(names)
+            p.side["efl_names"] = {name: offsets[raw] for (name, _, _), raw in
+                                   zip(node.external, names)}
+            return
         if isinstance(store, ContiguousStore):
             p.side["data_address"] = store.address
             return
@@ -399,7 +426,7 @@ class Emitter:
         names = sorted(node.links, key=_name_key)
         soft = [node.links[n].path.encode("utf-8", "surrogateescape") for n in names
                 if node.links[n].kind == model.SOFT]
-        data, offsets = local_heap.heap_data([_name_key(n) for n in names] + soft)
+        heap_hdr, offsets = self._local_heap([_name_key(n) for n in names] + soft)
         entries = []
         for n in names:
             e = node.links[n]
@@ -416,10 +443,6 @@ class Emitter:
                 else:
                     raw = superblock.encode_symbol_table_entry(ctx, offsets[_name_key(n)], addr)
             entries.append((offsets[_name_key(n)], raw))
-        heap_hdr = self.meta.alloc(local_heap.header_size(ctx))
-        heap_data_addr = self.meta.alloc(len(data))
-        self.meta.put(heap_hdr, local_heap.encode(ctx, len(data), heap_data_addr))
-        self.meta.put(heap_data_addr, data)
         per = 2 * GROUP_LEAF_K
         nodes = []
         for i in range(0, max(len(entries), 1), per):

@@ -78,13 +78,15 @@ class DatasetNode(Node):
         self.shape = shape                # None: null dataspace
         self.maxshape = maxshape
         self.dtype = dtype                # the user-facing dtype (h5py metadata conventions)
-        self.layout = layout              # "contiguous" | "compact" | "chunked"
+        self.layout = layout              # "contiguous" | "compact" | "chunked" | "virtual"
         self.chunks = chunks
         self.filters = tuple(filters)     # FilterInfo
         self.fill = fill                  # fill value as file bytes, or None (default zeros)
         self.early = early
         self.store = None                 # a store from purehep.write.storage
         self.stored_dtype = stored_dtype
+        self.external = None              # contiguous in external files: [(name, offset, size)]
+        self.virtual = None               # layout "virtual": [(file, dataset, sdims, vdims)]
 
     @property
     def filtered(self):

@@ -743,8 +743,12 @@ class ModifyWriter:
 
     # -- stores of existing datasets ---------------------------------------------------------
     def open_store(self, node):
-        from .storage import ChunkStore, ContiguousStore, MemoryStore
+        from .storage import ChunkStore, ContiguousStore, ExternalStore
         from . import values as V
+        if node.layout == "external":
+            from ..hl.storage import external_segments
+            segments = external_segments(self.ctx, M.decode(self.ctx, node.header.first(0x07)))
+            return ExternalStore(segments, node.shape, node.dtype)
         if node.layout not in ("chunked", "contiguous", "compact"):
             raise UnsupportedFeatureError(f"writing to a dataset with {node.layout} storage")
         if node.shape is None:

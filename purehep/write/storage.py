@@ -4,6 +4,7 @@
   need the global heap or object addresses (vlen, references), converted when emitted.
 * ``ContiguousStore``: one block of the raw-data area, allocated on first write (libhdf5's
   late allocation) and written in place.
+* ``ExternalStore``: external files named by the External Data Files message.
 * ``ChunkStore``: chunks of the raw-data area. Chunks a write covers completely are filtered on
   a thread pool and written at once, in chunk order; partly written chunks stay in memory until
   the next flush. ``records`` maps chunk grid positions to (address, stored size, filter mask).
@@ -123,6 +124,27 @@ class ContiguousStore:
             mm.flush()
         finally:
             del mm
+
+
+class ExternalStore:
+    """Raw data in external files (``segments``: (path, offset, size) in slot order), written
+    straight into them as libhdf5 does; a partial write reads, updates and writes back."""
+
+    def __init__(self, segments, shape, dtype):
+        self.segments = list(segments)
+        self.shape = tuple(shape)
+        self.dtype = _bare(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def write(self, args, values):
+        from ..hl.storage import read_segments, write_segments
+        if args == () or args is Ellipsis or args == (Ellipsis,):
+            arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
+        else:
+            arr = np.frombuffer(read_segments(self.segments, self.nbytes),
+                                self.dtype).reshape(self.shape)
+            arr[args] = values
+        write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
 
 class ChunkStore:

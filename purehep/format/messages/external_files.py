@@ -1,4 +1,5 @@
 """External Data Files message (spec IV.A.2.h): raw data kept in other files."""
+import struct
 from dataclasses import dataclass
 
 MAX_SLOTS = 1 << 16
@@ -25,6 +26,17 @@ def decode(cur):
     heap = cur.address()
     slots = tuple(ExternalFile(cur.length(), cur.length(), cur.length()) for _ in range(used))
     return ExternalFiles(heap, slots)
+
+
+def encode(ext, ctx):
+    """Version 1; allocated slots = used slots, as libhdf5 writes them; a size of
+    ``ctx``'s all-ones length means "to the end of the file" (H5F_UNLIMITED)."""
+    out = bytearray((1, 0, 0, 0)) + struct.pack("<HH", len(ext.slots), len(ext.slots))
+    out += ctx.pack_address(ext.heap_address)
+    for slot in ext.slots:
+        out += ctx.pack_length(slot.name_offset) + ctx.pack_length(slot.offset) + \
+            ctx.pack_length(slot.size)
+    return bytes(out)
 
 
 DECODERS = {0x07: decode}
