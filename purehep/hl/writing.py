@@ -218,6 +218,60 @@ class GroupWriter(WritableObject):
                         for path, name, sdims, vdims in layout.mappings]
         return self._link_new(name, node)
 
+    def create_dataset_like(self, name, other, **kwupdate):
+        """h5py's create_dataset_like: a dataset with ``other``'s shape, dtype, chunking,
+        filters, fill value and maximum shape (each overridable by keyword)."""
+        for key in ("shape", "dtype", "chunks", "compression", "compression_opts",
+                    "scaleoffset", "shuffle", "fletcher32", "fillvalue"):
+            kwupdate.setdefault(key, getattr(other, key))
+        kwupdate.setdefault("maxshape", other.maxshape if other.chunks is not None else None)
+        return self.create_dataset(name, **kwupdate)
+
+    def copy(self, source, dest, name=None, shallow=False, expand_soft=False,
+             expand_external=False, expand_refs=False, without_attrs=False):
+        """h5py's Group.copy: copy ``source`` (a path relative to this group, or an object of
+        any open file) to ``dest`` (a path relative to this group, or a group, where the copy
+        is named ``name`` or after the source); see purehep.hl.copy."""
+        from .copy import Options, copy_object
+        from .group import Group
+        from .base import HLObject
+        options = Options(shallow, expand_soft, expand_external, expand_refs, without_attrs)
+        if isinstance(source, str):
+            source = self[source]
+        if isinstance(dest, Group):
+            name = name if name is not None else posixpath.basename(source.name.rstrip("/"))
+        elif isinstance(dest, HLObject):
+            raise TypeError("Destination must be path or Group object")
+        else:
+            dest, name = self, dest
+        if dest._node is None:
+            raise _no_write(dest)
+        if name in dest:
+            raise ValueError(f"Unable to copy object (destination object already exists): "
+                             f"{name!r}")
+        copy_object(source, dest, name, options)
+
+    def move(self, source, dest):
+        """h5py's Group.move: the link ``source`` moved to ``dest`` (paths relative to this
+        group; missing intermediate groups are created). The link itself moves: soft and
+        external links stay links."""
+        if self._node is None:
+            raise _no_write(self)
+        if source == dest:
+            return
+        parent, leaf, _ = self._wlookup(source)
+        if parent is None or leaf not in parent.links:
+            raise KeyError(f"Unable to move link (source object {source!r} doesn't exist)")
+        entry = parent.links[leaf]
+        if (self._wpath(dest) + "/").startswith(self._wpath(source) + "/"):
+            raise ValueError("Unable to move link (a group cannot be moved into itself)")
+        dparent, dleaf, _ = self._wlookup(dest, create=True)
+        if not dleaf or dleaf in dparent.links:
+            raise ValueError(f"Unable to move link (destination {dest!r} already exists)")
+        del parent.links[leaf]
+        dparent.add_link(dleaf, entry)
+        self._writer.touch()
+
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
         node = self._existing(name, "DatasetNode")
         if node is None:
@@ -379,9 +433,10 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
                  external=None, sparse=False, section_filters=None, chunk_index=None,
-                 **unused):
+                 filter_pipeline=None, **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
-    ``layout='compact'|'contiguous'|'chunked'`` and ``alloc_time='early'``)."""
+    ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
+    ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset)."""
     from ..write import model, values as V
     from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
     from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
@@ -446,7 +501,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         for s, m in zip(shape, maxshape):
             if m is not None and m < s:
                 raise ValueError("Maxshape must be larger than or equal to shape")
-    filtered = bool(compression is not None or shuffle or fletcher32 or scaleoffset is not None)
+    filtered = bool(compression is not None or shuffle or fletcher32 or scaleoffset is not None
+                    or filter_pipeline)
     layout = layout or ("compact" if compact else None)
     if external:
         if chunks or filtered or layout not in (None, "contiguous") or \
@@ -484,8 +540,9 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     fill = fill_bytes(dtype, fillvalue)
     early = alloc_time == "early"
     node = model.DatasetNode(shape, maxshape, dtype, layout, chunks,
-                             _filters(writer, stored, chunks, compression, compression_opts,
-                                      shuffle, fletcher32, scaleoffset, fill)
+                             (tuple(filter_pipeline) if filter_pipeline else
+                              _filters(writer, stored, chunks, compression, compression_opts,
+                                       shuffle, fletcher32, scaleoffset, fill))
                              if layout == "chunked" else (),
                              fill, early, track_order=bool(track_order),
                              track_times=bool(track_times))

@@ -1,0 +1,172 @@
+"""Copying objects between and within files (h5py's ``Group.copy``; libhdf5's H5Ocopy):
+groups with their members, datasets with their values, storage settings (shape, maximum
+shape, chunking, filter pipeline, fill value, compact layout) and attributes, and named
+datatypes. Hard links inside the copied tree stay hard links to one copy; soft and external
+links are copied as links unless expanded.
+
+Not copied as libhdf5 does: external-file and sparse datasets are copied as contiguous and
+chunked datasets holding the same values; object and region references cannot be copied to
+another file (the targets would not exist there) and raise.
+"""
+import numpy as np
+
+from ..errors import UnsupportedFeatureError
+from .base import Empty, ExternalLink, HardLink, SoftLink
+
+SLAB_BYTES = 64 << 20        # values are copied in slabs of about this size
+
+
+class Options:
+    def __init__(self, shallow=False, expand_soft=False, expand_external=False,
+                 expand_refs=False, without_attrs=False):
+        if expand_refs:
+            raise UnsupportedFeatureError("copying with expand_refs (objects that references "
+                                          "point to are not copied)")
+        self.shallow, self.without_attrs = shallow, without_attrs
+        self.expand_soft, self.expand_external = expand_soft, expand_external
+
+
+def copy_object(source, dest, name, options):
+    """Copy ``source`` (a Group, Dataset or Datatype of any open file) to ``dest[name]``
+    (``dest`` a group of a file being written or modified). A group is copied into a new
+    group linked only when complete, so that copying a group into its own subtree does not
+    copy the copy (as H5Ocopy)."""
+    from .group import Group
+    copier = _Copier(dest, options)
+    if not isinstance(source, Group):
+        return copier.copy(source, dest, name, depth=0)
+    from ..write import model
+    from .writing import bind
+    node = model.GroupNode(track_order=_tracks_order(source))
+    top = bind(dest.file, node, dest._wpath(name))
+    copier.fill_group(source, top, depth=0)
+    return dest._link_new(name, node)
+
+
+class _Copier:
+    def __init__(self, dest, options):
+        self.options = options
+        self.file = dest.file
+        self.copied = {}          # (source file, address) -> the copy (hard links kept)
+
+    def copy(self, source, group, name, depth):
+        from .dataset import Dataset
+        from .group import Group
+        key = _identity(source)
+        if key in self.copied:
+            group[name] = self.copied[key]
+            return self.copied[key]
+        if isinstance(source, Group):
+            out = group.create_group(name, track_order=_tracks_order(source))
+            self.fill_group(source, out, depth)
+            return out
+        if isinstance(source, Dataset):
+            out = self.copied[key] = self._dataset(source, group, name)
+        else:
+            group[name] = source.dtype
+            out = self.copied[key] = group[name]
+        if not self.options.without_attrs:
+            self._attributes(source, out)
+        return out
+
+    def fill_group(self, source, out, depth):
+        """Copy the attributes and members of group ``source`` into the new group ``out``."""
+        self.copied[_identity(source)] = out
+        if not self.options.without_attrs:
+            self._attributes(source, out)
+        if not (self.options.shallow and depth > 0):
+            for child in list(source):
+                self._member(source, child, out, depth)
+
+    def _member(self, source, name, out, depth):
+        link = source.get(name, getlink=True)
+        if isinstance(link, SoftLink) and not self.options.expand_soft or \
+                isinstance(link, ExternalLink) and not self.options.expand_external:
+            out[name] = link
+            return
+        target = source.get(name)
+        if target is None and not isinstance(link, HardLink):
+            return                 # a dangling link expands to nothing, as in libhdf5
+        self.copy(target, out, name, depth + 1)
+
+    def _dataset(self, ds, group, name):
+        self._refuse_foreign_refs(ds, ds.dtype)
+        if ds.shape is None:
+            return group.create_dataset(name, data=Empty(ds.dtype))
+        if ds.is_virtual:
+            return self._virtual(ds, group, name)
+        kw = dict(shape=ds.shape, dtype=ds.dtype, maxshape=ds.maxshape, chunks=ds.chunks)
+        fill = ds._msg(0x05, required=False)
+        if fill is not None and fill.value:
+            kw["fillvalue"] = ds.fillvalue
+        if ds.chunks is not None and ds._filters is not None:
+            kw["filter_pipeline"] = tuple(ds._filters.filters)
+        if ds._layout.layout_class == 0:
+            kw["layout"] = "compact"
+        out = group.create_dataset(name, **kw)
+        for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize):
+            out[sel] = ds[sel]
+        return out
+
+    def _virtual(self, ds, group, name):
+        """A virtual dataset keeps its mappings; "." (its own file) becomes the source file's
+        name when copied to another file."""
+        from ..write import model
+        from .writing import fill_bytes
+        node = model.DatasetNode(ds.shape, ds.maxshape, ds.dtype, "virtual",
+                                 fill=fill_bytes(ds.dtype, ds.fillvalue))
+        node.index = node.store = None
+        here = ds.file.filename
+        node.virtual = [(m.source_file if m.source_file != "." or self._same_file(ds)
+                         else here, m.source_dataset, m.source_selection, m.virtual_selection)
+                        for m in ds._storage.mappings]
+        return group._link_new(name, node)
+
+    def _attributes(self, source, out):
+        for attr in source.attrs:
+            dtype = source.attrs.get_dtype(attr)
+            self._refuse_foreign_refs(source, dtype)
+            out.attrs.create(attr, source.attrs[attr], dtype=dtype)
+
+    def _same_file(self, obj):
+        return obj.file == self.file
+
+    def _refuse_foreign_refs(self, obj, dtype):
+        if not self._same_file(obj) and _has_refs(dtype):
+            raise UnsupportedFeatureError(f"copying object references of {obj.name!r} to "
+                                          "another file (their targets are not there)")
+
+
+def _identity(obj):
+    """What names one object of one open file (its node while being written, else its
+    object header address)."""
+    return id(obj.file), id(obj._node) if obj._node is not None else obj._address
+
+
+def _tracks_order(group):
+    if group._node is not None:
+        return group._node.track_order
+    from .group import native_links
+    return native_links(group._ctx, group._oh)[1]
+
+
+def _has_refs(dtype):
+    if dtype.names:
+        return any(_has_refs(dtype.fields[n][0]) for n in dtype.names)
+    if dtype.subdtype is not None:
+        return _has_refs(dtype.subdtype[0])
+    meta = dtype.metadata or {}
+    return "ref" in meta or ("vlen" in meta and isinstance(meta["vlen"], np.dtype)
+                             and _has_refs(meta["vlen"]))
+
+
+def _slabs(shape, chunks, itemsize):
+    """Selections along the first dimension covering ``shape``, about SLAB_BYTES each and
+    aligned to the chunk rows."""
+    if not shape or not shape[0]:
+        return [()]
+    row = int(np.prod(shape[1:], dtype=np.int64)) * itemsize or 1
+    step = max(1, SLAB_BYTES // row)
+    if chunks:
+        step = max(chunks[0], step - step % chunks[0])
+    return [(slice(i, min(i + step, shape[0])),) for i in range(0, shape[0], step)]

@@ -1,0 +1,141 @@
+"""Group.copy, Group.move and create_dataset_like as h5py has them: copies of trees written
+by h5py (within a file and between files, write and modify modes) read by h5py equal to the
+sources, with storage settings, attributes and hard links kept."""
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+from compare import same_values
+
+
+def same_content(a, b, path="/"):
+    """Two h5py objects hold the same links, attributes, values and storage settings."""
+    assert sorted(a.attrs) == sorted(b.attrs), path
+    for k in a.attrs:
+        same_values(a.attrs[k], b.attrs[k], f"{path}@{k}")
+    if isinstance(a, h5py.Dataset):
+        assert (a.shape, a.dtype, a.chunks, a.compression, a.maxshape) == \
+            (b.shape, b.dtype, b.chunks, b.compression, b.maxshape), path
+        if a.shape is not None:
+            same_values(a[()], b[()], path)
+        return
+    assert list(a) == list(b), path
+    for name in a:
+        la, lb = a.get(name, getlink=True), b.get(name, getlink=True)
+        assert type(la) is type(lb), (path, name)
+        if isinstance(la, h5py.HardLink) and name in a and not isinstance(a[name],
+                                                                          h5py.Datatype):
+            same_content(a[name], b[name], f"{path}{name}/")
+
+
+def _source(path):
+    with h5py.File(path, "w", track_order=True) as f:
+        g = f.create_group("g")
+        d = g.create_dataset("d", data=np.arange(100.0).reshape(10, 10), chunks=(3, 4),
+                             compression="gzip", shuffle=True, fillvalue=-1, maxshape=(None, 10))
+        d.attrs["units"] = "m"
+        d.attrs["list"] = np.arange(3)
+        g["hard"] = d
+        g["soft"] = h5py.SoftLink("/g/d")
+        g["ext"] = h5py.ExternalLink("other.h5", "/x")
+        g.create_group("sub/deeper").attrs["a"] = 1.5
+        f.create_dataset("s", data=np.array(["a", "bcd"], dtype=h5py.string_dtype()))
+        f.create_dataset("lzf", data=np.arange(50), compression="lzf")
+        f["t"] = np.dtype("i2")
+        f.create_dataset("empty", data=h5py.Empty("f4"))
+        f.create_dataset("cmp", data=np.array([(1, 2.5)], dtype=[("a", "<u2"), ("b", ">f4")]))
+
+
+def _links(group):
+    out = {}
+    group.visititems_links(lambda name, link: out.setdefault(name, (
+        type(link).__name__, getattr(link, "path", None), getattr(link, "filename", None))))
+    return out
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_copy_between_files(tmp_path, libver):
+    src, out = tmp_path / "src.h5", tmp_path / "out.h5"
+    _source(src)
+    with purehep.File(src) as s, purehep.File(out, "w", libver=libver) as f:
+        f.copy(s["g"], f, "g2")
+        f.copy(s["/"], "root")
+        f.copy(s["g"], f.create_group("x"))                        # named after the source
+        f.copy(s["g"], "shallow", shallow=True, without_attrs=True, expand_soft=True)
+        f.copy(s["t"], f)
+    with h5py.File(src) as s, h5py.File(out) as h:
+        same_content(s["g"], h["g2"])
+        same_content(s["g"], h["x/g"])
+        same_content(s["/"], h["root"])
+        assert _links(h["g2"]) == _links(s["g"]) == _links(h["root/g"])
+        assert h["g2/hard"] == h["g2/d"] and h["root/g/hard"] == h["root/g/d"]
+        for name in ("chunks", "compression", "compression_opts", "shuffle", "maxshape",
+                     "fillvalue", "dtype"):
+            assert getattr(h["g2/d"], name) == getattr(s["g/d"], name), name
+        assert h["root/lzf"].compression == "lzf"
+        assert list(h["root"]) == list(s["/"])                      # creation order tracked
+        assert list(h["shallow"]) == ["d", "ext", "hard", "soft", "sub"]
+        assert len(h["shallow/sub"]) == 0 and not h["shallow/d"].attrs.keys()
+        assert isinstance(h["shallow"].get("soft", getlink=True), h5py.HardLink)
+        np.testing.assert_array_equal(h["shallow/soft"][()], s["g/d"][()])
+        assert h["t"].dtype == np.dtype("i2")
+
+
+def test_copy_within_file_and_modify_mode(tmp_path):
+    p = tmp_path / "m.h5"
+    _source(p)
+    with purehep.File(p, "r+") as f:
+        f.copy("g/d", "copy_of_d")
+        f.copy(f["g"], f["g/sub"], "gg")
+        with pytest.raises(ValueError):
+            f.copy("g/d", "copy_of_d")
+    with h5py.File(p) as h:
+        np.testing.assert_array_equal(h["copy_of_d"][()], h["g/d"][()])
+        assert h["copy_of_d"] != h["g/d"]
+        same_content(h["g/d"], h["g/sub/gg/d"])
+        assert list(h["g/sub/gg/sub"]) == ["deeper"]              # the copy was not copied
+        assert h["copy_of_d"].attrs["units"] == "m"
+        np.testing.assert_array_equal(h["copy_of_d"].attrs["list"], np.arange(3))
+
+
+def test_move(tmp_path):
+    p = tmp_path / "m.h5"
+    _source(p)
+    with purehep.File(p, "r+") as f:
+        f.move("g/d", "moved/d")                  # intermediate group created
+        f.move("g/soft", "soft")
+        with pytest.raises(ValueError):
+            f.move("g", "g/sub/g")
+        with pytest.raises(ValueError):
+            f.move("s", "t")
+        with pytest.raises(KeyError):
+            f.move("nothing", "x")
+    with h5py.File(p) as h:
+        assert "d" not in h["g"] and h["moved/d"].attrs["units"] == "m"
+        assert h["moved/d"] == h["g/hard"]
+        assert h.get("soft", getlink=True).path == "/g/d"
+
+
+def test_create_dataset_like(tmp_path):
+    p = tmp_path / "l.h5"
+    _source(p)
+    with purehep.File(p, "a") as f:
+        f.create_dataset_like("like", f["g/d"])
+        f.create_dataset_like("like2", f["g/d"], shape=(4, 10), compression="lzf")
+    with h5py.File(p) as h:
+        for name in ("shape", "dtype", "chunks", "compression", "compression_opts", "maxshape",
+                     "fillvalue", "shuffle"):
+            assert getattr(h["like"], name) == getattr(h["g/d"], name), name
+        assert h["like2"].shape == (4, 10) and h["like2"].compression == "lzf"
+        assert h["like"][0, 0] == -1
+
+
+def test_copy_refuses_foreign_references(tmp_path):
+    src = tmp_path / "r.h5"
+    with h5py.File(src, "w") as f:
+        f["x"] = 1
+        f.attrs["r"] = f["x"].ref
+    with purehep.File(src) as s, purehep.File(tmp_path / "o.h5", "w") as f:
+        with pytest.raises(purehep.UnsupportedFeatureError):
+            f.copy(s["/"], "root")
