@@ -175,6 +175,24 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
                             lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
                             self._file._threads, self._file._rdcc_nbytes)
 
+    # -- dimension scales (purehep.hl.dims) ---------------------------------------------------
+    @property
+    def dims(self):
+        """The dataset's dimensions and the scales attached to them (h5py's ``ds.dims``)."""
+        from .dims import DimensionManager
+        return DimensionManager(self)
+
+    def make_scale(self, name=""):
+        """Make this dataset a dimension scale named ``name``."""
+        from .dims import make_scale
+        make_scale(self, name)
+
+    @property
+    def is_scale(self):
+        """True if this dataset is a dimension scale."""
+        from .dims import is_scale
+        return is_scale(self)
+
     def virtual_sources(self):
         """The mappings of a virtual dataset, as h5py's ``virtual_sources()``: (virtual
         selection, source file name, source dataset name, source selection) tuples."""

@@ -95,8 +95,6 @@ def _as_bytes(item, what):
         return bytes(item)
     if isinstance(item, (str, np.str_)):
         return str(item).encode("utf-8", "surrogateescape")
-    if item is None:
-        return b""
     raise TypeError(f"Can't convert element of type {type(item).__name__} to {what}")
 
 
@@ -118,6 +116,8 @@ def _convert(arr, dt, resolver, so):
         flat, oflat = arr.reshape(-1), out.reshape(-1)
         for i in range(flat.size):
             item = flat[i]
+            if item is None or (base not in (str, bytes) and np.size(item) == 0):
+                continue            # NULL and empty sequences: a null heap ID, as libhdf5 writes
             if base in (str, bytes):
                 data = _as_bytes(item, "a variable-length string")
                 n = len(data)

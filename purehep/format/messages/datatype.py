@@ -535,9 +535,10 @@ def _enc_float(dt):
 
 
 def _enc_string(dt):
-    enc = (dt.metadata or {}).get("h5py_encoding", "ascii")
-    cset = 1 if enc == "utf-8" else 0
-    return _head(STRING, 1, 1 | (cset << 4), dt.itemsize), 1   # null-padded, as h5py
+    meta = dt.metadata or {}
+    cset = 1 if meta.get("h5py_encoding", "ascii") == "utf-8" else 0
+    pad = 0 if meta.get("strpad") == "nullterm" else 1    # null-padded, as h5py, unless asked
+    return _head(STRING, 1, pad | (cset << 4), dt.itemsize), 1
 
 
 def _enc_enum(base_dt, names, values, latest, ctx):
