@@ -127,7 +127,7 @@ def _ls_verbose(obj, out):
                 f"{f.name or FILTER_NAMES.get(f.id, 'filter')} ({f.id})" + (f" {list(f.client_data)}" if f.client_data
                                                     else "") for f in obj._filters))
         try:
-            stored = obj.id_storage_size()
+            stored = obj.id.get_storage_size()
             logical = obj.nbytes
             ratio = f", ratio {logical / stored:.3f}" if stored else ""
             out(f"    Storage:   {logical} logical bytes, {stored} allocated bytes{ratio}")

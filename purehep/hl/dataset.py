@@ -193,6 +193,17 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         from .dims import is_scale
         return is_scale(self)
 
+    @property
+    def id(self):
+        """The stored chunks, as h5py's low-level ``ds.id`` gives them (see hl.dsid)."""
+        from .dsid import DatasetID
+        return DatasetID(self)
+
+    def iter_chunks(self, sel=None):
+        """The slices of ``sel`` (default: everything) inside each chunk, as h5py's."""
+        from .dsid import iter_chunks
+        return iter_chunks(self, sel)
+
     def virtual_sources(self):
         """The mappings of a virtual dataset, as h5py's ``virtual_sources()``: (virtual
         selection, source file name, source dataset name, source selection) tuples."""
@@ -200,10 +211,6 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             raise RuntimeError("Not a virtual dataset")
         return [VDSmap(m.virtual_selection, m.source_file, m.source_dataset, m.source_selection)
                 for m in self._storage.mappings]
-
-    def id_storage_size(self):
-        """Bytes of file space the raw data occupies (h5py: ``ds.id.get_storage_size()``)."""
-        return self._storage.storage_size
 
     def __repr__(self):
         return f'<purehep Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'

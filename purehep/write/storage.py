@@ -316,15 +316,25 @@ class ChunkStore:
                 get_filter(f.id, f.name or None)
         if filters and len(items) > 1:
             batch = 4 * (os.cpu_count() or 1)
-            results = []
             for start in range(0, len(items), batch):
                 part = items[start:start + batch]
                 for (scaled, _), (data, mask) in zip(part, pool().map(encode, part)):
                     self._place(scaled, data, mask)
-            return results
+            return
         for item in items:
             data, mask = encode(item)
             self._place(item[0], data, mask)
+
+    def write_raw(self, scaled, data, mask):
+        """Store ``data`` (uint8, already filtered; ``mask`` the filters skipped) as the chunk
+        at ``scaled``, replacing whatever was written there (H5Dwrite_chunk)."""
+        if self.implicit_base is not None and len(data) != self.chunk_nbytes:
+            raise ValueError(f"chunks of an implicit index hold exactly {self.chunk_nbytes} "
+                             "bytes")
+        if scaled in self.dirty:
+            del self.dirty[scaled]
+            self.dirty_bytes -= self.chunk_nbytes
+        self._place(scaled, data, mask)
 
     def _place(self, scaled, data, mask):
         view = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \

@@ -1,0 +1,145 @@
+"""``Dataset.id``: the part of h5py's low-level DatasetID that deals with stored chunks —
+where each chunk lies in the file (the chunk index, spec IV.A.2.i and Appendix C), and
+reading or writing a chunk's stored bytes as they are (filters not applied), as
+H5Dread_chunk / H5Dwrite_chunk do. Byte offsets are absolute file offsets, as libhdf5 gives.
+"""
+import itertools
+from collections import namedtuple
+
+import numpy as np
+
+StoreInfo = namedtuple("StoreInfo", ("chunk_offset", "filter_mask", "byte_offset", "size"))
+
+
+class DatasetID:
+    def __init__(self, dataset):
+        self._ds = dataset
+
+    def get_storage_size(self):
+        """Bytes of file space the raw data occupies."""
+        return self._ds._storage.storage_size
+
+    # -- the chunk index -------------------------------------------------------------------
+    def _chunked(self):
+        st = getattr(self._ds._storage, "chunked", None)
+        if st is None:
+            raise TypeError(f"{self._ds.name!r} is not a chunked dataset")
+        return st
+
+    def _order(self, st):
+        """Table rows inside the current extent, in row-major order of their positions."""
+        scaled = st.table.scaled
+        grid = np.asarray(st.grid, np.int64)
+        rows = np.flatnonzero(np.all((scaled >= 0) & (scaled < grid), axis=1)) if \
+            len(scaled) else np.zeros(0, np.int64)
+        return rows[np.lexsort(scaled[rows].T[::-1])] if len(rows) else rows
+
+    def _info(self, st, row):
+        t = st.table
+        offset = tuple(int(p) * c for p, c in zip(t.scaled[row], st.chunk_shape))
+        size = int(t.sizes[row]) if st.filters else st.chunk_nbytes
+        return StoreInfo(offset, int(t.masks[row]), st.ctx.absolute(int(t.addresses[row])),
+                         size)
+
+    def get_num_chunks(self, space=None):
+        _whole(space)
+        return len(self._order(self._chunked()))
+
+    def get_chunk_info(self, index, space=None):
+        _whole(space)
+        st = self._chunked()
+        order = self._order(st)
+        if not 0 <= index < len(order):
+            raise IndexError(f"chunk index {index} out of range ({len(order)} chunks stored)")
+        return self._info(st, int(order[index]))
+
+    def get_chunk_info_by_coord(self, coord):
+        """The chunk holding element ``coord``; byte_offset None and size 0 when it is not
+        allocated."""
+        st = self._chunked()
+        pos = _position(st, coord)
+        row = st.row_at(pos, st.grid)
+        if row < 0:
+            return StoreInfo(tuple(p * c for p, c in zip(pos, st.chunk_shape)), 0, None, 0)
+        return self._info(st, row)
+
+    def chunk_iter(self, callback):
+        st = self._chunked()
+        for row in self._order(st):
+            callback(self._info(st, int(row)))
+
+    # -- stored bytes ----------------------------------------------------------------------
+    def read_direct_chunk(self, offsets, dxpl=None, out=None):
+        """(filter mask, the chunk's stored bytes) of the chunk starting at ``offsets``."""
+        st = self._chunked()
+        info = self.get_chunk_info_by_coord(_aligned(st, offsets))
+        if info.byte_offset is None:
+            raise ValueError(f"the chunk at {tuple(offsets)} is not allocated")
+        data = st.ctx.source.read(info.byte_offset, info.size, "raw data chunk")
+        if out is None:
+            return info.filter_mask, bytes(data)
+        view = memoryview(out).cast("B")
+        view[:info.size] = data
+        return info.filter_mask, out
+
+    def write_direct_chunk(self, offsets, data, filter_mask=0, dxpl=None):
+        """Store ``data`` as the chunk starting at ``offsets``, as it is (already filtered,
+        with ``filter_mask`` naming the filters skipped); write and modify modes."""
+        ds = self._ds
+        if ds._node is None:
+            raise ValueError("Unable to write chunk (no write intent on file)")
+        node = ds._node
+        if node.layout != "chunked":
+            raise TypeError(f"{ds.name!r} is not a chunked dataset")
+        scaled = tuple(o // c for o, c in zip(_aligned(node, offsets), node.chunks))
+        if any(not 0 <= s < -(-n // c) for s, n, c in zip(scaled, node.shape, node.chunks)):
+            raise ValueError(f"chunk offset {tuple(offsets)} lies outside the dataset")
+        node.store.write_raw(scaled, np.frombuffer(bytes(data), np.uint8), int(filter_mask))
+        ds._file._writer.touch()
+
+
+def _whole(space):
+    if space is not None:
+        raise TypeError("purehep counts the chunks of the whole dataset (no dataspace "
+                        "selections)")
+
+
+def _position(st, coord):
+    coord = tuple(int(c) for c in coord)
+    if len(coord) != len(st.chunk_shape) or \
+            any(not 0 <= c < n for c, n in zip(coord, st.shape)):
+        raise ValueError(f"coordinate {coord} lies outside the dataset of shape {st.shape}")
+    return tuple(c // s for c, s in zip(coord, st.chunk_shape))
+
+
+def _aligned(st, offsets):
+    """``offsets`` checked to be the first element of a chunk (libhdf5 requires it)."""
+    shape = getattr(st, "chunk_shape", None) or st.chunks
+    offsets = tuple(int(o) for o in offsets)
+    if len(offsets) != len(shape) or any(o % c for o, c in zip(offsets, shape)):
+        raise ValueError(f"offset {offsets} is not the start of a chunk of shape {shape}")
+    return offsets
+
+
+def iter_chunks(ds, sel=None):
+    """h5py's ``Dataset.iter_chunks``: for each chunk the selection (ints and slices; steps
+    ignored) touches, in row-major order, the slices of the selection inside that chunk."""
+    chunks, shape = ds.chunks, ds.shape
+    if not chunks:
+        raise TypeError("Chunked dataset required")
+    if sel is None:
+        sel = tuple(slice(0, n) for n in shape)
+    sel = list(sel) if isinstance(sel, tuple) else [sel]
+    if len(sel) != len(shape):
+        raise ValueError("Invalid selection - selection region must have same rank as dataset")
+    bounds = []
+    for s, n in zip(sel, shape):
+        lo, hi = (s, s + 1) if isinstance(s, (int, np.integer)) else (s.start or 0, s.stop or n)
+        if lo < 0 or hi > n or hi <= lo:
+            raise ValueError("Invalid selection - selection region must be within dataset "
+                             "space")
+        bounds.append((int(lo), int(hi)))
+    ranges = [range(lo // c, (hi - 1) // c + 1) for (lo, hi), c in zip(bounds, chunks)]
+    return (tuple(slice(max(lo, p * c), min(hi, p * c + c), 1)
+                  for p, c, (lo, hi) in zip(pos, chunks, bounds))
+            for pos in itertools.product(*ranges))
