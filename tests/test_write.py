@@ -337,3 +337,28 @@ def test_compound_field_writes_match_h5py(tmp_path, chunks):
     with pytest.raises(ValueError):
         with purehep.File(str(tmp_path / "bad.h5"), "w") as f:
             f.create_dataset("c", data=data)["nosuchfield"] = 1
+
+
+GUESSED = ["f.attrs['a'] = b'abc'", "f.attrs['a'] = np.bytes_(b'abc')", "f.attrs['a'] = 'xyz'",
+           "f.attrs['a'] = [b'a', b'bcd']", "f.attrs['a'] = ['a', 'bcd']",
+           "f.attrs['a'] = np.array(['a', 'bcd'], dtype=object)", "f.attrs['a'] = [[1.5, 2]]",
+           "f['x'] = b'abc'", "f['x'] = np.bytes_(b'abc')", "f['x'] = 'xyz'",
+           "f['x'] = ['a', 'bcd']", "f['x'] = [b'a', b'bcd']", "f['x'] = [[b'a'], [b'bc']]",
+           "f['x'] = np.array([b'a', b'bcd'])", "f['x'] = True", "f['x'] = (1, 2.5)"]
+
+
+@pytest.mark.parametrize("stmt", GUESSED)
+def test_guessed_types_match_h5py(tmp_path, stmt):
+    """Values given without a dtype are stored with the type h5py picks for them (Python
+    str/bytes as variable-length strings, numpy bytes as fixed-length ones, ...)."""
+    out = []
+    for mod in (h5py, purehep):
+        path = tmp_path / f"{mod.__name__}.h5"
+        with mod.File(path, "w") as f:
+            exec(stmt)
+        with h5py.File(path) as f:
+            obj = f["x"] if "x" in f else None
+            dt = obj.dtype if obj is not None else f.attrs.get_id("a").dtype
+            value = obj[()] if obj is not None else f.attrs["a"]
+            out.append((dt, h5py.check_string_dtype(dt), np.shape(value), repr(value)))
+    assert out[0] == out[1]

@@ -371,59 +371,61 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
 
 
 def _prepare(data, dtype):
-    """(array, dtype) of the values given to create_dataset / attrs."""
+    """(array, dtype) of the values given to create_dataset / attrs, by h5py's rules: without
+    a dtype, Python ``str`` and ``bytes`` (alone or all the items of lists, tuples and object
+    arrays) become variable-length UTF-8 and ASCII strings, references reference types, and
+    anything else what numpy makes of it (so ``np.bytes_`` is a fixed-length string)."""
     from .base import Empty
     if isinstance(data, Empty):
         return data, np.dtype(data.dtype)
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-        meta = dtype.metadata or {}
-        if "vlen" in meta or "ref" in meta:
-            arr = np.empty(np.shape(data) if not isinstance(data, (str, bytes)) else (), object)
-            if arr.shape == ():
-                arr[()] = data
-            else:
-                arr[...] = data if isinstance(data, np.ndarray) else _object_array(data,
-                                                                                   arr.shape)
-            return arr, dtype
-        return np.asarray(data, dtype=dtype), dtype
-    if isinstance(data, str):
-        from ..dtypes import string_dtype
-        arr = np.empty((), object)
-        arr[()] = data
-        return arr, string_dtype()
-    if isinstance(data, bytes):
-        from ..dtypes import string_dtype
-        arr = np.empty((), object)
-        arr[()] = data
-        return arr, string_dtype("ascii")
+    dtype = np.dtype(dtype) if dtype is not None else _guess_dtype(data)
+    if dtype is None:
+        arr = np.asarray(data)
+        return arr, arr.dtype
+    meta = dtype.metadata or {}
+    if "vlen" in meta or "ref" in meta:
+        arr = np.empty(np.shape(data) if not isinstance(data, (str, bytes)) else (), object)
+        if arr.shape == ():
+            arr[()] = data
+        else:
+            arr[...] = data if isinstance(data, np.ndarray) else _object_array(data, arr.shape)
+        return arr, dtype
+    return np.asarray(data, dtype=dtype), dtype
+
+
+def _guess_dtype(data):
+    from ..dtypes import ref_dtype, regionref_dtype, string_dtype
     from ..reference import Reference, RegionReference
-    if isinstance(data, Reference):
-        from ..dtypes import ref_dtype, regionref_dtype
-        arr = np.empty((), object)
-        arr[()] = data
-        return arr, regionref_dtype if isinstance(data, RegionReference) else ref_dtype
-    arr = np.asarray(data)
-    if arr.dtype.kind == "O" and arr.size:
-        first = arr.reshape(-1)[0]
-        from ..dtypes import string_dtype, ref_dtype, regionref_dtype
-        if isinstance(first, str):
-            return arr, string_dtype()
-        if isinstance(first, bytes):
-            return arr, string_dtype("ascii")
-        if isinstance(first, RegionReference):
-            return arr, regionref_dtype
-        if isinstance(first, Reference):
-            return arr, ref_dtype
-    return arr, arr.dtype
+    kind = _item_type(data)
+    if kind is bytes:
+        return string_dtype("ascii")
+    if kind is str:
+        return string_dtype()
+    if isinstance(kind, type) and issubclass(kind, RegionReference):
+        return regionref_dtype
+    if isinstance(kind, type) and issubclass(kind, Reference):
+        return ref_dtype
+    return None
+
+
+def _item_type(data):
+    """The one type of a value, or of all the items of (nested) lists, tuples and object
+    arrays; None when they differ or the data is a typed array (h5py's find_item_type)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind != "O" or not data.size or (data.dtype.metadata or {}):
+            return None
+        types = {type(e) for e in data.flat}
+    elif isinstance(data, (list, tuple)):
+        types = {_item_type(e) for e in data}
+    else:
+        return type(data)
+    return types.pop() if len(types) == 1 else None
 
 
 def _object_array(data, shape):
     out = np.empty(shape, object)
     flat = out.reshape(-1)
-    items = list(np.asarray(data, dtype=object).reshape(-1)) if not isinstance(data, list) or \
-        len(shape) <= 1 else list(np.asarray(data, dtype=object).reshape(-1))
-    for i, item in enumerate(items):
+    for i, item in enumerate(np.asarray(data, dtype=object).reshape(-1)):
         flat[i] = item
     return out
 

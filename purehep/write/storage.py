@@ -53,6 +53,8 @@ class MemoryStore:
         _fill(self.array, fill if fill is not None else _zero(dtype))
 
     def write(self, args, values):
+        if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 0:
+            values = values[()]       # the element itself, not a 0-d array as the element
         self.array[args] = values
 
     def resize(self, shape, fill):
