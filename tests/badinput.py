@@ -38,6 +38,11 @@ def walk(f):
                 obj[()]
             else:
                 obj[tuple(slice(0, 2) for _ in obj.shape)]
+            if obj.shape and obj.size:         # the small-read path and the chunk queries
+                obj[tuple(n - 1 for n in obj.shape)]
+                obj[tuple(slice(n // 2, n // 2 + 3) for n in obj.shape)]
+                if obj.chunks is not None and not obj.is_virtual:
+                    obj.id.chunk_iter(lambda info: None)
     f.visititems(visit)
     for key in f.attrs:
         f.attrs[key]
