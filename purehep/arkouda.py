@@ -10,8 +10,8 @@ Attributes (``writeArkoudaMetaData`` and its siblings), all with a scalar datasp
   ``ServerConfig.ObjType`` enum: ARRAYVIEW 0, PDARRAY 1, STRINGS 2, SEGARRAY 3,
   CATEGORICAL 4, GROUPBY 5, DATAFRAME 6, INDEX 12, MULTIINDEX 13.
 * ``isBool``: int64 ``1``, written only when the data are boolean (the server tests
-  ``dtype == H5T_NATIVE_HBOOL``); boolean data are stored as ``H5T_NATIVE_HBOOL``, an unsigned
-  8-bit integer. A SegArray group of boolean values carries it too (its dtype is passed on).
+  ``dtype == H5T_NATIVE_HBOOL``); boolean data are stored as ``H5T_NATIVE_HBOOL``, which
+  libhdf5 (H5T.c) makes a native unsigned integer of ``sizeof(bool)``: uint8. A SegArray group of boolean values carries it too (its dtype is passed on).
 * ``file_version``: ``real(32)`` = float32 ``2.0``.
 * ``arkouda_version``: ``H5T_C_S1`` copy = fixed-length ASCII string of strlen + 1 bytes,
   null-terminated (``H5T_STR_NULLTERM``).
@@ -30,8 +30,8 @@ Strings group), ``NA_Codes`` and, when the Categorical has them, ``permutation``
 ``IDX_<i>``. All datasets are one-dimensional (ArrayView data are flattened).
 
 Distributed files are named ``<prefix>_LOCALE<i:04d><extension>`` (``generateFilename``).
-Every array is block-distributed on its own (Chapel's Block distribution: locale ``i`` of
-``L`` holds ``[ceil(n*i/L), ceil(n*(i+1)/L))``), so each component of a Categorical, GroupBy,
+Every array is block-distributed on its own (Chapel's Block distribution, ``_computeBlock``:
+locale ``i`` of ``L`` holds ``[ceil(n*i/L), ceil(n*(i+1)/L))``), so each component of a Categorical, GroupBy,
 DataFrame or Index is split independently, and empty parts are empty datasets. Strings and
 SegArrays are split by their segments: each file holds whole elements, with its segments
 rebased to start at 0 (``writeSegmentedDistDset``: ``localSegs - startValIdx``); reading
@@ -43,7 +43,9 @@ the schema document lists (the server omits it on single-file Categorical member
 Reading needs only what the schema requires: missing optional attributes are fine, a missing
 ``ObjType`` is inferred from the members (the schema's legacy rule: a group whose ``values``
 are uint8 is a Strings), and Strings without ``segments`` are split at their null bytes.
-DataFrame columns are read back in the file's member order (by name).
+DataFrame columns are read back in the file's member order (by name). As in Arkouda, a
+truncating distributed write replaces only the files of its own locales; reading a prefix
+globs every ``<prefix>_LOCALE*`` file.
 """
 import glob as _glob
 import os
