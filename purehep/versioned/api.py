@@ -1,0 +1,215 @@
+"""VersionedHDF5File: versions of a file's datasets, read and staged (the package's api.py and
+versions.py, over /work/shared/reference/versioned-hdf5-layout.md §1, §2, §6)."""
+import datetime
+from contextlib import contextmanager
+
+import numpy as np
+
+from .backend import (DATA_GROUP, commit_chunks, create_raw_data, is_vlen_string, raw_path,
+                      write_virtual_dataset)
+from .staging import StagedGroup
+
+DATA_VERSION = 4
+CORRUPT_DATA_VERSIONS = frozenset([2, 3])
+FIRST_VERSION = "__first_version__"
+TIMESTAMP_FMT = "%Y-%m-%d %H:%M:%S.%f%z"
+FORBIDDEN_NAMES = ("versions",)
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def format_timestamp(timestamp):
+    """A version timestamp as stored (``%Y-%m-%d %H:%M:%S.%f%z``, UTC): from a UTC
+    datetime or a (UTC) numpy datetime64."""
+    if isinstance(timestamp, np.datetime64):
+        timestamp = timestamp.astype("datetime64[us]").astype(datetime.datetime).replace(
+            tzinfo=datetime.timezone.utc)
+    elif not isinstance(timestamp, datetime.datetime):
+        raise TypeError("timestamp must be either a datetime.datetime or numpy.datetime64 "
+                        "object")
+    if timestamp.utcoffset() != datetime.timedelta(0):
+        raise ValueError("timestamp must be in UTC")
+    return timestamp.strftime(TIMESTAMP_FMT)
+
+
+def initialize(f):
+    """The ``_version_data/versions`` tree of a new versioned file."""
+    versions = f.create_group(f"{DATA_GROUP}/versions")
+    first = versions.create_group(FIRST_VERSION)
+    versions.attrs["current_version"] = FIRST_VERSION
+    first.attrs["timestamp"] = format_timestamp(utc_now())
+    versions.attrs["data_version"] = np.int64(DATA_VERSION)
+
+
+class VersionedHDF5File:
+    """The versions stored in an open ``purehep.File`` (created on first use if the file is
+    writable), as versioned-hdf5's class of the same name."""
+
+    def __init__(self, f):
+        self.f = f
+        if DATA_GROUP not in f:
+            initialize(f)
+        self._check_data_version()
+
+    def _check_data_version(self):
+        version = int(self._versions.attrs.get("data_version", 1))
+        if version in CORRUPT_DATA_VERSIONS:
+            raise ValueError(f"Versioned HDF5 file {self.f.filename} has data_version "
+                             f"{version}, which has corrupted hash tables")
+        if version > DATA_VERSION:
+            raise ValueError(f"{self.f.filename} was written by a later version of "
+                             "versioned-hdf5")
+        if version < DATA_VERSION and self.f.mode == "r+" and not self._has_string_data():
+            self._versions.attrs["data_version"] = np.int64(DATA_VERSION)
+
+    def _has_string_data(self):
+        found = []
+        self.f[DATA_GROUP].visititems(lambda name, obj: found.append(name)
+                                      if name.endswith("raw_data")
+                                      and is_vlen_string(obj.dtype) else None)
+        return bool(found)
+
+    @property
+    def _versions(self):
+        return self.f[f"{DATA_GROUP}/versions"]
+
+    @property
+    def data_version_identifier(self):
+        return int(self._versions.attrs.get("data_version", 1))
+
+    @property
+    def current_version(self):
+        return self._versions.attrs["current_version"]
+
+    @current_version.setter
+    def current_version(self, name):
+        if name not in self._versions:
+            raise ValueError(f"Version {name!r} not found")
+        self._versions.attrs["current_version"] = name
+
+    @property
+    def versions(self):
+        """Names of the committed versions (``__first_version__`` excluded)."""
+        return [name for name in self._versions if name != FIRST_VERSION]
+
+    def __iter__(self):
+        return iter(self.versions)
+
+    def __getitem__(self, item):
+        """A version's group, by name, by ``None`` (the current version), by a negative
+        integer (that many versions before the current one) or by timestamp."""
+        if item is None:
+            return self.get_version_by_name(self.current_version)
+        if isinstance(item, str):
+            return self.get_version_by_name(item)
+        if isinstance(item, (int, np.integer)):
+            if item > 0:
+                raise IndexError("Integer version slice must be negative")
+            return self.get_version_by_name(self._nth_previous(self.current_version, -item))
+        if isinstance(item, (datetime.datetime, np.datetime64)):
+            return self.get_version_by_timestamp(item)
+        raise KeyError(f"Don't know how to get the version for {item!r}")
+
+    def get_version_by_name(self, name):
+        if name.startswith("/"):
+            raise ValueError("Versions cannot start with '/'")
+        name = name or FIRST_VERSION
+        if name not in self._versions:
+            raise KeyError(f"Version {name!r} not found")
+        group = self._versions[name]
+        if name != FIRST_VERSION and not group.attrs["committed"]:
+            raise ValueError("Version groups cannot be accessed before they are committed")
+        return group
+
+    def get_version_by_timestamp(self, timestamp, exact=False):
+        """The version of timestamp ``timestamp``, or else (unless ``exact``) the latest one
+        before it; timestamps compare as their stored strings, as the package does."""
+        wanted = format_timestamp(timestamp)
+        best = None
+        for name in self.versions:
+            stamp = self._versions[name].attrs["timestamp"]
+            if stamp == wanted:
+                return self.get_version_by_name(name)
+            if not exact and stamp < wanted and (best is None or best[0] < stamp):
+                best = (stamp, name)
+        if best is None:
+            raise KeyError(f"Version with timestamp {'' if exact else 'before '}{timestamp} "
+                           "not found")
+        return self.get_version_by_name(best[1])
+
+    def _nth_previous(self, name, n):
+        version = name
+        for _ in range(n):
+            version = self._versions[version].attrs["prev_version"]
+            if version == FIRST_VERSION:
+                raise IndexError(f"{name!r} has fewer than {n} versions before it")
+        return version
+
+    @contextmanager
+    def stage_version(self, version_name, prev_version=None, make_current=True,
+                      timestamp=None):
+        """Yield a group mirroring ``prev_version`` (default the current version, ``''`` for
+        none) to modify; on exit it is committed as version ``version_name``."""
+        versions = self._versions
+        prev_version = FIRST_VERSION if prev_version == "" else \
+            prev_version or self.current_version
+        if version_name in versions:
+            raise ValueError(f"There is already a version with the name {version_name}")
+        if prev_version not in versions:
+            raise ValueError(f"Previous version {prev_version!r} not found")
+        staged = StagedGroup.from_version(self.f, versions[prev_version])
+        yield staged
+        stamp = format_timestamp(utc_now() if timestamp is None else timestamp)
+        self._commit(staged, version_name, prev_version, stamp)
+        if make_current:
+            versions.attrs["current_version"] = version_name
+
+    def _commit(self, staged, version_name, prev_version, stamp):
+        """Write the staged version; on failure the version group is removed again (raw
+        rows past ``largest_index`` are garbage the next commit overwrites)."""
+        datasets = staged.datasets()
+        for name in datasets:
+            if name.partition("/")[0] in FORBIDDEN_NAMES:
+                raise ValueError(f"{name} is a forbidden dataset or group name; aborting.")
+        versions = self._versions
+        group = versions.create_group(version_name)
+        try:
+            group.attrs["prev_version"] = prev_version
+            group.attrs["committed"] = False
+            for sub in staged.groups():
+                _set_attrs(group.require_group(sub.name), sub.attrs)
+            for dataset in datasets.values():
+                _set_attrs(self._commit_dataset(group, dataset), dataset.attrs)
+            _set_attrs(group, staged.attrs)
+            group.attrs["committed"] = True
+            group.attrs["timestamp"] = stamp
+        except BaseException:
+            del versions[version_name]
+            raise
+
+    def _commit_dataset(self, group, staged):
+        """raw_data/hash_table updated with the staged chunks; the version's virtual
+        dataset."""
+        name = staged.name
+        raw = self.f.get(raw_path(name))
+        if raw is None:
+            create_raw_data(self.f, name, staged.dtype, staged.chunks, staged.fillvalue,
+                            staged.filters)
+        elif raw.dtype != staged.dtype and not (is_vlen_string(raw.dtype)
+                                                and is_vlen_string(staged.dtype)):
+            raise ValueError(f"dtypes are not compatible ({staged.dtype} != {raw.dtype})")
+        if staged.dirty:
+            commit_chunks(self.f, name, staged.data, staged.chunks, staged.fillvalue,
+                          staged.mapping, staged.dirty)
+        return write_virtual_dataset(group, name, name, staged.shape, staged.dtype,
+                                     staged.chunks, staged.fillvalue, staged.mapping)
+
+    def __repr__(self):
+        return f'<VersionedHDF5File object "{self.f.filename}" (mode {self.f.mode})>'
+
+
+def _set_attrs(obj, attrs):
+    for key, value in attrs.items():
+        obj.attrs[key] = value

@@ -1,0 +1,119 @@
+"""The data side of a versioned file: ``_version_data/<path>/raw_data`` and ``hash_table``,
+chunk grids, and the commit of one dataset into a version's virtual dataset
+(/work/shared/reference/versioned-hdf5-layout.md §3-§5)."""
+import itertools
+import math
+
+import numpy as np
+
+from ..hl.vds import VirtualLayout, VirtualSource
+from ..write.policy import guess_chunk
+from .hashing import Hashtable, chunk_hash
+
+DATA_GROUP = "_version_data"
+FILTER_KEYS = ("compression", "compression_opts", "shuffle", "fletcher32", "scaleoffset")
+
+
+def raw_path(name):
+    """Absolute path of the raw dataset of dataset ``name`` (relative to a version)."""
+    return f"/{DATA_GROUP}/{name}/raw_data"
+
+
+def is_vlen_string(dtype):
+    return dtype.kind in "OT"
+
+
+def normalize_chunks(chunks, shape, dtype):
+    """The chunk shape the package picks: as given, or h5py's guess for 1-D datasets."""
+    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+        return (int(chunks),)
+    if chunks is not None and not isinstance(chunks, bool):
+        return tuple(int(c) for c in chunks)
+    if len(shape) != 1:
+        raise ValueError("chunks must be specified for multi-dimensional datasets")
+    return guess_chunk(shape, None, dtype.itemsize)
+
+
+def chunk_slices(index, chunks, shape):
+    """The edge-trimmed region of chunk ``index`` as a tuple of slices."""
+    return tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
+
+
+def chunk_grid(shape, chunks):
+    """Every chunk index of ``shape``, in C order."""
+    return itertools.product(*(range(math.ceil(s / c)) for s, c in zip(shape, chunks)))
+
+
+def create_raw_data(f, name, dtype, chunks, fillvalue, filters):
+    """``raw_data`` (empty, growing along axis 0 only) and an empty ``hash_table``."""
+    group = f.require_group(f"{DATA_GROUP}/{name}")
+    raw = group.create_dataset("raw_data", shape=(0,) + chunks[1:], dtype=dtype,
+                               chunks=chunks, maxshape=(None,) + chunks[1:],
+                               fillvalue=None if is_vlen_string(dtype) else fillvalue,
+                               **{k: v for k, v in filters.items() if v is not None})
+    raw.attrs["chunks"] = np.array(chunks, np.int64)
+    Hashtable.create(group)
+    return raw
+
+
+def fill_digest(chunks, dtype, fillvalue):
+    """Digest of a whole chunk of fill values: a chunk hashing to it is not stored (edge
+    chunks never are, their shape differs)."""
+    return chunk_hash(np.full(chunks, fillvalue, dtype))
+
+
+def commit_chunks(f, name, data, chunks, fillvalue, mapping, dirty):
+    """Store the ``dirty`` chunks of ``data`` (in that order) copy-on-write: a chunk of fill
+    values is dropped, a chunk whose digest is in the hash table re-uses its rows, any other
+    is appended to raw_data. ``mapping`` (chunk index -> raw rows) is updated in place."""
+    raw = f[raw_path(name)]
+    table = Hashtable(f[f"/{DATA_GROUP}/{name}/hash_table"])
+    pending = []
+    fill = fill_digest(chunks, data.dtype, fillvalue)
+    for index in dirty:
+        chunk = data[chunk_slices(index, chunks, data.shape)]
+        digest = chunk_hash(chunk)
+        if digest == fill:
+            mapping.pop(index, None)
+            continue
+        rows = table.get(digest)
+        if rows is None:
+            start = table.largest_index * chunks[0]
+            rows = (start, start + chunk.shape[0])
+            table.add(digest, *rows)
+            pending.append((rows, chunk))
+        mapping[index] = rows
+    if pending:
+        raw.resize((table.largest_index * chunks[0],) + tuple(chunks[1:]))
+        for (start, stop), chunk in pending:
+            raw[(slice(start, stop),) + tuple(slice(0, n) for n in chunk.shape[1:])] = chunk
+    table.write()
+
+
+def write_virtual_dataset(group, path, name, shape, dtype, chunks, fillvalue, mapping):
+    """The version's dataset ``path``: a virtual dataset of ``shape`` whose chunk regions map
+    to raw_data rows (regions without a mapping read as the fill value)."""
+    layout = VirtualLayout(shape, dtype, maxshape=shape)
+    raw_shape = group.file[raw_path(name)].shape
+    source = VirtualSource(".", raw_path(name), shape=raw_shape, dtype=dtype)
+    for index in sorted(mapping):
+        region = chunk_slices(index, chunks, shape)
+        start, stop = mapping[index]
+        layout[region] = source[(slice(start, stop),) +
+                                tuple(slice(0, r.stop - r.start) for r in region[1:])]
+    vds = group.create_virtual_dataset(path, layout,
+                                       fillvalue=None if is_vlen_string(dtype) else fillvalue)
+    vds.attrs["chunks"] = np.array(chunks, np.int64)
+    vds.attrs["raw_data"] = raw_path(name)
+    return vds
+
+
+def read_mapping(dataset, chunks):
+    """Chunk index -> raw_data rows of a committed version's virtual dataset."""
+    mapping = {}
+    for vmap in dataset.virtual_sources():
+        vstart, _ = vmap.vspace.bounding_box(dataset.shape)
+        sstart, sstop = vmap.src_space.bounding_box()
+        index = tuple(int(s) // c for s, c in zip(vstart, chunks))
+        mapping[index] = (int(sstart[0]), int(sstop[0]) + 1)
+    return mapping

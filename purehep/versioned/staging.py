@@ -1,0 +1,279 @@
+"""The group-like and dataset-like objects a version is staged in: datasets live in memory,
+and each one remembers which chunks were modified (in the order they first were), so that
+the commit hashes those only and keeps the previous version's rows for the others."""
+import posixpath
+
+import numpy as np
+
+from ..dtypes import string_dtype
+from .backend import (FILTER_KEYS, chunk_grid, chunk_slices, is_vlen_string, normalize_chunks,
+                      raw_path, read_mapping)
+
+
+class StagedDataset:
+    """A dataset of a version being staged (the package's InMemoryDataset)."""
+
+    def __init__(self, name, shape, dtype, chunks, fillvalue, *, data=None, source=None,
+                 mapping=None, attrs=None, filters=None):
+        self.name = name
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.chunks = tuple(chunks)
+        self.fillvalue = fillvalue
+        self.attrs = dict(attrs or {})
+        self.filters = filters or {}
+        self._data = data
+        self._source = source
+        self.mapping = dict(mapping or {})
+        self.dirty = {}
+        self.changed = False
+
+    @classmethod
+    def new(cls, name, data, chunks, fillvalue, filters):
+        """A dataset created in this version: every chunk is to be stored."""
+        fillvalue = _default_fill(data.dtype, fillvalue)
+        staged = cls(name, data.shape, data.dtype, chunks, fillvalue, data=data, filters=filters)
+        staged._mark(slab_order(chunk_grid(data.shape, staged.chunks)))
+        return staged
+
+    @classmethod
+    def from_version(cls, name, dataset):
+        """The committed virtual dataset ``dataset`` of the previous version, read lazily."""
+        chunks = tuple(int(c) for c in dataset.attrs["chunks"])
+        attrs = {k: v for k, v in dataset.attrs.items() if k not in ("chunks", "raw_data")}
+        raw = dataset.file[raw_path(name)]
+        return cls(name, dataset.shape, raw.dtype, chunks, _fill(raw), source=dataset,
+                   mapping=read_mapping(dataset, chunks), attrs=attrs)
+
+    # -- numpy-like reading and writing ----------------------------------------------------
+    @property
+    def data(self):
+        """The whole array, read from the previous version on first use."""
+        if self._data is None:
+            self._data = np.array(self._source[()], dtype=self.dtype)
+            self._source = None
+        return self._data
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.data, dtype=dtype)
+
+    def __getitem__(self, key):
+        return self.data[key]
+
+    def __setitem__(self, key, value):
+        self.data[key] = value
+        touched = np.zeros(self.shape, bool)
+        touched[key] = True
+        self._mark(slab_order(index for index in chunk_grid(self.shape, self.chunks)
+                              if touched[chunk_slices(index, self.chunks, self.shape)].any()))
+
+    def resize(self, size, axis=None):
+        """h5py's resize: new elements hold the fill value; chunks whose extent changes are
+        re-stored, chunks past the new shape are forgotten."""
+        size = _new_shape(self.shape, size, axis)
+        grown = np.full(size, self.fillvalue, self.dtype)
+        common = tuple(slice(0, min(a, b)) for a, b in zip(self.shape, size))
+        grown[common] = self.data[common]
+        old = self.shape
+        self._data, self.shape, self.changed = grown, size, True
+        kept = set(chunk_grid(size, self.chunks))
+        self.mapping = {k: v for k, v in self.mapping.items() if k in kept}
+        self.dirty = {k: None for k in self.dirty if k in kept}
+        for axis in range(self.ndim):     # the package resizes one axis after the other
+            self._mark(slab_order(k for k in self.mapping
+                                  if _extent(k, self.chunks, old, axis)
+                                  != _extent(k, self.chunks, size, axis)))
+
+    def _mark(self, indices):
+        """Record modified chunks, keeping the order in which they were first modified."""
+        for index in indices:
+            self.dirty.setdefault(index, None)
+            self.changed = True
+
+    def __repr__(self):
+        return f'<Staged dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+
+
+def slab_order(indices):
+    """Chunk indices in the order the package stacks one operation's chunks: columns of
+    chunks along axis 0, the columns in C order of the other axes."""
+    return sorted(indices, key=lambda index: (index[1:], index[0]))
+
+
+def _extent(index, chunks, shape, axis):
+    return chunk_slices(index, chunks, shape)[axis]
+
+
+def _fill(raw):
+    return b"" if is_vlen_string(raw.dtype) else raw.fillvalue
+
+
+def _default_fill(dtype, fillvalue):
+    """The fill value as raw_data holds it: a scalar of ``dtype``, or b"" for strings
+    (which take no other)."""
+    if is_vlen_string(dtype):
+        if fillvalue not in (None, 0, "", b""):
+            raise ValueError("Non-default fillvalue not supported for variable length strings")
+        return b""
+    return np.zeros((), dtype)[()] if fillvalue is None else np.array(fillvalue, dtype)[()]
+
+
+def _new_shape(shape, size, axis):
+    if axis is None:
+        return (size,) if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
+    new = list(shape)
+    new[axis] = int(size)
+    return tuple(new)
+
+
+class StagedGroup:
+    """A group of a version being staged (the package's InMemoryGroup): a tree of staged
+    groups and datasets, with the attributes to store on the version's group."""
+
+    def __init__(self, file, name=""):
+        self.file = file            # the purehep.File (raw data of existing datasets)
+        self.name = name            # path relative to the version group
+        self.attrs = {}
+        self._members = {}
+
+    @classmethod
+    def from_version(cls, file, group, name=""):
+        """A staged copy of the committed version group ``group`` (datasets read lazily)."""
+        staged = cls(file, name)
+        for key, obj in group.items():
+            path = posixpath.join(name, key)
+            if hasattr(obj, "shape"):
+                staged._members[key] = StagedDataset.from_version(path, obj)
+            else:
+                staged._members[key] = cls.from_version(file, obj, path)
+                staged._members[key].attrs = dict(obj.attrs)
+        return staged
+
+    def _split(self, path, create=False):
+        """The staged group holding ``path`` and the last name of it."""
+        head, _, tail = path.strip("/").rpartition("/")
+        group = self
+        for part in filter(None, head.split("/")):
+            if part not in group._members and create:
+                group._members[part] = StagedGroup(self.file, posixpath.join(group.name, part))
+            group = group._members[part]
+        return group, tail
+
+    def __getitem__(self, path):
+        group, last = self._split(path)
+        return group._members[last]
+
+    def __contains__(self, path):
+        try:
+            self[path]
+        except (KeyError, AttributeError):
+            return False
+        return True
+
+    def __delitem__(self, path):
+        group, last = self._split(path)
+        del group._members[last]
+
+    def __iter__(self):
+        return iter(self._members)
+
+    def __len__(self):
+        return len(self._members)
+
+    def keys(self):
+        return self._members.keys()
+
+    def values(self):
+        return self._members.values()
+
+    def items(self):
+        return self._members.items()
+
+    def __setitem__(self, path, value):
+        if isinstance(value, StagedDataset):
+            value = value[()]
+        self.create_dataset(path, data=value)
+
+    def create_group(self, path):
+        group, last = self._split(path, create=True)
+        if last in group._members:
+            raise ValueError(f"{path!r} already exists")
+        group._members[last] = StagedGroup(self.file, posixpath.join(group.name, last))
+        return group._members[last]
+
+    def require_group(self, path):
+        return self[path] if path in self else self.create_group(path)
+
+    def create_dataset(self, path, shape=None, dtype=None, data=None, chunks=None,
+                       fillvalue=None, maxshape=None, **filters):
+        """A new dataset of this version (h5py's arguments; ``maxshape`` is ignored, as every
+        versioned dataset can be resized)."""
+        group, last = self._split(path, create=True)
+        if last in group._members:
+            raise ValueError(f"{path!r} already exists")
+        name = posixpath.join(group.name, last)
+        data = _initial_data(shape, dtype, data, fillvalue)
+        chunks, filters = self._settings(name, data, chunks, filters)
+        staged = StagedDataset.new(name, data, chunks, fillvalue, filters)
+        group._members[last] = staged
+        return staged
+
+    def _settings(self, name, data, chunks, filters):
+        """Chunks and filters of a new dataset: those of its raw data if an older version
+        stored one (filters may only be set the first time), else as given."""
+        unknown = set(filters) - set(FILTER_KEYS)
+        if unknown:
+            raise TypeError(f"unsupported create_dataset arguments: {sorted(unknown)}")
+        raw = self.file.get(raw_path(name))
+        if raw is None:
+            return normalize_chunks(chunks, data.shape, data.dtype), filters
+        existing = tuple(int(c) for c in raw.attrs["chunks"])
+        if chunks is not None and normalize_chunks(chunks, data.shape, data.dtype) != existing:
+            raise ValueError("Chunk size specified but doesn't match already existing "
+                             "chunk size")
+        if any(filters.get(k) not in (None, getattr(raw, k)) for k in filters):
+            raise ValueError("Compression options and other filters can only be specified "
+                             "for the first version of a dataset")
+        return existing, {}
+
+    def datasets(self):
+        """Every staged dataset below this group, by path."""
+        found = {}
+        for member in self._members.values():
+            if isinstance(member, StagedDataset):
+                found[member.name] = member
+            else:
+                found.update(member.datasets())
+        return found
+
+    def groups(self):
+        """Every staged group below this group (parents first)."""
+        for member in self._members.values():
+            if isinstance(member, StagedGroup):
+                yield member
+                yield from member.groups()
+
+    def __repr__(self):
+        return f'<Staged group "/{self.name}" ({len(self)} members)>'
+
+
+def _initial_data(shape, dtype, data, fillvalue):
+    """The array a new dataset starts with."""
+    if data is None:
+        if shape is None:
+            raise TypeError("One of data or shape must be specified")
+        data = np.full(shape, _default_fill(np.dtype(dtype), fillvalue), dtype=dtype)
+    data = np.array(data, dtype=dtype)
+    if data.dtype.kind in "UO":
+        data = data.astype(string_dtype())
+    if shape is not None and tuple(np.atleast_1d(shape)) != data.shape:
+        data = data.reshape(shape)
+    if data.ndim == 0:
+        raise ValueError("scalar datasets are not supported by versioned HDF5")
+    return data
