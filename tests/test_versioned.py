@@ -39,6 +39,7 @@ def build(mod, vf_class, path):
                              dtype=mod.string_dtype(), chunks=(2,))
             g.create_dataset("long", data=np.arange(1000, dtype="<f4"), chunks=(100,))
             g.create_dataset("grp/sub/todelete", data=np.arange(5, dtype="i8"), chunks=(2,))
+            g["values"].attrs["scale"] = 2.5
             g["grp"].attrs["kind"] = "group"
             g["grp/sub/todelete"].attrs["units"] = "m"
             g.attrs["author"] = "me"
@@ -67,13 +68,16 @@ def build(mod, vf_class, path):
 
 
 def append(vf):
-    """A fifth version on top of the current one."""
+    """A fifth version on top of the current one; the branch v3 deleted."""
     with vf.stage_version("v5") as g:
         g["values"][1] = 1234
+        g["values"] = np.arange(12, dtype="i4") * 2      # replaced, attributes kept
         g["grid"].resize((9, 6))
         g["grid"][8] = 8.0
+        g["cube"][-1, ::2, 1:3] = [[7], [8], [9]]
         g.create_dataset("later", data=np.arange(6, dtype="u2"), chunks=(4,))
         del g["strings"]
+    del vf["v3"]
 
 
 def _value(obj):

@@ -139,6 +139,16 @@ class VersionedHDF5File:
                            "not found")
         return self.get_version_by_name(best[1])
 
+    def __delitem__(self, name):
+        """Delete version ``name`` (its chunks stay in raw_data); deleting the current
+        version makes its previous version current."""
+        versions = self._versions
+        if name not in versions or name == FIRST_VERSION:
+            raise KeyError(name)
+        if name == self.current_version:
+            versions.attrs["current_version"] = versions[name].attrs["prev_version"]
+        del versions[name]
+
     def _nth_previous(self, name, n):
         version = name
         for _ in range(n):
@@ -203,8 +213,8 @@ class VersionedHDF5File:
         if staged.dirty:
             commit_chunks(self.f, name, staged.data, staged.chunks, staged.fillvalue,
                           staged.mapping, staged.dirty)
-        return write_virtual_dataset(group, name, name, staged.shape, staged.dtype,
-                                     staged.chunks, staged.fillvalue, staged.mapping)
+        return write_virtual_dataset(group, name, staged.shape, staged.dtype,
+                                    staged.chunks, staged.fillvalue, staged.mapping)
 
     def __repr__(self):
         return f'<VersionedHDF5File object "{self.f.filename}" (mode {self.f.mode})>'

@@ -39,6 +39,16 @@ def chunk_slices(index, chunks, shape):
     return tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
 
 
+def touched_chunks(shape, chunks, key):
+    """Indices (C order) of the chunks that ``array[key]`` selects elements of."""
+    grid = tuple(math.ceil(s / c) for s, c in zip(shape, chunks))
+    mask = np.zeros(tuple(n * c for n, c in zip(grid, chunks)), bool)
+    mask[tuple(slice(0, s) for s in shape)][key] = True
+    per_chunk = mask.reshape([d for n, c in zip(grid, chunks) for d in (n, c)])
+    hit = per_chunk.any(axis=tuple(range(1, 2 * len(shape), 2)))
+    return [tuple(int(i) for i in index) for index in np.argwhere(hit)]
+
+
 def chunk_grid(shape, chunks):
     """Every chunk index of ``shape``, in C order."""
     return itertools.product(*(range(math.ceil(s / c)) for s, c in zip(shape, chunks)))
@@ -90,8 +100,8 @@ def commit_chunks(f, name, data, chunks, fillvalue, mapping, dirty):
     table.write()
 
 
-def write_virtual_dataset(group, path, name, shape, dtype, chunks, fillvalue, mapping):
-    """The version's dataset ``path``: a virtual dataset of ``shape`` whose chunk regions map
+def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping):
+    """The version's dataset ``name``: a virtual dataset of ``shape`` whose chunk regions map
     to raw_data rows (regions without a mapping read as the fill value)."""
     layout = VirtualLayout(shape, dtype, maxshape=shape)
     raw_shape = group.file[raw_path(name)].shape
@@ -101,7 +111,7 @@ def write_virtual_dataset(group, path, name, shape, dtype, chunks, fillvalue, ma
         start, stop = mapping[index]
         layout[region] = source[(slice(start, stop),) +
                                 tuple(slice(0, r.stop - r.start) for r in region[1:])]
-    vds = group.create_virtual_dataset(path, layout,
+    vds = group.create_virtual_dataset(name, layout,
                                        fillvalue=None if is_vlen_string(dtype) else fillvalue)
     vds.attrs["chunks"] = np.array(chunks, np.int64)
     vds.attrs["raw_data"] = raw_path(name)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..dtypes import string_dtype
 from .backend import (FILTER_KEYS, chunk_grid, chunk_slices, is_vlen_string, normalize_chunks,
-                      raw_path, read_mapping)
+                      raw_path, read_mapping, touched_chunks)
 
 
 class StagedDataset:
@@ -25,8 +25,7 @@ class StagedDataset:
         self._data = data
         self._source = source
         self.mapping = dict(mapping or {})
-        self.dirty = {}
-        self.changed = False
+        self.dirty = {}         # chunk indices modified, in order (a dict as ordered set)
 
     @classmethod
     def new(cls, name, data, chunks, fillvalue, filters):
@@ -68,10 +67,7 @@ class StagedDataset:
 
     def __setitem__(self, key, value):
         self.data[key] = value
-        touched = np.zeros(self.shape, bool)
-        touched[key] = True
-        self._mark(slab_order(index for index in chunk_grid(self.shape, self.chunks)
-                              if touched[chunk_slices(index, self.chunks, self.shape)].any()))
+        self._mark(slab_order(touched_chunks(self.shape, self.chunks, key)))
 
     def resize(self, size, axis=None):
         """h5py's resize: new elements hold the fill value; chunks whose extent changes are
@@ -81,7 +77,7 @@ class StagedDataset:
         common = tuple(slice(0, min(a, b)) for a, b in zip(self.shape, size))
         grown[common] = self.data[common]
         old = self.shape
-        self._data, self.shape, self.changed = grown, size, True
+        self._data, self.shape = grown, size
         kept = set(chunk_grid(size, self.chunks))
         self.mapping = {k: v for k, v in self.mapping.items() if k in kept}
         self.dirty = {k: None for k in self.dirty if k in kept}
@@ -94,7 +90,6 @@ class StagedDataset:
         """Record modified chunks, keeping the order in which they were first modified."""
         for index in indices:
             self.dirty.setdefault(index, None)
-            self.changed = True
 
     def __repr__(self):
         return f'<Staged dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
@@ -196,9 +191,16 @@ class StagedGroup:
         return self._members.items()
 
     def __setitem__(self, path, value):
+        """A new dataset of ``value``; one replacing a dataset keeps its fill value and
+        attributes."""
         if isinstance(value, StagedDataset):
             value = value[()]
-        self.create_dataset(path, data=value)
+        old = self[path] if path in self else None
+        if not isinstance(old, StagedDataset):
+            self.create_dataset(path, data=value)
+            return
+        del self[path]
+        self.create_dataset(path, data=value, fillvalue=old.fillvalue).attrs.update(old.attrs)
 
     def create_group(self, path):
         group, last = self._split(path, create=True)
