@@ -83,3 +83,53 @@ def test_corrupt_checksum_names_chunk(tmp_path):
     with purehep.File(path) as f:
         with pytest.raises(ChecksumError, match=r"structured chunk at \(4,\)"):
             f["x"][...]
+
+
+@pytest.mark.parametrize("index", ["fixed_array", "extensible_array", "btree2"])
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_modify_mode(tmp_path, index, compression):
+    """Sparse datasets change in r+ mode (elements defined and erased, chunks added, the
+    extent grown) and are created there; untouched chunks stay where they were."""
+    import subprocess
+    import sys
+    import h5py
+    p = tmp_path / "m.h5"
+    maxshape = {"fixed_array": None, "extensible_array": (None, 60),
+                "btree2": (None, None)}[index]
+    with purehep.File(p, "w", libver="latest") as f:
+        ds = f.create_dataset("s", shape=(60, 60), dtype="<i4", chunks=(10, 10), sparse=True,
+                              maxshape=maxshape, compression=compression, fillvalue=-1)
+        ds[5, 7] = 3
+        ds[50:52, 1] = 2
+        ds[25, 25] = 1                           # a chunk the session leaves alone
+        f["plain"] = np.arange(4)
+    with purehep.File(p) as f:
+        kept = f["s"]._storage.sparse.chunk_info()
+        kept = {tuple(o): a for o, a in zip(kept["offsets"].tolist(), kept["addresses"])}
+    with purehep.File(p, "r+") as f:
+        ds = f["s"]
+        ds[5, 8] = 4
+        ds[55, 55] = 9
+        ds.erase(np.s_[50, 1])
+        if maxshape is not None:
+            ds.resize((70, 60))
+            ds[65, 3] = 7
+        new = f.create_dataset("t", shape=(20,), dtype="f8", chunks=(5,), sparse=True)
+        new[[2, 17]] = [1.5, 2.5]
+    expect = {(5, 7): 3, (5, 8): 4, (25, 25): 1, (51, 1): 2, (55, 55): 9}
+    if maxshape is not None:
+        expect[(65, 3)] = 7
+    with purehep.File(p) as f:
+        coords, values = f["s"].read_sparse()
+        assert dict(zip(map(tuple, coords.tolist()), values.tolist())) == expect
+        assert f["s"][50, 1] == -1 and f["s"].shape == ((70, 60) if maxshape else (60, 60))
+        assert f["t"].read_sparse()[1].tolist() == [1.5, 2.5]
+        info = f["s"]._storage.sparse.chunk_info()
+        now = {tuple(o): a for o, a in zip(info["offsets"].tolist(), info["addresses"])}
+        assert now[(50, 0)] != kept[(50, 0)] and now[(0, 0)] != kept[(0, 0)]
+        assert now[(20, 20)] == kept[(20, 20)]
+    with h5py.File(p) as h:                      # the rest of the file is intact for h5py
+        assert h["plain"][()].tolist() == [0, 1, 2, 3]
+    run = subprocess.run([sys.executable, "-m", "purehep", "check", str(p)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -388,13 +388,18 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.dtype = dtype_msg.dtype
         lay = M.decode(ctx, h.first(LAYOUT)) if h.first(LAYOUT) is not None else None
         self.layout_msg = lay
-        self.layout = {L.COMPACT: "compact", L.CONTIGUOUS: "contiguous",
-                       L.CHUNKED: "chunked"}.get(getattr(lay, "layout_class", None), "other")
+        self.layout = {L.COMPACT: "compact", L.CONTIGUOUS: "contiguous", L.CHUNKED: "chunked",
+                       L.STRUCTURED: "sparse"}.get(getattr(lay, "layout_class", None), "other")
         if self.layout == "contiguous" and h.first(0x07) is not None:
             self.layout = "external"
-        self.chunks = tuple(lay.chunk_shape) if self.layout == "chunked" else None
-        pipe = h.first(FILTERS)
-        self.filters = tuple(M.decode(ctx, pipe).filters) if pipe is not None else ()
+        self.chunks = tuple(lay.chunk_shape) if self.layout in ("chunked", "sparse") else None
+        pipe = M.decode(ctx, h.first(FILTERS)) if h.first(FILTERS) is not None else None
+        if self.layout == "sparse":
+            from ..sparse.storage import pipelines_of
+            self.section_filters = pipelines_of(pipe, lay.nsections)
+            self.filters = ()
+        else:
+            self.filters = tuple(pipe.filters) if pipe is not None else ()
         fill = h.first(FILL)
         fv = M.decode(ctx, fill) if fill is not None else None
         self.fill = fv.value if fv is not None and fv.value is not None and \
@@ -402,7 +407,7 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.early = bool(fv is not None and fv.alloc_time == 1)
         self.stored_dtype = None
         self.wide_chunk_sizes = bool(lay is not None and lay.version >= 5)
-        if self.layout == "chunked":
+        if self.layout in ("chunked", "sparse"):
             if lay.version >= 4:
                 self.index = (lay.index_type, dict(lay.index_info))
             else:
@@ -435,6 +440,8 @@ class ExistingDataset(Existing, model.DatasetNode):
             self._snap_records = {k: (r[0], r[1], r[2]) for k, r in st.records.items()}
         elif isinstance(st, ContiguousStore):
             self._snap_address = st.address
+        elif self.layout == "sparse" and st is not None:
+            self._snap_records = dict(st.records)
         elif st is not None:
             st._touched = False
 
@@ -450,6 +457,8 @@ class ExistingDataset(Existing, model.DatasetNode):
             return cur != self._snap_records
         if isinstance(st, ContiguousStore):
             return st.address != self._snap_address
+        if self.layout == "sparse":
+            return bool(st.dirty) or st.records != self._snap_records
         return bool(getattr(st, "_touched", False))
 
 
@@ -745,6 +754,8 @@ class ModifyWriter:
     def open_store(self, node):
         from .storage import ChunkStore, ContiguousStore, ExternalStore
         from . import values as V
+        if node.layout == "sparse":
+            return self._open_sparse_store(node)
         if node.layout == "external":
             from ..hl.storage import external_segments
             segments = external_segments(self.ctx, M.decode(self.ctx, node.header.first(0x07)))
@@ -783,12 +794,27 @@ class ModifyWriter:
         node._snap_records = {k: (r[0], r[1], r[2]) for k, r in store.records.items()}
         return store
 
+    def _open_sparse_store(self, node):
+        """A sparse dataset's store holding its defined elements as the file has them, and
+        its chunks' index records (chunks not written again stay where they are)."""
+        from ..hl.dataset import Dataset
+        from ..sparse.store import SparseStore
+        reader = Dataset(self.ctx.file, node.address, None)._storage.sparse
+        store = SparseStore(self, node)
+        coords, values = reader.read_sparse()
+        store.write_points(coords, values)
+        store.dirty.clear()
+        table = reader.table
+        store.records = {tuple(int(x) for x in table.scaled[i]): table.record(i)
+                         for i in range(len(table))}
+        node._snap_records = dict(store.records)
+        return store
+
     # -- the commit --------------------------------------------------------------------------
     def flush(self, durable=None):
         if not self.dirty:
             return
         durable = self.durable if durable is None else durable
-        from .storage import ChunkStore
         from .emit import Emitter, Resolver
         ctx = self.ctx
         em = Emitter(self, 0)
@@ -803,7 +829,7 @@ class ModifyWriter:
         for node in loaded:
             st = getattr(node, "_store", None) if isinstance(node, ExistingDataset) else \
                 getattr(node, "store", None)
-            if isinstance(st, ChunkStore):
+            if getattr(st, "flush_before_emit", False):
                 st.flush_dirty()
         # new objects: reachable from loaded groups through links to nodes without an address
         new = self._new_nodes(loaded)
@@ -812,7 +838,7 @@ class ModifyWriter:
         em.plans = {id(p.node): p for p in plans}
         for p in plans:
             st = getattr(p.node, "store", None)
-            if isinstance(st, ChunkStore):
+            if getattr(st, "flush_before_emit", False):
                 st.flush_dirty()
             p.size = len(em.encode_header(p, em.messages(p, dummy)))
             p.address = meta.alloc(p.size)
@@ -1359,6 +1385,13 @@ class ModifyWriter:
             st = node.store if node.layout == "chunked" else None
         p = Plan(node)
         old = node.layout_msg
+        if node.layout == "sparse":
+            from ..sparse import create
+            create.side_structures(em, p)        # the index, rebuilt in unused space
+            self._replace_layout(node, create.layout_of(
+                node, old.element_size, p.side["index_address"], p.side["index_info"]),
+                replace_types, extra)
+            return
         if isinstance(st, ChunkStore) and self._update_chunk_index(em, node, st):
             return                       # the index edited in place: the layout is unchanged
         if isinstance(st, ChunkStore):
@@ -1385,14 +1418,17 @@ class ModifyWriter:
         lay = em._layout(p, R)
         if old is not None and lay.layout_class == L.CHUNKED and old.version != lay.version:
             lay = replace(lay, version=old.version)
+        self._replace_layout(node, lay, replace_types, extra)
+
+    def _replace_layout(self, node, lay, replace_types, extra):
+        """The dataset's layout message becomes ``lay`` at this commit."""
         node.layout_msg = lay
         replace_types.add(LAYOUT)
-        flags = 0
         if lay.version == 5 and lay.layout_class == L.CHUNKED:     # = version 4 but for
-            body = b"\x05" + L.encode(replace(lay, version=4), ctx)[1:]  # 8-byte chunk sizes
+            body = b"\x05" + L.encode(replace(lay, version=4), self.ctx)[1:]  # 8-byte sizes
         else:
-            body = L.encode(lay, ctx)
-        extra[LAYOUT] = [(LAYOUT, flags, body, None)]
+            body = L.encode(lay, self.ctx)
+        extra[LAYOUT] = [(LAYOUT, 0, body, None)]
 
     def _update_chunk_index(self, em, node, st):
         """Chunks added or moved since the last commit, written into the dataset's index in

@@ -152,6 +152,8 @@ class ExternalStore:
 class ChunkStore:
     """Chunks in the raw-data area plus partly written chunks in memory."""
 
+    flush_before_emit = True      # pending chunks are written before the metadata
+
     def __init__(self, writer, node):
         self.writer = writer
         self.node = node

@@ -61,10 +61,9 @@ class Writer:
         is then complete."""
         if not self.dirty and self.meta_written:
             return
-        from .storage import ChunkStore
         for node in model.walk(self.root):
             store = getattr(node, "store", None)
-            if isinstance(store, ChunkStore) or getattr(store, "flush_before_emit", False):
+            if getattr(store, "flush_before_emit", False):
                 store.flush_dirty()
         if self.meta_written:
             self.sink.truncate(self.base + self.raw_end)
