@@ -119,3 +119,28 @@ def test_virtual_in_modify_mode(tmp_path):
         assert h["v"].is_virtual
         assert h["v"][()].tolist() == [[0, 1, 2], [3, 4, 5]]
         assert h["v"].virtual_sources()[0].file_name == "."
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_virtual_sources_queries(tmp_path, libver):
+    """virtual_sources() selections answer h5py's SpaceID queries as h5py does."""
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["x"] = np.arange(8.0)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with h5py.File("ref.h5", "w", libver=libver) as f:
+            _build(h5py, f, "other.h5")
+        with h5py.File("ref.h5") as h, purehep.File("ref.h5") as p:
+            for name in ("v", "w"):
+                for hs, ps in zip(h[name].virtual_sources(), p[name].virtual_sources()):
+                    for hspace, pspace in ((hs.vspace, ps.vspace), (hs.src_space, ps.src_space)):
+                        assert pspace.get_select_type() == hspace.get_select_type()
+                        assert pspace.get_select_bounds() == hspace.get_select_bounds()
+                        assert pspace.get_select_npoints() == hspace.get_select_npoints()
+                        assert pspace.is_regular_hyperslab() == hspace.is_regular_hyperslab()
+                        if hspace.is_regular_hyperslab():
+                            assert pspace.get_regular_hyperslab() == \
+                                hspace.get_regular_hyperslab()
+    finally:
+        os.chdir(cwd)

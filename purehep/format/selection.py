@@ -57,6 +57,26 @@ class Selection:
 
     __hash__ = None
 
+    def as_regular(self):
+        """(start, stride, count, block) arrays describing this hyperslab selection as one
+        regular hyperslab, or None: a block list qualifies when it is the product of each
+        dimension's blocks and those (adjacent ones merged) are evenly spaced and equally
+        long, as libhdf5 finds when it rebuilds a decoded selection."""
+        if self.regular:
+            return self.start, self.stride, self.count, self.block
+        if self.kind != HYPERSLABS or not len(self.blocks):
+            return None
+        axes = [sorted({(int(b[0, d]), int(b[1, d])) for b in self.blocks})
+                for d in range(self.rank)]
+        if int(np.prod([len(a) for a in axes])) != len(self.blocks) or \
+                len({tuple(map(tuple, b)) for b in self.blocks.tolist()}) != len(self.blocks):
+            return None
+        regular = [_regular(_merged(a)) for a in axes]
+        if any(r is None for r in regular):
+            return None
+        v = np.array(regular, np.int64)
+        return v[:, 0], v[:, 1], v[:, 2], v[:, 3]
+
     def _fail(self, message):
         return FormatError(message, STRUCTURE, self.offset)
 
@@ -345,6 +365,18 @@ def hyperslab(dims, version):
         version = 3            # version 1 holds 4-byte coordinates only
     return Selection(HYPERSLABS, version, len(dims), blocks=blocks,
                      encode_size=encode_size_for(blocks.ravel().tolist() + [len(blocks)]))
+
+
+def _merged(intervals):
+    """Sorted inclusive intervals with touching ones joined, as runs (start, length)."""
+    runs = []
+    for lo, hi in intervals:
+        if runs and lo <= runs[-1][0] + runs[-1][1]:
+            start, n = runs[-1]
+            runs[-1] = (start, max(n, hi - start + 1))
+        else:
+            runs.append((lo, hi - lo + 1))
+    return runs
 
 
 def _regular(runs):

@@ -209,8 +209,19 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         selection, source file name, source dataset name, source selection) tuples."""
         if not self.is_virtual:
             raise RuntimeError("Not a virtual dataset")
-        return [VDSmap(m.virtual_selection, m.source_file, m.source_dataset, m.source_selection)
+        from .virtual import SelectionSpace
+        shape = self.shape
+        return [VDSmap(SelectionSpace(m.virtual_selection, shape), m.source_file,
+                       m.source_dataset,
+                       SelectionSpace(m.source_selection, lambda m=m: self._source_shape(m)))
                 for m in self._storage.mappings]
+
+    def _source_shape(self, mapping):
+        source = self._file._vds_source(mapping.source_file, mapping.source_dataset)
+        if source is None:
+            raise ValueError(f"the source {mapping.source_dataset!r} in "
+                             f"{mapping.source_file!r} cannot be opened for its extent")
+        return source.shape
 
     def __repr__(self):
         return f'<purehep Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'

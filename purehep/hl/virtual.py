@@ -207,6 +207,46 @@ class VirtualStorage:
         out[tuple(p[keep] for p in local)] = np.asarray(values).astype(self.dtype, copy=False)
 
 
+class SelectionSpace:
+    """A selection of ``virtual_sources()`` with the queries h5py's SpaceID answers for it.
+    ``shape`` is the extent the selection is in (a callable for a source's extent, which
+    takes opening the source: asked for only when a query needs it)."""
+
+    def __init__(self, selection, shape):
+        self.selection = selection
+        self._shape = shape
+
+    @property
+    def shape(self):
+        if callable(self._shape):
+            self._shape = self._shape()
+        return self._shape
+
+    def get_select_type(self):
+        return self.selection.kind            # H5S_SEL_NONE/POINTS/HYPERSLABS/ALL: 0/1/2/3
+
+    def get_select_bounds(self):
+        """(start, end) inclusive corners, or None when nothing is selected."""
+        try:
+            return self.selection.bounding_box()
+        except ValueError:                    # "all" and unlimited selections need the extent
+            return self.selection.bounding_box(self.shape)
+
+    def get_select_npoints(self):
+        return self.selection.count_selected(self.shape)
+
+    def is_regular_hyperslab(self):
+        return self.selection.as_regular() is not None
+
+    def get_regular_hyperslab(self):
+        """(start, stride, count, block) tuples; unlimited entries as h5py's h5s.UNLIMITED."""
+        regular = self.selection.as_regular()
+        if regular is None:
+            raise ValueError("not a regular hyperslab selection")
+        return tuple(tuple(int(v) if v != S.UNLIMITED else (1 << 64) - 1 for v in arr)
+                     for arr in regular)
+
+
 def _rank_along(coords, dim):
     """For each coordinate, the index of its position along ``dim`` among the distinct
     positions selected there (0 for the first)."""

@@ -122,8 +122,8 @@ def read_mapping(dataset, chunks):
     """Chunk index -> raw_data rows of a committed version's virtual dataset."""
     mapping = {}
     for vmap in dataset.virtual_sources():
-        vstart, _ = vmap.vspace.bounding_box(dataset.shape)
-        sstart, sstop = vmap.src_space.bounding_box()
+        vstart, _ = vmap.vspace.get_select_bounds()
+        sstart, sstop = vmap.src_space.get_select_bounds()
         index = tuple(int(s) // c for s, c in zip(vstart, chunks))
         mapping[index] = (int(sstart[0]), int(sstop[0]) + 1)
     return mapping
