@@ -128,6 +128,7 @@ class Emitter:
         self.meta = Metadata(start)
         self.gheaps = GlobalHeaps(self.ctx, self.meta)
         self.addresses = {}
+        self._attr_bodies = {}       # id(AttrEntry) -> body, for attributes without heap data
 
     def address_of_ref(self, ref):
         node = getattr(ref, "_node", None)
@@ -172,12 +173,20 @@ class Emitter:
         return m_space.encode(space, self.ctx)
 
     def _attr_body(self, node, a, R):
+        """An attribute message body; kept for the run unless it holds heap ids or addresses
+        (it is asked for by the plan and by both passes over the headers)."""
+        body = self._attr_bodies.get(id(a))
+        if body is not None:
+            return body
         if a.shape is None:
             data = b""
         else:
             data = V.to_file(a.value, a.dtype, R, self.ctx.sizeof_offsets).tobytes()
-        return m_attribute.encode(a.name, self._dtype_body(a.dtype), self._space_body(a.shape),
+        body = m_attribute.encode(a.name, self._dtype_body(a.dtype), self._space_body(a.shape),
                                   data, self.policy.attribute_version)
+        if not V.needs_heap(a.dtype):
+            self._attr_bodies[id(a)] = body
+        return body
 
     def _attrs_sorted(self, node):
         return sorted(node.attrs.values(), key=lambda a: a.order)
