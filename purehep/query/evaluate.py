@@ -35,7 +35,7 @@ def _leaf(expr, column):
     if isinstance(expr, Between):
         return compare(column, ">=", expr.lo) & compare(column, "<=", expr.hi)
     masks = [compare(column, "==", v) for v in expr.values]
-    return functools.reduce(np.logical_or, masks)
+    return functools.reduce(np.logical_or, masks, np.zeros(len(column), dtype=bool))
 
 
 def evaluate(expr, columns):

@@ -1,0 +1,66 @@
+"""CHUNK_BLOOM hashing (HEP001 §8.7).
+
+Choices where the standard is silent (recorded in README.md):
+* canonical bytes: numbers (and bool as uint8) are the value in the column's own element type,
+  little-endian, with -0.0 written as +0.0; strings are their UTF-8 bytes without padding;
+  NaN is never inserted (it equals nothing);
+* ``h_a`` is the first (low) 64-bit half of MurmurHash3_x64_128(bytes, seed=0), ``h_b`` the
+  second (high) half of MurmurHash3_x64_128(bytes, seed=0x9E3779B9);
+* ``h_i = (h_a + i * h_b) mod 2**64 mod m_bits`` for ``i`` in ``0..k-1``;
+* bit ``j`` of a filter row is bit ``j % 8`` (LSB first) of byte ``j // 8``, as for BITMAP.
+"""
+import math
+
+import mmh3
+import numpy as np
+
+HASH_FAMILY = "murmur3_128_double"
+SEED_A, SEED_B = 0, 0x9E3779B9
+
+
+def canonical_bytes(values):
+    """Canonical byte strings of the non-NaN elements of a 1-D array."""
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    if kind == "f":
+        values = values[~np.isnan(values)]
+        values = np.where(values == 0, 0, values).astype(values.dtype.newbyteorder("<"))
+    elif kind in "iub":
+        values = values.astype(values.dtype.newbyteorder("<") if kind != "b" else np.uint8)
+    else:
+        return [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in values.tolist()]
+    raw, size = values.tobytes(), values.dtype.itemsize
+    return [raw[i:i + size] for i in range(0, len(raw), size)]
+
+
+def positions(keys, k, m_bits):
+    """(len(keys), k) uint64 bit positions of the double hashing scheme."""
+    ha = np.array([mmh3.hash64(key, SEED_A, signed=False)[0] for key in keys], dtype=np.uint64)
+    hb = np.array([mmh3.hash64(key, SEED_B, signed=False)[1] for key in keys], dtype=np.uint64)
+    i = np.arange(k, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return (ha[:, None] + i[None, :] * hb[:, None]) % np.uint64(m_bits)
+
+
+def sizing(max_distinct, bits_per_value=10):
+    """(m_bytes, k): a power-of-two filter with about ``bits_per_value`` bits per value."""
+    m_bits = 1 << max(6, math.ceil(math.log2(max(max_distinct, 1) * bits_per_value)))
+    k = min(16, max(1, round(m_bits / max(max_distinct, 1) * math.log(2))))
+    return m_bits // 8, k
+
+
+def build_filter(values, k, m_bytes):
+    """One chunk's packed filter (uint8[m_bytes]) over the distinct values of ``values``."""
+    filt = np.zeros(m_bytes, dtype=np.uint8)
+    keys = canonical_bytes(np.unique(values) if len(values) else values)
+    if keys:
+        pos = positions(keys, k, m_bytes * 8).reshape(-1)
+        np.bitwise_or.at(filt, (pos >> 3).astype(np.intp), (1 << (pos & 7)).astype(np.uint8))
+    return filt
+
+
+def may_contain(filters, key, k):
+    """Bool per filter row: True unless the filters prove ``key`` (canonical bytes) absent."""
+    pos = positions([key], k, filters.shape[1] * 8)[0]
+    bits = filters[:, (pos >> 3).astype(np.intp)] & (1 << (pos & 7)).astype(np.uint8)
+    return np.all(bits != 0, axis=1)
