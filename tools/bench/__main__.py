@@ -1,9 +1,9 @@
 """python -m tools.bench [name ...]: run the side-by-side benchmarks (all by default)."""
 import sys
 
-from . import chunked, core, write
+from . import chunked, core, table, write
 
-SUITES = {fn.__name__: fn for fn in core.ALL + chunked.ALL + write.ALL}
+SUITES = {fn.__name__: fn for fn in core.ALL + chunked.ALL + write.ALL + table.ALL}
 
 
 def main(names):
