@@ -1,0 +1,235 @@
+"""The Index object and the operations create_index, open_index, cache_index and
+delete_index (RFC §5.1 "Conceptual structures", §5.2 "Operations" 1–4)."""
+from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from ..dtypes import check_enum_dtype, ref_dtype, regionref_dtype
+from ..query import And, Between, Compare, Not, Or, parse
+from ..reference import Reference, RegionReference
+from . import storage
+from .search import Searcher
+
+
+class Index:
+    """An index: records sorted by ``keys`` (precedence order) with one target field.
+
+    Bound to a table in a file (``table`` set: records are read from the file on each
+    use) or cached in memory (``table`` None: independent of any file, RFC §5.2.4).
+    """
+
+    def __init__(self, records, keys, target_field, target_type, primary=None, title="",
+                 target_dataset=None, target_rank=None, table=None):
+        self._records = records
+        self.keys = tuple(keys)
+        self.primary = primary
+        self.target_field = target_field
+        self.target_type = target_type
+        self.title = title
+        self.target_dataset = target_dataset
+        self.target_rank = target_rank
+        self.table = table
+        self.deleted = False
+
+    @property
+    def records(self):
+        """The index records, a structured array (read from the table when bound)."""
+        if self.deleted:
+            raise ValueError("the index was deleted")
+        return self.table[...] if self.table is not None else self._records
+
+    @property
+    def secondary_keys(self):
+        return tuple(k for k in self.keys if k != self.primary)
+
+    @property
+    def cached(self):
+        return self.table is None
+
+    def metadata(self):
+        """The descriptive state (everything but the records) as constructor keywords."""
+        return dict(keys=self.keys, primary=self.primary, target_field=self.target_field,
+                    target_type=self.target_type, title=self.title,
+                    target_dataset=self.target_dataset, target_rank=self.target_rank)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __repr__(self):
+        where = "cached" if self.cached else f'"{self.table.name}"'
+        return (f"<purehep Index {where}: {len(self)} records, keys {list(self.keys)}, "
+                f"{self.target_type} targets>")
+
+    def columns(self, records=None):
+        """Field name -> 1-D array for every field but the target field."""
+        records = self.records if records is None else records
+        return {f: records[f] for f in records.dtype.names if f != self.target_field}
+
+    def query(self, query):
+        """Record numbers (ascending) of the records satisfying ``query`` (text or Expr),
+        found by binary search on the sorted keys (RFC §5.2.2)."""
+        expr = parse(query) if isinstance(query, str) else query
+        records = self.records
+        return Searcher(self.columns(records), self.keys).run(_enum_values(expr, records.dtype))
+
+    def targets(self, records):
+        """Per record number, its stored targets: an array of References or
+        RegionReferences, or (element indexes) an (n, rank) array of coordinates."""
+        column = self.records[self.target_field]
+        stored = [column[r] for r in np.asarray(records, dtype=np.int64)]
+        if self.target_type == "element":
+            return [np.asarray(t, np.uint64).reshape(-1, self.target_rank) for t in stored]
+        return stored
+
+    def dereference(self, records, file=None):
+        """Per record number, its targets resolved in ``file`` (default: the index's own):
+        objects; the selected values of each region; the values of each element."""
+        file = self.table.file if file is None else file
+        if self.target_type == "object":
+            return [[file[ref] for ref in t] for t in self.targets(records)]
+        if self.target_type == "region":
+            return [[file[ref][ref] for ref in t] for t in self.targets(records)]
+        values = file[self.target_dataset][...]
+        return [values[tuple(c.T.astype(np.intp))] for c in self.targets(records)]
+
+
+def _enum_values(expr, dtype):
+    """``expr`` with enum member names replaced by their values (RFC §5.1: key fields may be
+    enumerated); other literals are left for the query evaluator to judge."""
+    if isinstance(expr, (And, Or)):
+        return replace(expr, items=tuple(_enum_values(e, dtype) for e in expr.items))
+    if isinstance(expr, Not):
+        return replace(expr, item=_enum_values(expr.item, dtype))
+    enum = check_enum_dtype(dtype[expr.field]) if expr.field in dtype.names else None
+    if not enum:
+        return expr
+    value = lambda v: enum.get(v, v) if isinstance(v, str) else v  # noqa: E731
+    if isinstance(expr, Compare):
+        return replace(expr, value=value(expr.value))
+    if isinstance(expr, Between):
+        return replace(expr, lo=value(expr.lo), hi=value(expr.hi))
+    return replace(expr, values=tuple(map(value, expr.values)))
+
+
+# --- create_index -------------------------------------------------------------------------------
+
+def create_index(loc, name, table, keys, target, target_type="object", primary=None,
+                 names=None, extra=None, target_dataset=None, title=""):
+    """Create index table ``loc[name]`` from ``table`` (RFC §5.2.1) and return it bound.
+
+    ``table``: a structured array, a compound Dataset or a mapping name -> values.
+    ``keys``: key field names in sort precedence; ``primary``: the key whose values are
+    unique, if any; ``names``: input name -> index field name; ``extra``: other fields to
+    carry (default: all the others); ``target``: the field holding each record's targets
+    (one target or a sequence: purehep objects or References for "object", RegionReferences
+    for "region", coordinates in ``target_dataset`` for "element").
+    """
+    index = build_index(table, keys, target, target_type, primary, names, extra,
+                        target_dataset, title)
+    return Index(None, table=storage.write_table(loc, name, index), **index.metadata())
+
+
+def build_index(table, keys, target, target_type="object", primary=None, names=None,
+                extra=None, target_dataset=None, title=""):
+    """The cached (in-memory) Index create_index writes: records sorted by ``keys``."""
+    if target_type not in storage.TARGET_TYPES:
+        raise ValueError(f"target_type must be one of {storage.TARGET_TYPES}")
+    columns = _input_columns(table)
+    keys = list(keys)
+    carried = [f for f in columns if f not in keys and f != target] if extra is None \
+        else list(extra)
+    for field in keys + carried + [target]:
+        if field not in columns:
+            raise KeyError(f"no field {field!r} in the input table")
+    if primary is not None and primary not in keys:
+        raise ValueError(f"primary key {primary!r} is not one of the keys {keys}")
+    names = {f: f for f in columns} | dict(names or {})
+    rank = None if target_dataset is None else len(target_dataset.shape)
+    if target_type == "element" and rank is None:
+        raise ValueError("element indexes need target_dataset")
+    order = np.lexsort([_key_column(columns[k]) for k in reversed(keys)]) if keys else \
+        np.arange(len(columns[target]))
+    dtype = np.dtype([(names[f], _key_column(columns[f]).dtype) for f in keys + carried]
+                     + [(names[target], storage.target_dtype(target_type))])
+    records = np.zeros(len(order), dtype)
+    for f in keys + carried:
+        records[names[f]] = _key_column(columns[f])[order]
+    shape = None if target_dataset is None else target_dataset.shape
+    for i, r in enumerate(order):
+        records[names[target]][i] = _targets(columns[target][r], target_type, shape)
+    if primary is not None and len(np.unique(records[names[primary]])) != len(records):
+        raise ValueError(f"primary key {primary!r} has duplicate values")
+    return Index(records, [names[k] for k in keys], names[target], target_type,
+                 None if primary is None else names[primary], title,
+                 None if target_dataset is None else target_dataset.ref, rank)
+
+
+def _input_columns(table):
+    """Field name -> values of a structured array, compound Dataset or mapping."""
+    if isinstance(table, Mapping):
+        return dict(table)
+    records = np.asarray(table[...] if hasattr(table, "attrs") else table)
+    if records.dtype.names is None:
+        raise TypeError("the input table must have named fields")
+    return {f: records[f] for f in records.dtype.names}
+
+
+def _key_column(values):
+    """Values as a 1-D numpy column; text becomes UTF-8 fixed-length strings (H5TB fields
+    are fixed-length)."""
+    column = np.asarray(values)
+    if column.dtype.kind == "U":
+        encoded = np.char.encode(column, "utf-8")
+        return encoded.astype(np.dtype(encoded.dtype, metadata={"h5py_encoding": "utf-8"}))
+    return column
+
+
+def _targets(value, target_type, shape):
+    """One record's targets as the array its vlen target field stores."""
+    if target_type == "element":
+        coords = np.asarray(value, dtype=np.int64).reshape(-1, len(shape))
+        if coords.size and (coords.min() < 0 or np.any(coords >= np.asarray(shape))):
+            raise ValueError(f"element coordinates {coords.tolist()} outside {shape}")
+        return coords.astype(np.uint64).ravel()
+    items = [value] if isinstance(value, Reference) or hasattr(value, "ref") else list(value)
+    if target_type == "region":
+        if not all(isinstance(t, RegionReference) for t in items):
+            raise TypeError("region indexes need RegionReferences (ds.regionref[...])")
+        return np.array(items, dtype=regionref_dtype)
+    refs = [t if isinstance(t, Reference) else t.ref for t in items]
+    if any(isinstance(t, RegionReference) for t in refs):
+        raise TypeError("object indexes need object references, not region references")
+    return np.array(refs, dtype=ref_dtype)
+
+
+# --- open, cache, delete --------------------------------------------------------------------------
+
+def open_index(loc, name=None):
+    """The index stored in table ``loc[name]`` (or the table ``loc`` itself), bound."""
+    table = loc if name is None else loc[name]
+    return Index(None, table=table, **storage.read_metadata(table))
+
+
+def cache_index(index, name=None):
+    """An in-memory copy of an index (an Index, or ``index[name]`` a table) that keeps
+    working after its file is closed (RFC §5.2.4)."""
+    index = index if isinstance(index, Index) else open_index(index, name)
+    return Index(np.array(index.records), **index.metadata())
+
+
+def delete_index(index, name=None):
+    """Delete an index (RFC §5.2.3): a cached one is dropped from memory, its file untouched;
+    a stored one (an Index bound to its table, or ``loc, name``) is unlinked from its file
+    with its metadata — all of which lives in the table's own attributes."""
+    if isinstance(index, Index) and index.cached:
+        index._records = None
+        index.deleted = True
+        return
+    table = index.table if isinstance(index, Index) else index[name]
+    storage.read_metadata(table)            # refuse to delete anything that is not an index
+    parent = table.parent
+    del parent[table.name.rsplit("/", 1)[-1]]
+    if isinstance(index, Index):
+        index.table = None
+        index.deleted = True

@@ -1,0 +1,160 @@
+"""The query operation over an index's sorted key fields (RFC §5.2 "Query": "the select
+operation recognizes the sorted fields and takes advantage of these for improved efficiency").
+
+Records are sorted by the key fields in precedence order, so key ``k[i]`` is sorted within
+each run of records that agree on ``k[0] .. k[i-1]`` (for ``k[0]``: the whole table). A
+predicate on such a key is answered by binary search in each run the candidate records
+cover; AND narrows the candidates item by item (sorted keys first), OR unites and NOT
+subtracts record-number sets. Everything else — non-key fields, values a column cannot hold
+exactly, too many runs — is handed to :func:`purehep.query.evaluate` on the candidates only,
+so the answer is always the one a full scan gives.
+"""
+import functools
+import math
+
+import numpy as np
+
+from ..query import And, Between, Compare, In, Not, Or, evaluate, fields
+from ..query.evaluate import coerce
+
+MAX_PIECES = 256   # runs searched one by one before a vectorised scan is cheaper
+_NAN = object()    # a NaN literal: equal to nothing, different from everything
+
+
+class Searcher:
+    """Answers queries over ``columns`` (name -> 1-D array) sorted by ``keys``."""
+
+    def __init__(self, columns, keys):
+        self.columns = columns
+        self.n = len(next(iter(columns.values()))) if columns else 0
+        self.levels, self.bounds = _sorted_levels(columns, keys, self.n)
+
+    def run(self, expr):
+        """Record numbers (ascending int64) of the records satisfying ``expr``."""
+        # the same KeyError / ValueError a full scan raises, before any shortcut is taken
+        evaluate(expr, {f: self.columns[f][:0] for f in fields(expr) if f in self.columns})
+        return self.select(expr, np.arange(self.n, dtype=np.int64))
+
+    def select(self, expr, cand):
+        """The subset of the candidate record numbers ``cand`` where ``expr`` holds."""
+        if not len(cand):
+            return cand
+        if isinstance(expr, And):
+            for item in sorted(expr.items, key=self._order):
+                cand = self.select(item, cand)
+            return cand
+        if isinstance(expr, Or):
+            return functools.reduce(np.union1d, (self.select(e, cand) for e in expr.items))
+        if isinstance(expr, Not):
+            return np.setdiff1d(cand, self.select(expr.item, cand), assume_unique=True)
+        return self._leaf(expr, cand)
+
+    def _order(self, item):
+        """AND items on sorted keys first, in precedence order: each narrows the next."""
+        field = getattr(item, "field", None)
+        return self.levels.get(field, len(self.levels))
+
+    def _leaf(self, expr, cand):
+        column = self.columns[expr.field]
+        level = self.levels.get(expr.field)
+        search = None if level is None else _piece_search(expr, column)
+        pieces = None if search is None else self._pieces(level, cand)
+        if pieces is None:
+            return cand[evaluate(expr, {expr.field: column[cand]})]
+        found = [np.arange(a + lo, a + hi) for a, b in pieces for lo, hi in search(column[a:b])]
+        return np.unique(np.concatenate(found)) if found else cand[:0]
+
+    def _pieces(self, level, cand):
+        """(start, stop) runs of consecutive candidates within which key ``level`` is sorted,
+        or None when there are more than MAX_PIECES."""
+        cut = np.flatnonzero(np.diff(cand) != 1) + 1
+        starts = cand[np.r_[0, cut]]
+        stops = cand[np.r_[cut - 1, len(cand) - 1]] + 1
+        edges = np.union1d(np.r_[starts, stops], self.bounds[level])
+        first, last = edges[:-1], edges[1:]
+        run = np.searchsorted(starts, first, "right") - 1
+        keep = (run >= 0) & (first < stops[np.maximum(run, 0)])
+        if keep.sum() > MAX_PIECES:
+            return None
+        return list(zip(first[keep].tolist(), last[keep].tolist()))
+
+
+def _sorted_levels(columns, keys, n):
+    """{key: level} for the longest prefix of ``keys`` the records are sorted by (checked,
+    not trusted: a foreign table may claim more), and per level the record numbers where
+    the preceding keys change."""
+    levels, bounds = {}, []
+    change = np.zeros(max(n - 1, 0), dtype=bool)
+    for level, key in enumerate(keys):
+        column = columns[key]
+        if column.dtype.kind not in "iufS" or not _nondecreasing(column, change):
+            break
+        levels[key] = level
+        bounds.append(np.flatnonzero(change) + 1)
+        change = change | (column[1:] != column[:-1])
+    return levels, bounds
+
+
+def _nondecreasing(column, change):
+    """True if ``column`` never decreases inside a run (NaN sorts last, as numpy sorts)."""
+    ok = column[:-1] <= column[1:]
+    if column.dtype.kind == "f":
+        ok |= np.isnan(column[1:])
+    return bool(np.all(ok | change))
+
+
+def _exact(column, value):
+    """``value`` as a scalar of the column's type when that conversion is exact (so every
+    numpy promotion compares alike), _NAN for a NaN, else None."""
+    value = coerce(column, value)
+    kind = column.dtype.kind
+    if kind == "S":
+        return value if isinstance(value, bytes) else None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    if kind == "f" and math.isnan(value):
+        return _NAN
+    try:
+        scalar = column.dtype.type(value)
+    except (OverflowError, ValueError):
+        return None
+    return scalar if scalar == value else None
+
+
+def _piece_search(expr, column):
+    """A function sorted piece -> [(lo, hi), ...] intervals satisfying the leaf ``expr``, or
+    None when a literal is not exactly representable in the column."""
+    values = {Compare: lambda e: (e.value,), Between: lambda e: (e.lo, e.hi),
+              In: lambda e: e.values}[type(expr)](expr)
+    exact = [_exact(column, v) for v in values]
+    if any(v is None for v in exact):
+        return None
+    if isinstance(expr, Compare):
+        return lambda piece: _compare(piece, expr.op, exact[0])
+    if isinstance(expr, Between):
+        return lambda piece: _between(piece, *exact)
+    return lambda piece: [iv for v in exact for iv in _compare(piece, "==", v)]
+
+
+def _valid(piece):
+    """Length of the piece's leading non-NaN part (NaNs sort last)."""
+    return int(np.searchsorted(piece, np.nan)) if piece.dtype.kind == "f" else len(piece)
+
+
+def _compare(piece, op, x):
+    n = len(piece)
+    if x is _NAN:
+        return [(0, n)] if op == "!=" else []
+    m = _valid(piece)
+    lo, hi = (int(np.searchsorted(piece[:m], x, side)) for side in ("left", "right"))
+    return {"==": [(lo, hi)], "<": [(0, lo)], "<=": [(0, hi)], ">": [(hi, m)],
+            ">=": [(lo, m)], "!=": [(0, lo), (hi, n)]}[op]
+
+
+def _between(piece, lo, hi):
+    if lo is _NAN or hi is _NAN:
+        return []
+    m = _valid(piece)
+    a = int(np.searchsorted(piece[:m], lo, "left"))
+    b = int(np.searchsorted(piece[:m], hi, "right"))
+    return [(a, b)] if a < b else []
