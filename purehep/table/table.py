@@ -134,6 +134,15 @@ def _table_attrs(group, columns, labels, title, description, units_vocabulary, a
     if anndata:
         set_utf8(group, "encoding-type", "dataframe")
         set_utf8(group, "encoding-version", ANNDATA_VERSION)
+        for name in dict.fromkeys([*columns, *labels]):
+            _anndata_element(group[name])
+
+
+def _anndata_element(ds):
+    """Anndata's per-element encoding attributes (string-array or array, version 0.2.0)."""
+    is_string = ds.dtype.kind in "SO"
+    set_utf8(ds, "encoding-type", "string-array" if is_string else "array")
+    set_utf8(ds, "encoding-version", ANNDATA_VERSION)
 
 
 class Table:
