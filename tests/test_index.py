@@ -123,18 +123,13 @@ def test_h5py_reads_table_and_attributes(tmp_path, target_type):
         if target_type == "object":       # h5py cannot read vlen region refs (it crashes)
             stored = ds[...]["targets"]
             for got, want in zip(stored, np.array(table["targets"], dtype=object)[order]):
-                assert [f[r].name for r in got] == [o.name for o in _as_list(want, f)]
+                assert [f[r].name for r in got] == [o.name for o in want]
         if target_type == "element":
             assert f[ds.attrs["INDEX_TARGET_DATASET"]].name == "/data"
             assert ds.attrs["INDEX_TARGET_RANK"] == 2
             assert ds.attrs.get_id("INDEX_TARGET_RANK").get_type().equal(h5py.h5t.STD_I32LE)
             for got, want in zip(ds[...]["targets"], [table["targets"][i] for i in order]):
                 np.testing.assert_array_equal(got, np.array(want, np.uint64).ravel())
-
-
-def _as_list(objs, f):
-    """The objects (by path, in h5py's file ``f``) a test target list names."""
-    return [f[o.name] for o in objs]
 
 
 PYTABLES = """
@@ -418,3 +413,26 @@ def test_create_in_modify_mode_on_h5py_file(tmp_path):
         delete_index(f, "by_size")
     with h5py.File(path) as f:
         assert sorted(f) == [f"d{i}" for i in range(5)]
+
+
+def test_key_predicates_use_binary_search(monkeypatch):
+    """Predicates on sorted keys never reach evaluate with data (only the 0-row validation)."""
+    rng = np.random.default_rng(1)
+    n = 5000
+    table = {"run": rng.integers(0, 50, n), "event": rng.permutation(n), "x": rng.random(n),
+             "t": [[]] * n}
+    ix = build_index(table, ["run", "event"], "t", extra=["x"])
+    rows = []
+    real = search.evaluate
+    monkeypatch.setattr(search, "evaluate",
+                        lambda expr, cols: rows.append(max(map(len, cols.values()), default=0))
+                        or real(expr, cols))
+    for text in ["run == 7 AND event < 2000", "run IN (3, 9) OR run BETWEEN 40 AND 41",
+                 "NOT run >= 2", "run == 7 AND x > 0.5"]:
+        rows.clear()
+        assert ix.query(text).tolist() == _scan(ix, Q.parse(text)).tolist()
+        scanned = sum(rows)
+        if "x" in text:     # only the run == 7 candidates are scanned for x
+            assert 0 < scanned == np.count_nonzero(ix.records["run"] == 7)
+        else:
+            assert scanned == 0

@@ -122,7 +122,8 @@ def _index_from(root):
         for field, v in zip(fields, rec.findall("v")):
             records[field.get("name")][i] = _value(v, dtype[field.get("name")])
         records[root.get("target_field")][i] = _targets(rec.findall("t"), target_type)
-    keys = sorted((f for f in fields if f.get("sort") is not None), key=lambda f: int(f.get("sort")))
+    keys = sorted((f for f in fields if f.get("sort") is not None),
+                  key=lambda f: int(f.get("sort")))
     primary = [f.get("name") for f in fields if f.get("role") == "primary"]
     dataset = root.find("target_dataset")
     return Index(records, [f.get("name") for f in keys], root.get("target_field"),
