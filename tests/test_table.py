@@ -326,3 +326,14 @@ def test_anndata_reads_the_table(tmp_path):
         df = ad.io.read_elem(f["obs"])
     assert list(df.columns) == ["x", "n"] or list(df.columns) == ["cell", "x", "n"]
     assert df["x"].tolist() == [1.5, 2.5, 3.5] and list(df.index) == ["c0", "c1", "c2"]
+
+
+@pytest.mark.parametrize("length", [0, 1, 4, 7, 8, 9, 15, 16, 17, 31, 33])
+def test_murmur3_matches_mmh3(length):
+    """The vectorised MurmurHash3_x64_128 that hashes Bloom keys equals mmh3's."""
+    from purehep.kernels.murmur3 import hash128
+    keys = np.random.default_rng(length).integers(0, 256, (50, length), dtype=np.uint8)
+    for seed in (0, 0x9E3779B9):
+        h1, h2 = hash128(keys, seed)
+        assert list(zip(h1.tolist(), h2.tolist())) == \
+            [mmh3.hash64(k.tobytes(), seed, signed=False) for k in keys]

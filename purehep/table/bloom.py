@@ -11,15 +11,17 @@ Choices where the standard is silent (recorded in README.md):
 """
 import math
 
-import mmh3
 import numpy as np
+
+from ..kernels.murmur3 import hash128
 
 HASH_FAMILY = "murmur3_128_double"
 SEED_A, SEED_B = 0, 0x9E3779B9
 
 
-def canonical_bytes(values):
-    """Canonical byte strings of the non-NaN elements of a 1-D array."""
+def canonical_groups(values):
+    """Canonical bytes of the non-NaN elements of a 1-D array, as uint8 arrays (n, length):
+    one for a numeric column, one per key length for strings."""
     values = np.asarray(values)
     kind = values.dtype.kind
     if kind == "f":
@@ -28,15 +30,23 @@ def canonical_bytes(values):
     elif kind in "iub":
         values = values.astype(values.dtype.newbyteorder("<") if kind != "b" else np.uint8)
     else:
-        return [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in values.tolist()]
-    raw, size = values.tobytes(), values.dtype.itemsize
-    return [raw[i:i + size] for i in range(0, len(raw), size)]
+        keys = [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in values.tolist()]
+        lengths = sorted({len(key) for key in keys})
+        return [np.frombuffer(b"".join(key for key in keys if len(key) == n), np.uint8)
+                .reshape(-1, n) for n in lengths]
+    values = np.ascontiguousarray(values)
+    return [values.view(np.uint8).reshape(len(values), values.dtype.itemsize)] if len(values) \
+        else []
+
+
+def canonical_bytes(values):
+    """Canonical byte strings of the non-NaN elements of a 1-D array."""
+    return [row.tobytes() for group in canonical_groups(values) for row in group]
 
 
 def positions(keys, k, m_bits):
-    """(len(keys), k) uint64 bit positions of the double hashing scheme."""
-    ha = np.array([mmh3.hash64(key, SEED_A, signed=False)[0] for key in keys], dtype=np.uint64)
-    hb = np.array([mmh3.hash64(key, SEED_B, signed=False)[1] for key in keys], dtype=np.uint64)
+    """(n, k) uint64 bit positions of the double hashing scheme for the keys (n, length)."""
+    ha, hb = hash128(keys, SEED_A)[0], hash128(keys, SEED_B)[1]
     i = np.arange(k, dtype=np.uint64)
     with np.errstate(over="ignore"):
         return (ha[:, None] + i[None, :] * hb[:, None]) % np.uint64(m_bits)
@@ -52,8 +62,7 @@ def sizing(max_distinct, bits_per_value=10):
 def build_filter(values, k, m_bytes):
     """One chunk's packed filter (uint8[m_bytes]) over the distinct values of ``values``."""
     filt = np.zeros(m_bytes, dtype=np.uint8)
-    keys = canonical_bytes(np.unique(values) if len(values) else values)
-    if keys:
+    for keys in canonical_groups(np.unique(values) if len(values) else values):
         pos = positions(keys, k, m_bytes * 8).reshape(-1)
         np.bitwise_or.at(filt, (pos >> 3).astype(np.intp), (1 << (pos & 7)).astype(np.uint8))
     return filt
@@ -61,6 +70,6 @@ def build_filter(values, k, m_bytes):
 
 def may_contain(filters, key, k):
     """Bool per filter row: True unless the filters prove ``key`` (canonical bytes) absent."""
-    pos = positions([key], k, filters.shape[1] * 8)[0]
+    pos = positions(np.frombuffer(key, np.uint8).reshape(1, -1), k, filters.shape[1] * 8)[0]
     bits = filters[:, (pos >> 3).astype(np.intp)] & (1 << (pos & 7)).astype(np.uint8)
     return np.all(bits != 0, axis=1)
