@@ -362,3 +362,29 @@ def test_guessed_types_match_h5py(tmp_path, stmt):
             value = obj[()] if obj is not None else f.attrs["a"]
             out.append((dt, h5py.check_string_dtype(dt), np.shape(value), repr(value)))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("base", ["i1", "u1", "<i2", ">u4"])
+def test_enum_of_every_width(tmp_path, base):
+    """Enums over one-byte integers too (their dtype has no byte order to normalise)."""
+    e = purehep.enum_dtype({"A": 0, "B": 1}, np.dtype(base))
+    with purehep.File(tmp_path / "e.h5", "w") as f:
+        f.create_dataset("e", data=np.array([0, 1, 1], e))
+        f.attrs["a"] = np.array(1, e)
+    with h5py.File(tmp_path / "e.h5") as f:
+        assert f["e"][()].tolist() == [0, 1, 1] and f.attrs["a"] == 1
+        assert h5py.check_enum_dtype(f["e"].dtype) == {"A": 0, "B": 1}
+        assert f["e"].dtype == np.dtype(base)
+
+
+def test_vlen_of_arrays(tmp_path):
+    """A variable-length sequence of array elements holds one array per element (numpy would
+    broadcast each scalar over the array's dimensions if asked to convert naively)."""
+    a = np.empty(2, purehep.vlen_dtype(np.dtype(("<u8", (2,)))))
+    a[0] = np.array([[1, 2], [3, 4]], "<u8")
+    a[1] = np.array([[5, 6]], "<u8")
+    with purehep.File(tmp_path / "v.h5", "w") as f:
+        f.create_dataset("v", data=a)
+    with h5py.File(tmp_path / "v.h5") as h, purehep.File(tmp_path / "v.h5") as p:
+        for f in (h, p):
+            assert [x.tolist() for x in f["v"][()]] == [[[1, 2], [3, 4]], [[5, 6]]]

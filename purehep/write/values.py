@@ -122,10 +122,10 @@ def _convert(arr, dt, resolver, so):
                 data = _as_bytes(item, "a variable-length string")
                 n = len(data)
             else:
-                bdt = np.dtype(base)
-                seq = np.asarray(item if item is not None else [], dtype=bdt).reshape(-1)
-                data = to_file(seq, bdt, resolver, so).tobytes()
-                n = seq.size
+                elem, dims = _element_of(np.dtype(base))
+                seq = np.asarray(item, dtype=elem).reshape((-1,) + dims)
+                data = to_file(seq, elem, resolver, so).tobytes()
+                n = seq.shape[0]
             coll, index = resolver.heap(data)
             oflat[i] = (n, coll, index)
         return out
@@ -153,6 +153,12 @@ def _convert(arr, dt, resolver, so):
         base, dims = dt.subdtype
         return _convert(np.asarray(arr, base), base, resolver, so)
     return np.ascontiguousarray(arr, dtype=sdt)
+
+
+def _element_of(dt):
+    """(scalar dtype, shape) of one element of ``dt`` (an array type's base and dimensions;
+    numpy would broadcast each scalar of a sequence over the dimensions instead)."""
+    return (dt.subdtype[0], tuple(dt.subdtype[1])) if dt.subdtype is not None else (dt, ())
 
 
 def _convert_member(arr, dt, resolver, so):

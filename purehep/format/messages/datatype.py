@@ -641,8 +641,8 @@ def _encode(dt, latest, ctx):
         return _head(REFERENCE, 1, 0, 8), 1
     if "enum" in meta:
         items = sorted(meta["enum"].items(), key=lambda kv: kv[1])
-        return _enc_enum(dt.newbyteorder("=") if dt.byteorder == "|" else np.dtype(dt.str),
-                         [k for k, _ in items], [v for _, v in items], latest, ctx)
+        return _enc_enum(np.dtype(dt.str), [k for k, _ in items], [v for _, v in items],
+                         latest, ctx)
     if meta.get("h5py_opaque"):
         return _enc_opaque(dt, "NUMPY:" + np.dtype(dt.str).str)
     kind = dt.kind
