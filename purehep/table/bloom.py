@@ -61,11 +61,10 @@ def sizing(max_distinct, bits_per_value=10):
 
 def build_filter(values, k, m_bytes):
     """One chunk's packed filter (uint8[m_bytes]) over the distinct values of ``values``."""
-    filt = np.zeros(m_bytes, dtype=np.uint8)
+    bits = np.zeros(m_bytes * 8, dtype=bool)
     for keys in canonical_groups(np.unique(values) if len(values) else values):
-        pos = positions(keys, k, m_bytes * 8).reshape(-1)
-        np.bitwise_or.at(filt, (pos >> 3).astype(np.intp), (1 << (pos & 7)).astype(np.uint8))
-    return filt
+        bits[positions(keys, k, m_bytes * 8).reshape(-1).astype(np.intp)] = True
+    return np.packbits(bits, bitorder="little")
 
 
 def may_contain(filters, key, k):

@@ -50,6 +50,6 @@ def report(title, rows, baseline="h5py"):
         if secs is None:
             print(f"  {name:<28} n/a")
             continue
-        ratio = f"{secs / base:6.2f}x h5py time" if base else ""
+        ratio = f"{secs / base:6.2f}x {baseline} time" if base else ""
         print(f"  {name:<28} {secs * 1000:9.1f} ms  {ratio}")
     return rows
