@@ -1,5 +1,5 @@
-"""The ``purehep`` command: ls, dump, inspect (a byte map of the file) and check (spec
-conformance). ``main(argv) -> exit status``."""
+"""The ``purehep`` command: ls, dump, inspect (a byte map of the file), check (spec
+conformance), repack and query. ``main(argv) -> exit status``."""
 import argparse
 import json
 import os
@@ -505,6 +505,52 @@ def cmd_repack(args, out):
     return 0
 
 
+# --- query ---------------------------------------------------------------------------------------
+def _matching(obj, expr):
+    """(row numbers, {field: values at those rows}) of a HEP001 table group, a 2005 index
+    table or any compound dataset, for a parsed query."""
+    from . import Dataset
+    from .index import is_index, open_index
+    from .query import evaluate
+    from .table import is_table, open_table
+    if is_table(obj):
+        table = open_table(obj)
+        rows = table.where(expr)
+        return rows, table.read(None, rows)
+    if not isinstance(obj, Dataset) or obj.dtype.names is None or obj.ndim != 1:
+        raise ValueError(f"{obj.name} is not a HEP001 table, an index table or a 1-D "
+                         "compound dataset")
+    if is_index(obj):
+        index = open_index(obj)
+        rows = index.query(expr)
+        records = index.records[rows]
+        return rows, {n: records[n] for n in records.dtype.names if n != index.target_field}
+    records = obj[()]
+    rows = np.flatnonzero(evaluate(expr, {n: records[n] for n in records.dtype.names}))
+    return rows, {n: records[n][rows] for n in records.dtype.names}
+
+
+def cmd_query(args, out):
+    from .query import parse
+    path, name = _split(args.target)
+    expr = parse(args.expr)
+    with _open(path) as f:
+        rows, columns = _matching(f[name], expr)
+    if args.json:
+        out(json.dumps({"rows": rows.tolist(), "columns": {
+            k: [x.decode("utf-8", "surrogateescape") if isinstance(x, bytes) else x
+                for x in np.asarray(v[:args.limit]).tolist()] for k, v in columns.items()}},
+            default=str))
+        return 0
+    names = list(columns)
+    out(f"{len(rows)} row{'s' if len(rows) != 1 else ''} match {str(expr)!r}")
+    for i, row in enumerate(rows[:args.limit]):
+        out(f"  {int(row)}: " + ", ".join(f"{k}={_fmt(columns[k][i])}" for k in names))
+    if len(rows) > args.limit:
+        out(f"  ... ({len(rows) - args.limit} more; --limit N)")
+    return 0
+
+
 # --- main ----------------------------------------------------------------------------------------
 def _parser():
     p = argparse.ArgumentParser(prog="purehep", description="HDF5 files without libhdf5: list, "
@@ -532,6 +578,12 @@ def _parser():
     chk = sub.add_parser("check", help="verify the file against the specification")
     chk.add_argument("file")
     chk.add_argument("--json", action="store_true")
+    qry = sub.add_parser("query", help="rows of a HEP001 table, index table or compound "
+                         "dataset matching a query string")
+    qry.add_argument("target", metavar="FILE/PATH")
+    qry.add_argument("expr", metavar="QUERY", help='e.g. "(A>3 AND A<7) AND B=10"')
+    qry.add_argument("--limit", type=int, default=20, help="rows to print (default 20)")
+    qry.add_argument("--json", action="store_true")
     return p
 
 
@@ -553,10 +605,10 @@ def main(argv=None):
             lines.clear()
 
     commands = {"ls": cmd_ls, "dump": cmd_dump, "inspect": cmd_inspect, "check": cmd_check,
-                "repack": cmd_repack}
+                "repack": cmd_repack, "query": cmd_query}
     try:
         status = commands[args.command](args, out)
-    except (PurehepError, OSError, KeyError) as exc:
+    except (PurehepError, OSError, KeyError, ValueError) as exc:
         flush()
         sys.stdout.flush()
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -126,3 +126,31 @@ def test_python_m_purehep_and_errors(sample, tmp_path):
     r = subprocess.run([sys.executable, "-m", "purehep", "ls", str(tmp_path / "none.h5")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "purehep ls" in r.stderr
+
+
+def test_query(tmp_path, capsys):
+    """``purehep query`` answers for a HEP001 table (through its search index), a 2005 index
+    table and a compound dataset h5py wrote, as numpy evaluates the same predicate."""
+    import purehep
+    from purehep import index, table
+    p = tmp_path / "q.h5"
+    rng = np.random.default_rng(4)
+    ts, energy = np.arange(5000, dtype="i8"), rng.random(5000)
+    with h5py.File(p, "w") as f:
+        f["rec"] = np.array(list(zip(ts, energy)), dtype=[("ts", "i8"), ("e", "f8")])
+    with purehep.File(p, "a") as f:
+        t = table.create_table(f, "events", {"ts": ts, "energy": energy}, chunks=512)
+        t.create_search_index("ts", "CHUNK_MINMAX")
+        index.create_index(f, "by_e", {"e": energy, "target": [f["rec"].ref] * 5000},
+                           keys=["e"], target="target")
+    want = np.flatnonzero((ts > 1000) & (ts <= 1010) & (energy < 0.5))
+    code, text = run(capsys, "query", f"{p}/events", "ts > 1000 AND ts <= 1010 AND energy < 0.5")
+    assert code == 0 and text.splitlines()[0].startswith(f"{len(want)} rows")
+    assert [int(line.split(":")[0]) for line in text.splitlines()[1:]] == want.tolist()
+    code, text = run(capsys, "query", f"{p}/rec", "ts BETWEEN 10 AND 12", "--json")
+    got = json.loads(text)
+    assert got["rows"] == [10, 11, 12] and got["columns"]["e"] == energy[10:13].tolist()
+    code, text = run(capsys, "query", f"{p}/by_e", "e < 0.001", "--json")
+    assert sorted(json.loads(text)["columns"]["e"]) == sorted(energy[energy < 0.001].tolist())
+    assert run(capsys, "query", f"{p}/events", "ts >> 3")[0] == 2
+    assert run(capsys, "query", f"{p}/events/ts", "ts > 3")[0] == 2
