@@ -28,6 +28,33 @@ def build_sample(path, libver):
         f["soft"] = h5py.SoftLink("/g/sub1")
 
 
+def build_purehep_sample(path, libver):
+    """What purehep writes that libhdf5 does not: sparse datasets under every chunk index,
+    virtual datasets with regular and irregular mappings, dimension scales, compact data."""
+    with purehep.File(path, "w", libver=libver) as f:
+        for idx, maxshape in (("fixed_array", None), ("extensible_array", (None, 40)),
+                              ("btree2", (None, None)), ("single", None)):
+            chunks = (40, 40) if idx == "single" else (8, 8)
+            kw = {} if idx == "single" else {"chunk_index": idx}
+            ds = f.create_dataset(f"sp_{idx}", shape=(40, 40), dtype="f8", chunks=chunks,
+                                  sparse=True, maxshape=maxshape,
+                                  compression="gzip" if idx != "btree2" else None, **kw)
+            ds[3, 4] = 1.5
+            ds[20:23, 7] = 2.0
+            ds[39, 39] = 3.0
+        a = f.create_dataset("a", data=np.arange(20, dtype="i4"))
+        lay = purehep.VirtualLayout((2, 10), "i4")
+        lay[0] = purehep.VirtualSource(a)[0:20:2]
+        lay[1, [1, 3, 4]] = purehep.VirtualSource(a)[[0, 5, 7]]
+        f.create_virtual_dataset("v", lay, fillvalue=-1)
+        x = f.create_dataset("x", data=np.arange(10.0))
+        x.make_scale("x")
+        d = f.create_dataset("d", data=np.arange(10.0))
+        d.dims[0].attach_scale(x)
+        d.dims[0].label = "lbl"
+        f.create_dataset("c", data=np.arange(5), compact=True)
+
+
 def walk(f):
     """Touch every object, link, attribute and (bounded) data in an open file."""
     def visit(name, obj):
@@ -41,7 +68,9 @@ def walk(f):
             if obj.shape and obj.size:         # the small-read path and the chunk queries
                 obj[tuple(n - 1 for n in obj.shape)]
                 obj[tuple(slice(n // 2, n // 2 + 3) for n in obj.shape)]
-                if obj.chunks is not None and not obj.is_virtual:
+                if obj.is_sparse:
+                    list(obj.struct_chunk_iter())
+                elif obj.chunks is not None and not obj.is_virtual:
                     obj.id.chunk_iter(lambda info: None)
     f.visititems(visit)
     for key in f.attrs:

@@ -6,13 +6,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import purehep
-from badinput import build_sample, check_damaged, warm_up
+from badinput import build_purehep_sample, build_sample, check_damaged, warm_up
 
 
-@pytest.fixture(scope="module", params=["earliest", "latest"])
+@pytest.fixture(scope="module", params=["earliest", "latest", "purehep-earliest",
+                                        "purehep-latest"])
 def sample_bytes(request, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("bad") / f"s_{request.param}.h5")
-    build_sample(path, request.param)
+    writer, _, libver = request.param.rpartition("-")
+    (build_purehep_sample if writer else build_sample)(path, libver)
     data = open(path, "rb").read()
     warm_up(data)  # kernels compile before anything is timed or measured
     return data

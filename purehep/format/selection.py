@@ -5,16 +5,18 @@ heap block and structured-chunk sections. ``decode(cur, rank=None)`` reads one s
 ``Selection`` keeps every field an encoder needs (version, encode size, flags) so that encoding
 can be added symmetrically.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, UnsupportedFeatureError
 
 NONE, POINTS, HYPERSLABS, ALL = 0, 1, 2, 3
 KINDS = {NONE: "none", POINTS: "points", HYPERSLABS: "hyperslabs", ALL: "all"}
 UNLIMITED = -1
 MAX_RANK = 32
+MAX_LISTED = 1 << 26     # elements of an irregular selection listed one by one, at most
 STRUCTURE = "dataspace selection"
 
 
@@ -64,18 +66,42 @@ class Selection:
         long, as libhdf5 finds when it rebuilds a decoded selection."""
         if self.regular:
             return self.start, self.stride, self.count, self.block
-        if self.kind != HYPERSLABS or not len(self.blocks):
+        runs = self._product_runs()
+        regular = [_regular(r) for r in runs] if runs is not None else [None]
+        if any(r is None for r in regular):
+            return None
+        v = np.array(regular, np.int64)
+        return v[:, 0], v[:, 1], v[:, 2], v[:, 3]
+
+    def _product_runs(self):
+        """Per dimension, the runs (start, length) whose product is this block list (touching
+        blocks joined), or None when the blocks are not such a product."""
+        if self.kind != HYPERSLABS or self.regular or not len(self.blocks):
             return None
         axes = [sorted({(int(b[0, d]), int(b[1, d])) for b in self.blocks})
                 for d in range(self.rank)]
         if int(np.prod([len(a) for a in axes])) != len(self.blocks) or \
                 len({tuple(map(tuple, b)) for b in self.blocks.tolist()}) != len(self.blocks):
             return None
-        regular = [_regular(_merged(a)) for a in axes]
-        if any(r is None for r in regular):
+        return [_merged(a) for a in axes]
+
+    def axes(self, shape):
+        """Per dimension, the sorted positions selected, when the selection is the product of
+        one set per dimension ("all", regular hyperslabs, block lists that are a product);
+        else None. Memory grows with the dimensions, not with the elements selected."""
+        shape = self._check_shape(shape)
+        if self.kind == ALL:
+            return [np.arange(n, dtype=np.int64) for n in shape]
+        if self.regular:
+            return self._regular_axes(shape)
+        runs = self._product_runs()
+        if runs is None:
             return None
-        v = np.array(regular, np.int64)
-        return v[:, 0], v[:, 1], v[:, 2], v[:, 3]
+        for d, (r, n) in enumerate(zip(runs, shape)):
+            if r[0][0] < 0 or r[-1][0] + r[-1][1] > n:
+                raise self._fail(f"hyperslab exceeds dimension {d} of size {n}")
+        return [np.concatenate([np.arange(a, a + k, dtype=np.int64) for a, k in r])
+                for r in runs]
 
     def _fail(self, message):
         return FormatError(message, STRUCTURE, self.offset)
@@ -149,7 +175,28 @@ class Selection:
                 return np.zeros((1, 0), np.int64)
             grids = np.meshgrid(*axes, indexing="ij")
             return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
-        return np.argwhere(self.mask(shape)).astype(np.int64)
+        return self._block_coords(shape)
+
+    def _block_coords(self, shape):
+        """Coordinates of a block list in row-major order; the blocks are checked against the
+        dataspace and their elements counted before any is listed."""
+        lo, hi = self.blocks[:, 0, :], self.blocks[:, 1, :]
+        if len(lo) and (np.any(lo < 0) or np.any(hi >= np.asarray(shape, np.int64))
+                        or np.any(hi < lo)):
+            raise self._fail("hyperslab block lies outside the dataspace")
+        total = sum(math.prod(int(x) for x in h - l + 1) for l, h in zip(lo, hi))
+        if total > math.prod(shape):
+            raise self._fail("hyperslab blocks overlap")
+        if total > MAX_LISTED:
+            raise UnsupportedFeatureError(f"an irregular selection of {total} elements (purehep "
+                                          f"lists at most {MAX_LISTED})")
+        if not len(lo):
+            return np.zeros((0, len(shape)), np.int64)
+        parts = [np.stack([g.ravel() for g in np.meshgrid(
+            *[np.arange(a, b + 1, dtype=np.int64) for a, b in zip(l, h)], indexing="ij")],
+            axis=1) for l, h in zip(lo, hi)]
+        c = np.concatenate(parts)
+        return c[np.lexsort(c.T[::-1])]
 
     def count_selected(self, shape):
         return len(self.coords(shape))

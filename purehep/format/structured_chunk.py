@@ -86,9 +86,10 @@ def split(raw, offsets):
 
 
 def disassemble(raw, offsets, metadata_sections, unfiltered=None, masks=None, pipelines=None,
-                element_size=1, where=("structured chunk", None), verify=True):
+                element_size=1, where=("structured chunk", None), verify=True, limits=None):
     """The unfiltered sections of a chunk, checksums verified and removed. ``where`` =
-    (structure name, file offset) names the chunk in errors."""
+    (structure name, file offset) names the chunk in errors; ``limits`` bounds each section's
+    unfiltered size (checked before anything of that size is allocated)."""
     from ..filters import decode_pipeline
     structure, offset = where
     out = []
@@ -97,6 +98,10 @@ def disassemble(raw, offsets, metadata_sections, unfiltered=None, masks=None, pi
         if filters and len(sec):
             mask = int(masks[i]) if masks is not None else 0
             size = int(unfiltered[i]) if unfiltered is not None else len(sec)
+            if limits is not None and i < len(limits) and size > limits[i]:
+                raise FormatError(f"section {i}: the index gives {size} unfiltered bytes, more "
+                                  f"than such a section can hold ({limits[i]})", structure,
+                                  offset)
             sec = decode_pipeline(sec, filters, mask, element_size, size,
                                   where=(f"{structure} section {i}", offset))
             sec = sec.tobytes() if isinstance(sec, np.ndarray) else bytes(sec)

@@ -23,7 +23,9 @@ class DatasetID:
     def _chunked(self):
         st = getattr(self._ds._storage, "chunked", None)
         if st is None:
-            raise TypeError(f"{self._ds.name!r} is not a chunked dataset")
+            sparse = " (its structured chunks: struct_chunk_iter, get_struct_chunk_info)" \
+                if self._ds.is_sparse else ""
+            raise TypeError(f"{self._ds.name!r} is not a chunked dataset{sparse}")
         return st
 
     def _order(self, st):

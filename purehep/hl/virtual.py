@@ -86,6 +86,7 @@ class VirtualStorage:
         self.dtype = dataset.dtype
         self.storage_size = 0
         self.shape = self._current_extent()
+        self._axes = {}            # mapping number -> its virtual selection's axes (or None)
 
     def _current_extent(self):
         """The dataset's shape as libhdf5 computes it on open: along an unlimited virtual
@@ -111,10 +112,53 @@ class VirtualStorage:
         out[...] = self.ds.fillvalue
         if out.size == 0:
             return out
-        for mapping in self.mappings:
+        for i, mapping in enumerate(self.mappings):
+            if self._copy_product(out, region, mapping, i):
+                continue
             for vcoords, source, scoords in self._pairs(mapping):
                 self._copy(out, region, vcoords, source, scoords)
         return out
+
+    def _copy_product(self, out, region, m, i):
+        """A mapping whose selections are products of per-dimension positions with the same
+        lengths along their dimensions longer than one (every mapping h5py makes, most that
+        libhdf5 files hold): the k-th position along each such dimension pairs with the k-th
+        of the source's, so only the part inside the read ``region`` is worked out and read.
+        False when the mapping needs element-by-element pairing."""
+        vsel, ssel = m.virtual_selection, m.source_selection
+        if _unlimited_dim(vsel) is not None or _unlimited_dim(ssel) is not None:
+            return False
+        vaxes = self._axes.get(i, False)
+        if vaxes is False:
+            vaxes = self._axes[i] = vsel.axes(self.shape)
+        if vaxes is None or _has_pattern(m.source_file) or _has_pattern(m.source_dataset):
+            return False
+        keep, where = [], []
+        for axis, want in zip(vaxes, region):
+            pos = np.minimum(np.searchsorted(want, axis), len(want) - 1)
+            k = np.flatnonzero(want[pos] == axis)
+            if not len(k):
+                return True                   # the mapping misses the read region
+            keep.append(k)
+            where.append(pos[k])
+        source = self.ds._file._vds_source(m.source_file, m.source_dataset)
+        if source is None:
+            return True                       # a missing source reads as the fill value
+        saxes = ssel.axes(source.shape) if source.shape else None
+        if saxes is None:
+            return False
+        vlong = [d for d, a in enumerate(vaxes) if len(a) != 1]
+        slong = [d for d, a in enumerate(saxes) if len(a) != 1]
+        if [len(vaxes[d]) for d in vlong] != [len(saxes[d]) for d in slong]:
+            return False
+        picks = list(saxes)
+        for vd, sd in zip(vlong, slong):
+            picks[sd] = saxes[sd][keep[vd]]
+        values = np.asarray(source[tuple(_as_index(p) for p in picks)])
+        values = values.reshape([len(k) for k in keep]).astype(self.dtype, copy=False)
+        at = [_as_index(w) for w in where]
+        out[tuple(at) if all(isinstance(a, slice) for a in at) else np.ix_(*where)] = values
+        return True
 
     # -- pairing virtual and source elements -----------------------------------------------
     def _pairs(self, m, clip=True):
@@ -245,6 +289,13 @@ class SelectionSpace:
             raise ValueError("not a regular hyperslab selection")
         return tuple(tuple(int(v) if v != S.UNLIMITED else (1 << 64) - 1 for v in arr)
                      for arr in regular)
+
+
+def _as_index(positions):
+    """A slice for consecutive positions, else the positions (sorted, unique)."""
+    if positions[-1] - positions[0] + 1 == len(positions):
+        return slice(int(positions[0]), int(positions[-1]) + 1)
+    return positions
 
 
 def _rank_along(coords, dim):

@@ -97,7 +97,15 @@ class SparseStorage:
                               None if t.unfiltered is None else t.unfiltered[row],
                               None if t.masks is None else t.masks[row], self.pipelines,
                               self.dtype.itemsize, self._where(row),
-                              verify=self.ctx.verify_checksums)
+                              verify=self.ctx.verify_checksums, limits=self.section_limits)
+
+    @property
+    def section_limits(self):
+        """The largest unfiltered sizes of sections 0 and 1 of one chunk: an encoded selection
+        of every element (as points or one-element blocks, 8-byte coordinates, plus header
+        and checksum) and every element's value."""
+        n = int(np.prod(self.chunk_shape, dtype=np.int64))
+        return 16 * self.rank * n + 64, n * self.dtype.itemsize
 
     def chunk_defined(self, row):
         """(lin, values) of chunk ``row``: row-major indices within the chunk in selection

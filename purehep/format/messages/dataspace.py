@@ -3,6 +3,7 @@ from dataclasses import dataclass
 
 SCALAR, SIMPLE, NULL = 0, 1, 2
 MAX_RANK = 32
+MAX_EXTENT = (1 << 63) - 1   # beyond it no element could be addressed (libhdf5's hssize_t)
 UNLIMITED = None  # a maxshape entry of None, as h5py reports unlimited dimensions
 
 
@@ -47,6 +48,8 @@ def decode(cur):
         maxshape = tuple(None if m == unlimited else m for m in (cur.uint(nbytes) for _ in range(rank)))
     else:
         maxshape = shape
+    if any(d > MAX_EXTENT for d in shape + tuple(m for m in maxshape if m is not None)):
+        raise cur.error(f"dimension sizes {shape} / {maxshape} exceed 2**63 - 1 elements")
     if kind == NULL:
         return Dataspace(NULL, None, None, version)
     if kind == SCALAR:
