@@ -86,7 +86,8 @@ class VirtualStorage:
         self.dtype = dataset.dtype
         self.storage_size = 0
         self.shape = self._current_extent()
-        self._axes = {}            # mapping number -> its virtual selection's axes (or None)
+        self._axes = {}            # i or (i, source shape) -> selection axes (None: not product)
+        self._box_array = None
 
     def _current_extent(self):
         """The dataset's shape as libhdf5 computes it on open: along an unlimited virtual
@@ -112,12 +113,43 @@ class VirtualStorage:
         out[...] = self.ds.fillvalue
         if out.size == 0:
             return out
-        for i, mapping in enumerate(self.mappings):
+        lo = np.array([r[0] for r in region], np.int64)
+        hi = np.array([r[-1] for r in region], np.int64)
+        boxes = self._boxes()
+        touched = np.flatnonzero(np.all((boxes[:, 0] <= hi) & (boxes[:, 1] >= lo), axis=1)) \
+            if len(boxes) else ()
+        for i in touched:
+            mapping = self.mappings[i]
             if self._copy_product(out, region, mapping, i):
                 continue
             for vcoords, source, scoords in self._pairs(mapping):
                 self._copy(out, region, vcoords, source, scoords)
         return out
+
+    def _virtual_axes(self, i):
+        """The axes of mapping ``i``'s virtual selection (None: not a product, or unlimited)."""
+        if i not in self._axes:
+            vsel = self.mappings[i].virtual_selection
+            self._axes[i] = None if _unlimited_dim(vsel) is not None else vsel.axes(self.shape)
+        return self._axes[i]
+
+    def _boxes(self):
+        """(mappings, 2, rank) corners each mapping's virtual selection lies within (the whole
+        dataset where it is not a product), so that a read skips the mappings it misses."""
+        if self._box_array is None:
+            whole = [np.zeros(len(self.shape), np.int64),
+                     np.asarray(self.shape, np.int64) - 1]
+            rows = []
+            for i in range(len(self.mappings)):
+                axes = self._virtual_axes(i)
+                if axes is None:
+                    rows.append(whole)
+                elif any(not len(a) for a in axes):
+                    rows.append([np.ones(len(axes), np.int64), np.zeros(len(axes), np.int64)])
+                else:
+                    rows.append([np.array([a[0] for a in axes]), np.array([a[-1] for a in axes])])
+            self._box_array = np.asarray(rows, np.int64).reshape(-1, 2, len(self.shape))
+        return self._box_array
 
     def _copy_product(self, out, region, m, i):
         """A mapping whose selections are products of per-dimension positions with the same
@@ -125,13 +157,10 @@ class VirtualStorage:
         libhdf5 files hold): the k-th position along each such dimension pairs with the k-th
         of the source's, so only the part inside the read ``region`` is worked out and read.
         False when the mapping needs element-by-element pairing."""
-        vsel, ssel = m.virtual_selection, m.source_selection
-        if _unlimited_dim(vsel) is not None or _unlimited_dim(ssel) is not None:
-            return False
-        vaxes = self._axes.get(i, False)
-        if vaxes is False:
-            vaxes = self._axes[i] = vsel.axes(self.shape)
-        if vaxes is None or _has_pattern(m.source_file) or _has_pattern(m.source_dataset):
+        ssel = m.source_selection
+        vaxes = self._virtual_axes(i)
+        if vaxes is None or _unlimited_dim(ssel) is not None or _has_pattern(m.source_file) \
+                or _has_pattern(m.source_dataset):
             return False
         keep, where = [], []
         for axis, want in zip(vaxes, region):
@@ -144,7 +173,10 @@ class VirtualStorage:
         source = self.ds._file._vds_source(m.source_file, m.source_dataset)
         if source is None:
             return True                       # a missing source reads as the fill value
-        saxes = ssel.axes(source.shape) if source.shape else None
+        key = (i, source.shape)
+        if key not in self._axes:
+            self._axes[key] = ssel.axes(source.shape) if source.shape else None
+        saxes = self._axes[key]
         if saxes is None:
             return False
         vlong = [d for d, a in enumerate(vaxes) if len(a) != 1]

@@ -1,4 +1,4 @@
-"""Issue 2 benchmarks: contiguous read, metadata walk, cold start."""
+"""Issue 2 benchmarks: contiguous read, metadata walk, cold start, virtual dataset reads."""
 import numpy as np
 
 from .common import best_of, cold, path, report
@@ -97,4 +97,27 @@ def cold_start():
     return report("cold process: import, open a small file, read one dataset", rows)
 
 
-ALL = [contiguous_read, metadata_walk, cold_start]
+def virtual_reads():
+    """A 100 x 500 x 500 float32 virtual dataset over 100 sources of the same file: a slab
+    of one source, one element of every source, and the whole."""
+    import h5py
+    fname = path("vds100.h5")
+    with h5py.File(fname, "w") as f:
+        layout = h5py.VirtualLayout((100, 500, 500), "f4")
+        for i in range(100):
+            layout[i] = h5py.VirtualSource(f.create_dataset(f"s{i}", data=np.full((500, 500), i,
+                                                                                   "f4")))
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    out = []
+    for title, sel in (("a 10 x 500 slab", np.s_[5, 10:20, :]), ("a column through every "
+                       "source", np.s_[:, 7, 3]), ("the whole", ())):
+        rows = []
+        for module in map(__import__, ("h5py", "purehep")):
+            with module.File(fname, "r") as f:
+                ds = f["v"]
+                rows.append((module.__name__, best_of(lambda: ds[sel], repeat=3)))
+        out += report(f"virtual dataset of 100 sources, {title}", rows)
+    return out
+
+
+ALL = [contiguous_read, metadata_walk, cold_start, virtual_reads]
