@@ -150,28 +150,24 @@ class ChunkedStorage:
         pos = np.minimum(pos, len(a) - 1)
         return np.where(a[pos] == keys, b[pos], -1)
 
-    def dense_rows(self):
-        """The position -> row array (row-major grid cells, -1 = unallocated), or None when
-        the grid is too sparse for a dense lookup."""
-        if self._lookup is None:
-            self._build_lookup()
-        kind, a, _ = self._lookup
-        return a if kind == "dense" else None
-
-    def row_at(self, pos, grid):
-        """Table row of the chunk at grid position ``pos`` (a tuple); -1 = unallocated."""
+    def row_of_key(self, key):
+        """Table row of the chunk at row-major grid key ``key``; -1 = unallocated."""
         if self._lookup is None:
             self._build_lookup()
         kind, a, b = self._lookup
+        if kind == "dense":
+            return int(a[key])
         if kind == "empty":
             return -1
+        i = int(np.searchsorted(a, key))
+        return int(b[i]) if i < len(a) and a[i] == key else -1
+
+    def row_at(self, pos, grid):
+        """Table row of the chunk at grid position ``pos`` (a tuple); -1 = unallocated."""
         key = 0
         for p, g in zip(pos, grid):
             key = key * g + p
-        if kind == "dense":
-            return int(a[key])
-        i = int(np.searchsorted(a, key))
-        return int(b[i]) if i < len(a) and a[i] == key else -1
+        return self.row_of_key(key)
 
     def rows_for_grid(self):
         """Rows of every grid position in row-major order (-1 = unallocated)."""
@@ -205,7 +201,7 @@ class ChunkedStorage:
     def read_box(self, starts, stops):
         """The elements of the box [starts, stops) (file dtype), or None when it touches more
         than ``SMALL_BOX_CHUNKS`` chunks (``read`` is the path for those)."""
-        return _read_box(self, starts, stops)
+        return self.box_reader()(starts, stops)
 
     def box_reader(self):
         """``read_box`` specialised for this storage (see ``read.box_reader``), made once."""
@@ -222,4 +218,3 @@ class ChunkedStorage:
         return n
 
 
-from .read import read_box as _read_box  # noqa: E402  (read.py imports this module's constants)

@@ -295,84 +295,45 @@ def _chunk_name(st, scaled):
     return f"raw data chunk at {[int(p) * c for p, c in zip(scaled, st.chunk_shape)]}"
 
 
-def read_box(st, starts, stops):
-    """The elements of the box [starts, stops) when it touches few chunks (else None): each
-    chunk is read (and decoded) and its overlap copied by numpy slicing, with no coordinate
-    arrays and no thread pool — the path for small random reads."""
-    cs, shape, grid = st.chunk_shape, st.shape, st.grid
-    if st.chunks_touched(starts, stops) > SMALL_BOX_CHUNKS:
-        return None
-    check_pipeline(st.filters)
-    table = st.table
-    pos = tuple(s // c for s, c in zip(starts, cs))
-    if all((e - 1) // c == p for e, c, p in zip(stops, cs, pos)):  # one chunk: copy its part
-        row = st.row_at(pos, grid)
-        if row >= 0 and not (st.filters and st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS):
-            data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
-                                int(table.masks[row]), pos)
-            chunk = data[:st.chunk_nbytes].view(st.dtype).reshape(cs)
-            return chunk[tuple(slice(s - p * c, e - p * c)
-                               for s, e, p, c in zip(starts, stops, pos, cs))].copy()
-    out = np.empty([e - s for s, e in zip(starts, stops)], st.dtype)
-    edge_unfiltered = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
-    ranges = [range(s // c, (e - 1) // c + 1) for s, e, c in zip(starts, stops, cs)]
-    for pos in itertools.product(*ranges):
-        origin = [p * c for p, c in zip(pos, cs)]
-        src, dst = [], []
-        for s, e, o, c in zip(starts, stops, origin, cs):
-            lo, hi = (s if s > o else o), (e if e < o + c else o + c)
-            src.append(slice(lo - o, hi - o))
-            dst.append(slice(lo - s, hi - s))
-        src, dst = tuple(src), tuple(dst)
-        row = st.row_at(pos, grid)
-        if row < 0:
-            out[dst] = st.fill
-            continue
-        edge = edge_unfiltered and any(o + c > n for o, c, n in zip(origin, cs, shape))
-        data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
-                            int(table.masks[row]), pos, not edge)
-        out[dst] = data[:st.chunk_nbytes].view(st.dtype).reshape(cs)[src]
-    return out
-
-
 def box_reader(st):
-    """``read_box`` specialised for one storage object, for small random reads of a read-only
-    file whose grid has a dense lookup: each touched chunk is found by table arithmetic and
-    taken from the map (unfiltered chunks of an in-memory or mapped file), the decoded-chunk
-    cache, or read and decoded; an unallocated or truncated chunk takes the general path,
-    which fills or raises."""
-    rows = st.dense_rows()
-    if rows is None or not st.rank or (st.filters and
-                                       st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS):
-        return lambda starts, stops: read_box(st, starts, stops)
-    table, cs, dtype, cn = st.table, st.chunk_shape, st.dtype, st.chunk_nbytes
+    """A function ``(starts, stops) -> the elements of that box`` for small reads (None when
+    the box touches more than SMALL_BOX_CHUNKS chunks: ``read`` is the path for those). Each
+    touched chunk is found by grid arithmetic and taken straight from the map (unfiltered
+    chunks of an in-memory or mapped file), from the decoded-chunk cache, or read and
+    decoded; its overlap is copied by numpy slicing, with no coordinate arrays and no thread
+    pool. Unallocated chunks read as the fill value."""
+    cs, dtype, cn, shape = st.chunk_shape, st.dtype, st.chunk_nbytes, st.shape
     cell = [int(np.prod(st.grid[d + 1:], dtype=np.int64)) for d in range(st.rank)]
     geometry = tuple(zip(cs, cell))
+    row_of = st.row_of_key
+    table = st.table
+    raw_edges = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
     whole = getattr(st.ctx.source, "array", None)
+    mapped = None
     if whole is not None and not st.filters:
-        addr = table.addresses.astype(np.int64) + st.ctx.base_address
-        addr[st.rows_past_eof(whole.size)] = -1
+        mapped = table.addresses.astype(np.int64) + st.ctx.base_address
+        mapped[st.rows_past_eof(whole.size)] = -1      # decoded below: TruncatedError
+    last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
 
-        def chunk_at(key):
-            row = rows[key]
-            a = addr[row] if row >= 0 else -1
-            return whole[a:a + cn].view(dtype).reshape(cs) if a >= 0 else None
-    else:
-        last = (-1, None)         # the chunk read last: row-by-row reads stay in one chunk
-
-        def chunk_at(key):
-            nonlocal last
-            row = rows[key]
-            if row < 0:
-                return None
-            if last[0] == row:
-                return last[1]
-            data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
-                                int(table.masks[row]), table.scaled[row])
-            chunk = data[:cn].view(dtype).reshape(cs)
-            if st.cache is not None and st.cache.get(int(table.addresses[row])) is data:
-                last = (row, chunk)
-            return chunk
+    def chunk_at(key):
+        """The chunk at grid key ``key`` (file dtype, chunk shape), or None: unallocated."""
+        nonlocal last
+        row = row_of(key)
+        if row < 0:
+            return None
+        if mapped is not None and mapped[row] >= 0:
+            a = mapped[row]
+            return whole[a:a + cn].view(dtype).reshape(cs)
+        if last[0] == row:
+            return last[1]
+        scaled = table.scaled[row]
+        filtered = not (raw_edges and any((p + 1) * c > n for p, c, n in zip(scaled, cs, shape)))
+        data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
+                            int(table.masks[row]), scaled, filtered)
+        chunk = data[:cn].view(dtype).reshape(cs)
+        if st.cache is not None and st.cache.get(int(table.addresses[row])) is data:
+            last = (row, chunk)
+        return chunk
 
     def read(starts, stops):
         key, part = 0, []
@@ -383,7 +344,9 @@ def box_reader(st):
             key += p * g
             part.append(slice(s - p * c, e - p * c))
         chunk = chunk_at(key)
-        return read_box(st, starts, stops) if chunk is None else chunk[tuple(part)].copy()
+        if chunk is None:
+            return np.full([e - s for s, e in zip(starts, stops)], st.fill, dtype)
+        return chunk[tuple(part)].copy()
 
     def read_several(starts, stops):
         if st.chunks_touched(starts, stops) > SMALL_BOX_CHUNKS:
@@ -397,8 +360,8 @@ def box_reader(st):
         for parts in itertools.product(*axes):
             keys, src, dst = zip(*parts)
             chunk = chunk_at(sum(keys))
-            if chunk is None:
-                return read_box(st, starts, stops)
-            out[dst] = chunk[src]
+            out[dst] = st.fill if chunk is None else chunk[src]
         return out
+
+    check_pipeline(st.filters)
     return read
