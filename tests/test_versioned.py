@@ -5,6 +5,7 @@ the other's files and appends versions to them."""
 import datetime
 import re
 import shutil
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -233,3 +234,71 @@ def test_failed_staging_leaves_no_version(tmp_path):
                 g.create_dataset("versions/x", data=np.arange(3))
         assert vf.versions == ["v1"]
         np.testing.assert_array_equal(vf["v1"]["x"][()], np.arange(4))
+
+
+BIG, BIG_CHUNK = 50_000_000, 1_000_000      # float64: 400 MB in 8 MB chunks
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory):
+    """One version of 50 M float64 in 1 M-element chunks, all alike (one stored chunk)."""
+    path = tmp_path_factory.mktemp("big") / "big.h5"
+    with purehep.File(path, "w") as f:
+        with versioned.VersionedHDF5File(f).stage_version("v1") as g:
+            g.create_dataset("x", data=np.broadcast_to(1.5, (BIG,)), chunks=(BIG_CHUNK,))
+    return path
+
+
+def test_small_edit_of_large_dataset_stages_one_chunk(big_file, tmp_path):
+    """Staging a one-element edit reads, keeps and stores the one chunk it touches."""
+    path = tmp_path / "big.h5"
+    shutil.copy(big_file, path)
+    with purehep.File(path, "r+") as f:
+        vf = versioned.VersionedHDF5File(f)
+        tracemalloc.start()
+        with vf.stage_version("v2") as g:
+            g["x"][BIG_CHUNK + 7] = -1.0
+            assert g["x"][BIG_CHUNK + 6:BIG_CHUNK + 8].tolist() == [1.5, -1.0]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"peak {peak / 2**20:.1f} MiB")
+        assert peak < 3 * BIG_CHUNK * 8
+        assert f["_version_data/x/raw_data"].shape == (2 * BIG_CHUNK,)
+        x = vf["v2"]["x"]
+        assert x[BIG_CHUNK + 5:BIG_CHUNK + 9].tolist() == [1.5, 1.5, -1.0, 1.5]
+        assert x[BIG - 1] == 1.5
+
+
+KEYS = [(), 3, (slice(2, 9), np.array([True, False, True, False, False, True, True])),
+        (slice(1, 6), 2), (slice(None, None, 3), slice(1, None, 2)), (slice(8, 0, -2), 0),
+        (Ellipsis, 4), ([0, 5, 2, 5], slice(2, 5)), -1, (np.int64(6), [-1, 0]),
+        (slice(4, 4), 1)]
+
+
+@pytest.mark.parametrize("base", ["new", "committed"])
+def test_staged_reads_and_writes_match_numpy(tmp_path, base):
+    """Reads and writes of a staged dataset (new, or of the previous version) through h5py's
+    kinds of keys, between resizes, agree with numpy's on an array and after the commit."""
+    expected = np.arange(63.0).reshape(9, 7)
+    with purehep.File(tmp_path / "f.h5", "w") as f:
+        vf = versioned.VersionedHDF5File(f)
+        if base == "committed":
+            with vf.stage_version("v0") as g:
+                g.create_dataset("x", data=expected, chunks=(4, 3), fillvalue=-2.0)
+        with vf.stage_version("v1") as g:
+            x = g["x"] if base == "committed" else \
+                g.create_dataset("x", data=expected, chunks=(4, 3), fillvalue=-2.0)
+            for i, key in enumerate(KEYS):
+                np.testing.assert_array_equal(x[key], expected[key], str(key))
+                expected[key] = -10.0 - i
+                x[key] = -10.0 - i
+                np.testing.assert_array_equal(x[()], expected, str(key))
+                if i in (3, 7):     # shrink then grow: the dropped elements come back filled
+                    x.resize((6, 5) if i == 3 else (10, 8))
+                    grown = np.full((6, 5) if i == 3 else (10, 8), -2.0)
+                    common = tuple(slice(0, min(a, b)) for a, b in zip(grown.shape,
+                                                                       expected.shape))
+                    grown[common] = expected[common]
+                    expected = grown
+            np.testing.assert_array_equal(np.asarray(x), expected)
+        np.testing.assert_array_equal(vf["v1"]["x"][()], expected)

@@ -25,9 +25,10 @@ Usage, as the package's::
             group["x"][0] = -10             # only the first chunk is stored again
         vf["v1"]["x"][()], vf["v2"]["x"][()], vf.current_version
 
-Staging copies nothing: a staged dataset reads the previous version on first use and records
-the chunks written to (and resized edges); the commit hashes those, re-uses rows of identical
-chunks, appends the others and writes each version's virtual datasets. Versions read back as
+Staging works chunk by chunk: a read of a staged dataset reads only the chunks it touches (from
+raw_data through the previous version's mapping, or the chunks already modified), a write keeps
+the chunks it touches (and resized edges) in memory; the commit hashes those, re-uses rows of
+identical chunks, appends the others and writes each version's virtual datasets. Versions read back as
 ordinary purehep groups of virtual datasets.
 """
 from .api import VersionedHDF5File, DATA_VERSION, TIMESTAMP_FMT

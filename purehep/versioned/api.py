@@ -211,8 +211,8 @@ class VersionedHDF5File:
                                                 and is_vlen_string(staged.dtype)):
             raise ValueError(f"dtypes are not compatible ({staged.dtype} != {raw.dtype})")
         if staged.dirty:
-            commit_chunks(self.f, name, staged.data, staged.chunks, staged.fillvalue,
-                          staged.mapping, staged.dirty)
+            commit_chunks(self.f, name, staged.modified_chunks(), staged.chunks, staged.dtype,
+                          staged.fillvalue, staged.mapping)
         return write_virtual_dataset(group, name, staged.shape, staged.dtype,
                                     staged.chunks, staged.fillvalue, staged.mapping)
 

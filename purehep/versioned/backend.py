@@ -8,7 +8,7 @@ import numpy as np
 
 from ..hl.vds import VirtualLayout, VirtualSource
 from ..write.policy import guess_chunk
-from .hashing import Hashtable, chunk_hash
+from .hashing import Hashtable, chunk_hash, fill_hash
 
 DATA_GROUP = "_version_data"
 FILTER_KEYS = ("compression", "compression_opts", "shuffle", "fletcher32", "scaleoffset")
@@ -39,16 +39,6 @@ def chunk_slices(index, chunks, shape):
     return tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
 
 
-def touched_chunks(shape, chunks, key):
-    """Indices (C order) of the chunks that ``array[key]`` selects elements of."""
-    grid = tuple(math.ceil(s / c) for s, c in zip(shape, chunks))
-    mask = np.zeros(tuple(n * c for n, c in zip(grid, chunks)), bool)
-    mask[tuple(slice(0, s) for s in shape)][key] = True
-    per_chunk = mask.reshape([d for n, c in zip(grid, chunks) for d in (n, c)])
-    hit = per_chunk.any(axis=tuple(range(1, 2 * len(shape), 2)))
-    return [tuple(int(i) for i in index) for index in np.argwhere(hit)]
-
-
 def chunk_grid(shape, chunks):
     """Every chunk index of ``shape``, in C order."""
     return itertools.product(*(range(math.ceil(s / c)) for s, c in zip(shape, chunks)))
@@ -66,22 +56,16 @@ def create_raw_data(f, name, dtype, chunks, fillvalue, filters):
     return raw
 
 
-def fill_digest(chunks, dtype, fillvalue):
-    """Digest of a whole chunk of fill values: a chunk hashing to it is not stored (edge
-    chunks never are, their shape differs)."""
-    return chunk_hash(np.full(chunks, fillvalue, dtype))
-
-
-def commit_chunks(f, name, data, chunks, fillvalue, mapping, dirty):
-    """Store the ``dirty`` chunks of ``data`` (in that order) copy-on-write: a chunk of fill
-    values is dropped, a chunk whose digest is in the hash table re-uses its rows, any other
-    is appended to raw_data. ``mapping`` (chunk index -> raw rows) is updated in place."""
+def commit_chunks(f, name, modified, chunks, dtype, fillvalue, mapping):
+    """Store the ``modified`` chunks ((index, edge-trimmed array) pairs, in order)
+    copy-on-write: a chunk of fill values is dropped, a chunk whose digest is in the hash
+    table re-uses its rows, any other is appended to raw_data. ``mapping`` (chunk index ->
+    raw rows) is updated in place."""
     raw = f[raw_path(name)]
     table = Hashtable(f[f"/{DATA_GROUP}/{name}/hash_table"])
     pending = []
-    fill = fill_digest(chunks, data.dtype, fillvalue)
-    for index in dirty:
-        chunk = data[chunk_slices(index, chunks, data.shape)]
+    fill = fill_hash(chunks, dtype, fillvalue)   # edge chunks never match: shapes differ
+    for index, chunk in modified:
         digest = chunk_hash(chunk)
         if digest == fill:
             mapping.pop(index, None)

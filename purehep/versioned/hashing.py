@@ -1,6 +1,7 @@
 """Chunk digests and the on-disk hash table of one versioned dataset
 (/work/shared/reference/versioned-hdf5-layout.md §4)."""
 import hashlib
+import math
 import struct
 
 import numpy as np
@@ -15,15 +16,32 @@ def chunk_hash(chunk):
     The payload is the C-contiguous bytes of a fixed-size chunk; for an object (string)
     chunk, each element in C order as its little-endian u64 length and its UTF-8 bytes."""
     digest = hashlib.sha256()
+    _update(digest, chunk)
+    digest.update(str(chunk.shape).encode("ascii"))
+    return digest.digest()
+
+
+def fill_hash(shape, dtype, fillvalue, block=1 << 16):
+    """``chunk_hash(np.full(shape, fillvalue, dtype))``, hashed ``block`` elements at a
+    time."""
+    digest = hashlib.sha256()
+    size = math.prod(shape)
+    piece = np.full(min(size, block), fillvalue, dtype)
+    for start in range(0, size, block):
+        _update(digest, piece[:size - start])
+    digest.update(str(tuple(int(n) for n in shape)).encode("ascii"))
+    return digest.digest()
+
+
+def _update(digest, chunk):
+    """Feed the payload of ``chunk`` to ``digest``."""
     if chunk.dtype.kind in "OT":
         for value in chunk.flat:
             data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
             digest.update(struct.pack("<Q", len(data)))
             digest.update(data)
     else:
-        digest.update(np.ascontiguousarray(chunk).tobytes())
-    digest.update(str(chunk.shape).encode("ascii"))
-    return digest.digest()
+        digest.update(np.ascontiguousarray(chunk).reshape(-1).view(np.uint8))
 
 
 class Hashtable:

@@ -1,19 +1,24 @@
-"""The group-like and dataset-like objects a version is staged in: datasets live in memory,
-and each one remembers which chunks were modified (in the order they first were), so that
-the commit hashes those only and keeps the previous version's rows for the others."""
+"""The group-like and dataset-like objects a version is staged in: a dataset reads the chunks
+a read touches from the previous version (or the array it was created from) and keeps the
+chunks written to in memory, in the order first modified, so that the commit hashes those
+only and keeps the previous version's rows for the others."""
+import itertools
 import posixpath
 
 import numpy as np
 
 from ..dtypes import string_dtype
 from .backend import (FILTER_KEYS, chunk_grid, chunk_slices, is_vlen_string, normalize_chunks,
-                      raw_path, read_mapping, touched_chunks)
+                      raw_path, read_mapping)
+from .selection import Selection
 
 
 class StagedDataset:
-    """A dataset of a version being staged (the package's InMemoryDataset)."""
+    """A dataset of a version being staged (the package's InMemoryDataset), chunk by chunk:
+    a chunk is read from its origin (the array a new dataset was created from, or the
+    previous version's raw_data rows) when touched, and kept in memory once written."""
 
-    def __init__(self, name, shape, dtype, chunks, fillvalue, *, data=None, source=None,
+    def __init__(self, name, shape, dtype, chunks, fillvalue, *, base=None, raw=None,
                  mapping=None, attrs=None, filters=None):
         self.name = name
         self.shape = tuple(shape)
@@ -22,37 +27,30 @@ class StagedDataset:
         self.fillvalue = fillvalue
         self.attrs = dict(attrs or {})
         self.filters = filters or {}
-        self._data = data
-        self._source = source
+        self._base = base       # a new dataset's initial array (its chunks are all dirty)
+        self._raw = raw         # the previous version's raw_data
         self.mapping = dict(mapping or {})
-        self.dirty = {}         # chunk indices modified, in order (a dict as ordered set)
+        self.dirty = {}         # chunk index -> modified chunk (None: still its origin's),
+                                # in the order first modified
 
     @classmethod
     def new(cls, name, data, chunks, fillvalue, filters):
         """A dataset created in this version: every chunk is to be stored."""
         fillvalue = _default_fill(data.dtype, fillvalue)
-        staged = cls(name, data.shape, data.dtype, chunks, fillvalue, data=data, filters=filters)
+        staged = cls(name, data.shape, data.dtype, chunks, fillvalue, base=data, filters=filters)
         staged._mark(slab_order(chunk_grid(data.shape, staged.chunks)))
         return staged
 
     @classmethod
     def from_version(cls, name, dataset):
-        """The committed virtual dataset ``dataset`` of the previous version, read lazily."""
+        """The committed virtual dataset ``dataset`` of the previous version."""
         chunks = tuple(int(c) for c in dataset.attrs["chunks"])
         attrs = {k: v for k, v in dataset.attrs.items() if k not in ("chunks", "raw_data")}
         raw = dataset.file[raw_path(name)]
-        return cls(name, dataset.shape, raw.dtype, chunks, _fill(raw), source=dataset,
+        return cls(name, dataset.shape, raw.dtype, chunks, _fill(raw), raw=raw,
                    mapping=read_mapping(dataset, chunks), attrs=attrs)
 
     # -- numpy-like reading and writing ----------------------------------------------------
-    @property
-    def data(self):
-        """The whole array, read from the previous version on first use."""
-        if self._data is None:
-            self._data = np.array(self._source[()], dtype=self.dtype)
-            self._source = None
-        return self._data
-
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
 
@@ -60,31 +58,80 @@ class StagedDataset:
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        return np.asarray(self.data, dtype=dtype)
+        return np.asarray(self[()], dtype=dtype)
 
     def __getitem__(self, key):
-        return self.data[key]
+        """``array[key]``, read from the chunks it touches only."""
+        selection = Selection(key, self.shape)
+        out = np.empty(selection.lengths, self.dtype)
+        for index, where, inside in selection.pieces(self.chunks):
+            out[_orthogonal(where)] = self._chunk(index)[_orthogonal(inside)]
+        return out.reshape(selection.shape)
 
     def __setitem__(self, key, value):
-        self.data[key] = value
-        self._mark(slab_order(touched_chunks(self.shape, self.chunks, key)))
+        """``array[key] = value``, modifying the chunks it touches only."""
+        selection = Selection(key, self.shape)
+        value = np.broadcast_to(np.asarray(value, self.dtype), selection.shape)
+        value = value.reshape(selection.lengths)
+        pieces = {index: (where, inside) for index, where, inside
+                  in selection.pieces(self.chunks)}
+        for index in slab_order(pieces):
+            where, inside = pieces[index]
+            self._modified(index)[_orthogonal(inside)] = value[_orthogonal(where)]
 
     def resize(self, size, axis=None):
         """h5py's resize: new elements hold the fill value; chunks whose extent changes are
         re-stored, chunks past the new shape are forgotten."""
         size = _new_shape(self.shape, size, axis)
-        grown = np.full(size, self.fillvalue, self.dtype)
-        common = tuple(slice(0, min(a, b)) for a, b in zip(self.shape, size))
-        grown[common] = self.data[common]
-        old = self.shape
-        self._data, self.shape = grown, size
-        kept = set(chunk_grid(size, self.chunks))
-        self.mapping = {k: v for k, v in self.mapping.items() if k in kept}
-        self.dirty = {k: None for k in self.dirty if k in kept}
+        changed = [index for index in dict.fromkeys(itertools.chain(self.dirty, self.mapping))
+                   if _inside(index, self.chunks, size)
+                   and chunk_slices(index, self.chunks, self.shape)
+                   != chunk_slices(index, self.chunks, size)]
         for axis in range(self.ndim):     # the package resizes one axis after the other
-            self._mark(slab_order(k for k in self.mapping
-                                  if _extent(k, self.chunks, old, axis)
-                                  != _extent(k, self.chunks, size, axis)))
+            for index in slab_order(k for k in changed
+                                    if _extent(k, self.chunks, self.shape, axis)
+                                    != _extent(k, self.chunks, size, axis)):
+                self._modified(index)
+        self.mapping = {k: v for k, v in self.mapping.items() if _inside(k, self.chunks, size)}
+        self.dirty = {k: v for k, v in self.dirty.items() if _inside(k, self.chunks, size)}
+        self.shape = size
+        for index in changed:
+            _refill(self.dirty[index], chunk_slices(index, self.chunks, size), self.fillvalue)
+
+    def modified_chunks(self):
+        """(index, edge-trimmed chunk) of each modified chunk, in the order modified."""
+        for index in self.dirty:
+            yield index, self._chunk(index)[_local(chunk_slices(index, self.chunks, self.shape))]
+
+    def _chunk(self, index):
+        """Chunk ``index`` padded to the chunk shape with the fill value (not to modify)."""
+        chunk = self.dirty.get(index)
+        return self._load(index) if chunk is None else chunk
+
+    def _modified(self, index):
+        """Chunk ``index``, kept as modified."""
+        if self.dirty.get(index) is None:
+            self.dirty[index] = self._load(index)
+        return self.dirty[index]
+
+    def _load(self, index):
+        """Chunk ``index`` as its origin holds it (the fill value if it has none)."""
+        region = chunk_slices(index, self.chunks, self.shape)
+        local = _local(region)
+        if self._base is not None and index in self.dirty:
+            part = np.array(self._base[region], self.dtype)
+        elif index in self.mapping:
+            start = self.mapping[index][0]
+            part = np.require(self._raw[(slice(start, start + local[0].stop),) + local[1:]],
+                              self.dtype, "W")
+        else:
+            part = None
+        if part is not None and part.shape == self.chunks:
+            return part
+        chunk = np.full(self.chunks, self.fillvalue, self.dtype)
+        if part is not None:
+            chunk[local] = part
+        return chunk
 
     def _mark(self, indices):
         """Record modified chunks, keeping the order in which they were first modified."""
@@ -101,8 +148,31 @@ def slab_order(indices):
     return sorted(indices, key=lambda index: (index[1:], index[0]))
 
 
+def _orthogonal(parts):
+    """A key selecting the outer product of per-axis slices or arrays."""
+    if sum(isinstance(p, np.ndarray) for p in parts) <= 1:
+        return tuple(parts)
+    return np.ix_(*(np.arange(p.start, p.stop, p.step) if isinstance(p, slice) else p
+                    for p in parts))
+
+
+def _local(region):
+    """The region of a chunk's array that its (edge-trimmed) ``region`` occupies."""
+    return tuple(slice(0, r.stop - r.start) for r in region)
+
+
+def _inside(index, chunks, shape):
+    return all(i * c < s for i, c, s in zip(index, chunks, shape))
+
+
 def _extent(index, chunks, shape, axis):
     return chunk_slices(index, chunks, shape)[axis]
+
+
+def _refill(chunk, region, fillvalue):
+    """Set the part of ``chunk`` outside its ``region`` to the fill value."""
+    for axis, r in enumerate(region):
+        chunk[(slice(None),) * axis + (slice(r.stop - r.start, None),)] = fillvalue
 
 
 def _fill(raw):
@@ -266,16 +336,20 @@ class StagedGroup:
 
 
 def _initial_data(shape, dtype, data, fillvalue):
-    """The array a new dataset starts with."""
+    """The array a new dataset starts with: a copy of ``data`` (a read-only array of the
+    dtype is kept as given, a broadcast one thus costing no memory), or one fill value
+    broadcast to ``shape``."""
     if data is None:
         if shape is None:
             raise TypeError("One of data or shape must be specified")
-        data = np.full(shape, _default_fill(np.dtype(dtype), fillvalue), dtype=dtype)
-    data = np.array(data, dtype=dtype)
-    if data.dtype.kind in "UO":
-        data = data.astype(string_dtype())
-    if shape is not None and tuple(np.atleast_1d(shape)) != data.shape:
-        data = data.reshape(shape)
-    if data.ndim == 0:
+        data = np.broadcast_to(np.array(_default_fill(np.dtype(dtype), fillvalue), dtype), shape)
+    array = np.asarray(data, dtype=dtype)
+    if array is data and array.flags.writeable:
+        array = array.copy()
+    if array.dtype.kind in "UO":
+        array = array.astype(string_dtype())
+    if shape is not None and tuple(np.atleast_1d(shape)) != array.shape:
+        array = array.reshape(shape)
+    if array.ndim == 0:
         raise ValueError("scalar datasets are not supported by versioned HDF5")
-    return data
+    return array
