@@ -337,3 +337,51 @@ def test_murmur3_matches_mmh3(length):
         h1, h2 = hash128(keys, seed)
         assert list(zip(h1.tolist(), h2.tolist())) == \
             [mmh3.hash64(k.tobytes(), seed, signed=False) for k in keys]
+
+
+def _batch(n, seed, spread):
+    """Rows whose value ranges widen with ``spread`` (new BITMAP values below and above)."""
+    rng = np.random.default_rng(seed)
+    f = rng.normal(0, 10, n).round(0)
+    f[rng.random(n) < 0.1] = np.nan
+    i = rng.integers(-spread, spread, n)
+    i[rng.random(n) < 0.1] = np.iinfo(np.int64).min
+    return {"f": f, "i": i, "s": np.array([b"k%02d" % v for v in rng.integers(0, spread, n)])}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_append_updates_indexes_in_place(tmp_path, monkeypatch, kind):
+    """Each append (empty ones, ones filling the last partial chunk) leaves every index equal
+    to a rebuild, updated in place (never rebuilt)."""
+    from purehep.table import indexes as ix
+    path = tmp_path / "append.h5"
+    with purehep.File(path, "w") as f:
+        t = create_table(f, "t", _batch(37, 0, 3), chunks=16)
+        for col in ("f", "i", "s"):
+            t.create_search_index(col, kind)
+        monkeypatch.setattr(Table, "_rebuild", lambda self, index: pytest.fail("rebuilt"))
+        for step, n in enumerate([0, 11, 5, 0, 40, 1, 16, 3]):
+            t.append(_batch(n, step + 1, 3 + 4 * step))
+            assert len(t.search_indexes()) == 3
+            for index in t.search_indexes():
+                assert ix.content_problems(index, index.column[()], t._fill_of(index)) == []
+            assert validate(f["t"], verify_indexes=True) == []
+        data = {c: f["t"][c][()] for c in ("f", "i", "s")}
+        for text in ("i = 5", "i BETWEEN -9 AND 2", "f > 3 OR s = 'k04'", "f = nan",
+                     "i = -9223372036854775808", "s IN ('k00', 'k20')"):
+            assert np.array_equal(t.query(text), np.flatnonzero(evaluate(parse(text), data))), text
+    with h5py.File(path, "r") as f:
+        assert len(f["t/f"]) == 113 and f["t"].attrs["CLASS"] == b"COLUMN_TABLE"
+
+
+def test_append_drops_a_bitmap_beyond_max_values(tmp_path):
+    with purehep.File(tmp_path / "drop.h5", "w") as f:
+        t = create_table(f, "t", _batch(20, 0, 3), chunks=8)
+        t.create_search_index("i", "bitmap", max_values=8)
+        t.create_search_index("i", "chunk_minmax")
+        t.append(_batch(5, 1, 3))
+        assert [i.kind for i in t.search_indexes("i")] == ["BITMAP", "CHUNK_MINMAX"]
+        t.append(_batch(30, 2, 50))
+        assert [i.kind for i in t.search_indexes("i")] == ["CHUNK_MINMAX"]
+        assert "i__bitmap__values" not in f["t/_search_indexes"]
+        assert validate(f["t"], verify_indexes=True) == []

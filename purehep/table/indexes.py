@@ -16,6 +16,12 @@ from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set
 SEARCH_GROUP = "_search_indexes"
 KINDS = ("CHUNK_MINMAX", "SORTED_ROWS", "BITMAP", "CHUNK_BLOOM")
 MINMAX_FIELDS = ("min", "max", "nan_count", "fill_count", "n")
+MAX_VALUES = 1024          # default BITMAP cardinality limit
+GROW_CHUNK_BYTES = 1 << 16  # chunk size cap of the extendible index datasets
+
+
+class TooManyValues(ValueError):
+    """A BITMAP column has more distinct values than its max_values."""
 
 
 def index_name(column, kind):
@@ -75,17 +81,23 @@ def build_sorted(values, fill, length):
                   "ordered": True}
 
 
-def build_bitmap(values, fill, length, max_values=1024):
+def build_bitmap(values, fill, length, max_values=MAX_VALUES):
     """BITMAP rows (§8.6), one per distinct non-NaN value in sorted order, LSB-first bits."""
-    keep = ~nan_mask(values)
-    distinct, inverse = np.unique(values[keep], return_inverse=True)
+    distinct = np.unique(values[~nan_mask(values)])
     if len(distinct) > max_values:
-        raise ValueError(f"{len(distinct)} distinct values exceed max_values={max_values}")
+        raise TooManyValues(f"{len(distinct)} distinct values exceed max_values={max_values}")
+    return bitmap_rows(values, distinct), {"ordered": True, "values": distinct,
+                                           "max_values": max_values}
+
+
+def bitmap_rows(values, distinct):
+    """(len(distinct), ceil(len(values) / 8)) packed bits: row k marks values == distinct[k]."""
+    if not len(distinct):
+        return np.zeros((0, (len(values) + 7) // 8), dtype=np.uint8)
+    keep = ~nan_mask(values)
     codes = np.full(len(values), -1, dtype=np.int64)
-    codes[keep] = inverse.reshape(-1)
-    bits = np.stack([np.packbits(codes == k, bitorder="little") for k in range(len(distinct))]) \
-        if len(distinct) else np.zeros((0, (len(values) + 7) // 8), dtype=np.uint8)
-    return bits, {"ordered": True, "values": distinct}
+    codes[keep] = np.searchsorted(distinct, values[keep])
+    return np.stack([np.packbits(codes == k, bitorder="little") for k in range(len(distinct))])
 
 
 def build_bloom(values, fill, length, m_bytes=None, k=None):
@@ -111,7 +123,7 @@ def _write_attrs(ds, kind, attrs):
     for name, value in attrs.items():
         if name in ("ordered",):
             set_bool(ds, name, value)
-        elif name in ("nan_tail_length", "fill_tail_length", "m_bits"):
+        elif name in ("nan_tail_length", "fill_tail_length", "m_bits", "max_values"):
             set_u64(ds, name, value)
         elif name == "k":
             ds.attrs.create("k", np.uint16(value), dtype=np.uint16)
@@ -127,15 +139,52 @@ def write_index(group, column, kind, data, attrs, name=None):
     name = name or index_name(column.name.rsplit("/", 1)[-1], kind)
     if name in sgroup:
         drop_index(group, sgroup[name])
-    ds = sgroup.create_dataset(name, data=data, dtype=data.dtype)
+    ds = create_extendible(sgroup, name, data, data.dtype, grow_all=kind == "BITMAP")
     if kind == "BITMAP":
-        values = sgroup.create_dataset(f"{name}__values", data=attrs.pop("values"),
-                                       dtype=column.dtype)
+        values = create_extendible(sgroup, f"{name}__values", attrs.pop("values"), column.dtype)
         set_ref(ds, "_values", values)
     _write_attrs(ds, kind, attrs)
     set_refs(ds, "_columns_list", [column])
     set_refs(column, "_search_indexes", [*get_refs(column, "_search_indexes"), ds])
     return ds
+
+
+def create_extendible(sgroup, name, data, dtype, grow_all=False):
+    """An index dataset appends can grow in place (§9): chunked, unlimited along the first
+    axis (every axis with ``grow_all``: a BITMAP gains values and rows)."""
+    data = np.asarray(data)
+    rest = data.shape[1:]
+    if grow_all:
+        chunks = (1,) * (data.ndim - 1) + (_grow_length(data.shape[-1], data.dtype.itemsize),)
+    else:
+        row_bytes = data.dtype.itemsize * int(np.prod(rest, dtype=np.int64))
+        chunks = (_grow_length(data.shape[0], max(row_bytes, 1)),) + tuple(max(r, 1) for r in rest)
+    maxshape = (None,) * data.ndim if grow_all else (None,) + rest
+    return sgroup.create_dataset(name, data=data, dtype=dtype, chunks=chunks, maxshape=maxshape)
+
+
+def _grow_length(length, item_bytes):
+    """Elements per chunk along a growing axis: a power of two covering ``length``, at least
+    1 KiB and at most GROW_CHUNK_BYTES worth."""
+    cap = max(1, GROW_CHUNK_BYTES // item_bytes)
+    floor = max(1, 1024 // item_bytes)
+    return min(cap, max(floor, 1 << max(0, int(length) - 1).bit_length()))
+
+
+def extendible(ds, grow_all=False):
+    """Whether appends can grow ``ds`` in place (chunked, unlimited where it grows)."""
+    axes = ds.maxshape if grow_all else ds.maxshape[:1]
+    return ds.chunks is not None and all(m is None for m in axes)
+
+
+def rebuild_options(index):
+    """Build options that keep a rebuilt index's choices: Bloom ``m_bytes``/``k``, BITMAP
+    ``max_values``."""
+    if index.kind == "CHUNK_BLOOM":
+        return {"m_bytes": index.ds.shape[1], "k": int(index.ds.attrs["k"])}
+    if index.kind == "BITMAP":
+        return {"max_values": int(index.ds.attrs.get("max_values", MAX_VALUES))}
+    return {}
 
 
 def drop_index(group, ds):
@@ -225,11 +274,8 @@ def _bloom_problems(ds):
 def content_problems(index, values, fill):
     """Differences between the stored index and one rebuilt from the column's values."""
     kind, ds = index.kind, index.ds
-    if kind == "CHUNK_BLOOM":
-        rebuilt, _ = build_bloom(values, fill, chunk_length(index.column),
-                                 ds.shape[1], int(ds.attrs["k"]))
-    else:
-        rebuilt, attrs = BUILDERS[kind](values, fill, chunk_length(index.column))
+    options = {"CHUNK_BLOOM": rebuild_options(index), "BITMAP": {"max_values": math.inf}}.get(kind, {})
+    rebuilt, attrs = BUILDERS[kind](values, fill, chunk_length(index.column), **options)
     stored = ds[()]
     problems = []
     if kind == "BITMAP":

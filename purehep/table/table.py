@@ -5,6 +5,7 @@ import numpy as np
 from ..dtypes import string_dtype
 from ..errors import ValidationError
 from . import indexes as ix
+from .update import update_index
 from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set_refs, set_utf8,
                      set_utf8_list, text)
 
@@ -200,8 +201,8 @@ class Table:
         return out
 
     def append(self, data):
-        """Append rows to every column and index dataset, then rebuild the search indexes
-        (§9: a mutation MUST update or delete the affected indexes)."""
+        """Append rows to every column and index dataset, then update the search indexes
+        (§9: a mutation MUST update or delete the affected indexes; see :mod:`.update`)."""
         _, labels, _ = _layout(self.group)
         names = list(dict.fromkeys(self.columns + labels))
         missing = set(names) - set(data)
@@ -209,15 +210,25 @@ class Table:
             raise ValueError(f"append needs values for {sorted(missing)}")
         _check_lengths({n: data[n] for n in names})
         start = len(self)
+        current = [(i, not ix.structural_problems(i, start, self._fill_of(i)))
+                   for i in self.search_indexes()]
         for name in names:
-            values = data[name]
-            if self.categories(name) is not None:
-                values = _codes(values, [text(c) for c in self.categories(name)])
-            arr, _ = _column_array(values)
-            ds = self.group[name]
-            ds.resize((start + len(arr),))
-            ds[start:] = arr
-        self.refresh_search_indexes()
+            self._append_column(name, data[name], start)
+        for index, is_current in current:
+            if not (is_current and update_index(self.group, index, start, self._fill_of(index))):
+                self._rebuild(index)
+
+    def _append_column(self, name, values, start):
+        categories = self.categories(name)
+        if categories is not None:
+            values = _codes(values, [text(c) for c in categories])
+        arr, _ = _column_array(values)
+        ds = self.group[name]
+        ds.resize((start + len(arr),))
+        ds[start:] = arr
+
+    def _fill_of(self, index):
+        return self.fillvalue(index.column.name.rsplit("/", 1)[-1])
 
     # search indexes (§8)
     def search_indexes(self, column=None):
@@ -246,10 +257,16 @@ class Table:
     def refresh_search_indexes(self):
         """Rebuild every search index from its column's current values."""
         for index in self.search_indexes():
-            column = index.column.name.rsplit("/", 1)[-1]
-            options = ({"m_bytes": index.ds.shape[1], "k": int(index.ds.attrs["k"])}
-                       if index.kind == "CHUNK_BLOOM" else {})
-            self.create_search_index(column, index.kind, index.name, **options)
+            self._rebuild(index)
+
+    def _rebuild(self, index):
+        """Rebuild one index with its kind's kept options (Bloom size, BITMAP max_values);
+        a BITMAP whose column now exceeds max_values is dropped (§9 allows deleting)."""
+        column = index.column.name.rsplit("/", 1)[-1]
+        try:
+            self.create_search_index(column, index.kind, index.name, **ix.rebuild_options(index))
+        except ix.TooManyValues:
+            ix.drop_index(self.group, index.ds)
 
     # queries
     def where(self, expr, fields=None, structured=False):
