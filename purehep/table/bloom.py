@@ -67,8 +67,9 @@ def build_filter(values, k, m_bytes):
     return np.packbits(bits, bitorder="little")
 
 
-def may_contain(filters, key, k):
-    """Bool per filter row: True unless the filters prove ``key`` (canonical bytes) absent."""
-    pos = positions(np.frombuffer(key, np.uint8).reshape(1, -1), k, filters.shape[1] * 8)[0]
-    bits = filters[:, (pos >> 3).astype(np.intp)] & (1 << (pos & 7)).astype(np.uint8)
-    return np.all(bits != 0, axis=1)
+def may_contain(read_byte_column, key, k, m_bits):
+    """Bool per filter row: True unless the filters prove ``key`` (canonical bytes) absent.
+    Only the k probed byte columns are read, through ``read_byte_column(j)``."""
+    pos = positions(np.frombuffer(key, np.uint8).reshape(1, -1), k, m_bits)[0]
+    bits = [read_byte_column(int(p >> 3)) & np.uint8(1 << int(p & 7)) for p in pos]
+    return np.all(np.stack(bits) != 0, axis=0)

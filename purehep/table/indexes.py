@@ -18,6 +18,7 @@ KINDS = ("CHUNK_MINMAX", "SORTED_ROWS", "BITMAP", "CHUNK_BLOOM")
 MINMAX_FIELDS = ("min", "max", "nan_count", "fill_count", "n")
 MAX_VALUES = 1024          # default BITMAP cardinality limit
 GROW_CHUNK_BYTES = 1 << 16  # chunk size cap of the extendible index datasets
+WIDE_ROW_CHUNK = 256        # elements of a Bloom filter row per chunk: queries read k columns
 
 
 class TooManyValues(ValueError):
@@ -157,8 +158,9 @@ def create_extendible(sgroup, name, data, dtype, grow_all=False):
     if grow_all:
         chunks = (1,) * (data.ndim - 1) + (_grow_length(data.shape[-1], data.dtype.itemsize),)
     else:
-        row_bytes = data.dtype.itemsize * int(np.prod(rest, dtype=np.int64))
-        chunks = (_grow_length(data.shape[0], max(row_bytes, 1)),) + tuple(max(r, 1) for r in rest)
+        rest_chunk = tuple(max(1, min(r, WIDE_ROW_CHUNK)) for r in rest)
+        row_bytes = data.dtype.itemsize * int(np.prod(rest_chunk, dtype=np.int64))
+        chunks = (_grow_length(data.shape[0], row_bytes),) + rest_chunk
     maxshape = (None,) * data.ndim if grow_all else (None,) + rest
     return sgroup.create_dataset(name, data=data, dtype=dtype, chunks=chunks, maxshape=maxshape)
 

@@ -6,6 +6,8 @@ at chunk granularity (CHUNK_MINMAX, CHUNK_BLOOM). AND/OR combine them; NOT keeps
 masks. When the root is not exact, the candidate blocks are read and the whole expression is
 evaluated there, exact leaves reusing their masks — so the answer always equals a plain scan.
 """
+import functools
+
 import numpy as np
 
 from ..query import And, Between, Compare, In, Not, Or, evaluate
@@ -125,24 +127,20 @@ def _or_rows(ds, rows):
 
 
 class _SortedView:
-    """Column values in SORTED_ROWS order, read lazily block by block for binary search."""
+    """Column values in SORTED_ROWS order for binary search: each probe reads one element
+    of the permutation and one of the column; probed positions are remembered (the two
+    bounds of a range share their first probes)."""
 
     def __init__(self, index, n):
         self.perm, self.col = index.ds, index.column
-        self.length = ix.chunk_length(self.col)
-        self.perm_cache, self.col_cache = {}, {}
+        self.probed = {}
         tails = int(index.ds.attrs["nan_tail_length"]) + int(index.ds.attrs["fill_tail_length"])
         self.body = n - tails
 
-    def _block(self, ds, cache, size, i):
-        key = i // size
-        if key not in cache:
-            cache[key] = ds[key * size:(key + 1) * size]
-        return cache[key][i - key * size]
-
     def value(self, i):
-        row = int(self._block(self.perm, self.perm_cache, 4096, i))
-        return self._block(self.col, self.col_cache, self.length, row)
+        if i not in self.probed:
+            self.probed[i] = self.col[int(self.perm[i])]
+        return self.probed[i]
 
     def bound(self, value, right):
         """First position whose value is > value (right) or >= value (left)."""
@@ -240,13 +238,13 @@ def _bloom_leaf(leaf, table, index):
         values = leaf.values
     else:
         return None
-    filters = index.ds[()]
-    k = int(index.ds.attrs["k"])
-    may = np.zeros(filters.shape[0], dtype=bool)
+    ds = index.ds
+    k, read_byte_column = int(ds.attrs["k"]), functools.cache(lambda j: ds[:, j])
+    may = np.zeros(ds.shape[0], dtype=bool)
     for value in values:
         key = _canonical_literal(value, index.column)
         if key is not None:
-            may |= bloom.may_contain(filters, key, k)
+            may |= bloom.may_contain(read_byte_column, key, k, 8 * ds.shape[1])
     return may
 
 
