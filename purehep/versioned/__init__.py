@@ -28,10 +28,13 @@ Usage, as the package's::
 Staging works chunk by chunk: a read of a staged dataset reads only the chunks it touches (from
 raw_data through the previous version's mapping, or the chunks already modified), a write keeps
 the chunks it touches (and resized edges) in memory; the commit hashes those, re-uses rows of
-identical chunks, appends the others and writes each version's virtual datasets. Versions read back as
-ordinary purehep groups of virtual datasets.
+identical chunks, appends the others and writes each version's virtual datasets. Versions read
+back as ordinary purehep groups of virtual datasets; ``delete_versions`` removes versions and
+the chunks only they used.
 """
 from .api import VersionedHDF5File, DATA_VERSION, TIMESTAMP_FMT
 from .hashing import chunk_hash
+from .replay import delete_version, delete_versions
 
-__all__ = ["VersionedHDF5File", "DATA_VERSION", "TIMESTAMP_FMT", "chunk_hash"]
+__all__ = ["VersionedHDF5File", "DATA_VERSION", "TIMESTAMP_FMT", "chunk_hash",
+           "delete_version", "delete_versions"]

@@ -102,12 +102,16 @@ def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping)
     return vds
 
 
-def read_mapping(dataset, chunks):
-    """Chunk index -> raw_data rows of a committed version's virtual dataset."""
-    mapping = {}
+def source_blocks(dataset):
+    """(first element of the region, raw_data block as ``((start, stop), ...)`` per axis) of
+    each mapping of a committed version's virtual dataset."""
     for vmap in dataset.virtual_sources():
         vstart, _ = vmap.vspace.get_select_bounds()
         sstart, sstop = vmap.src_space.get_select_bounds()
-        index = tuple(int(s) // c for s, c in zip(vstart, chunks))
-        mapping[index] = (int(sstart[0]), int(sstop[0]) + 1)
-    return mapping
+        yield vstart, tuple((int(a), int(b) + 1) for a, b in zip(sstart, sstop))
+
+
+def read_mapping(dataset, chunks):
+    """Chunk index -> raw_data rows of a committed version's virtual dataset."""
+    return {tuple(int(s) // c for s, c in zip(vstart, chunks)): block[0]
+            for vstart, block in source_blocks(dataset)}
