@@ -321,11 +321,13 @@ def test_anndata_reads_the_table(tmp_path):
     with purehep.File(path, "w") as f:
         create_table(f, "obs", {"cell": ["c0", "c1", "c2"], "x": np.array([1.5, 2.5, 3.5]),
                                 "n": np.array([1, 2, 3])}, index="cell", anndata=True)
+        Table(f["obs"]).add_column("y", np.array([7, 8, 9]))
         assert validate(f["obs"]) == []
     with h5py.File(path, "r") as f:
         df = ad.io.read_elem(f["obs"])
-    assert list(df.columns) == ["x", "n"] or list(df.columns) == ["cell", "x", "n"]
+    assert list(df.columns) in (["x", "n", "y"], ["cell", "x", "n", "y"])
     assert df["x"].tolist() == [1.5, 2.5, 3.5] and list(df.index) == ["c0", "c1", "c2"]
+    assert df["y"].tolist() == [7, 8, 9]
 
 
 @pytest.mark.parametrize("length", [0, 1, 4, 7, 8, 9, 15, 16, 17, 31, 33])
@@ -385,3 +387,35 @@ def test_append_drops_a_bitmap_beyond_max_values(tmp_path):
         assert [i.kind for i in t.search_indexes("i")] == ["CHUNK_MINMAX"]
         assert "i__bitmap__values" not in f["t/_search_indexes"]
         assert validate(f["t"], verify_indexes=True) == []
+
+
+def test_add_and_drop_columns(tmp_path):
+    """Columns added and dropped on an existing table keep column-order, row-index links,
+    categories and search indexes consistent (validator and h5py agree)."""
+    path = tmp_path / "cols.h5"
+    _build(path)
+    with purehep.File(path, "a") as f:
+        t = Table(f["t"])
+        t.add_column("e", np.arange(N, dtype=np.float32) / 7, units="GeV")
+        t.add_column("kind", ["up", "down", "up"] * (N // 3), categories=["down", "up"])
+        t.create_search_index("e", "sorted_rows")
+        t.create_search_index("kind", "bitmap")
+        assert t.columns[-2:] == ["e", "kind"] and validate(f["t"]) == []
+        assert len(t.query("kind = 'up' AND e < 1")) == 5
+        with pytest.raises(ValueError, match="rows"):
+            t.add_column("short", [1, 2])
+        t.drop_column("u")
+        t.drop_column("kind")
+        with pytest.raises(ValueError, match="row index"):
+            t.drop_column("row_id")
+        t.append({c: v[:4] for c, v in _data(4, seed=9).items() if c != "u"}
+                 | {"e": np.ones(4, np.float32), "row_id": np.arange(4)})
+        assert validate(f["t"], verify_indexes=True) == []
+    with h5py.File(path, "r") as f:
+        g = f["t"]
+        assert [v.decode() for v in g.attrs["column-order"]][-2:] == ["label", "e"]
+        assert "u" not in g and "kind" not in g and "kind_categories" not in g
+        assert not any(n.startswith(("u__", "kind__")) for n in g["_search_indexes"])
+        assert [f[r].name for r in g["row_id"].attrs["_columns_list"]][-1] == "/t/e"
+        assert f[g["e"].attrs["_indexes"][0]].name == "/t/row_id" and g["e"].attrs["units"] == b"GeV"
+        assert g["e"].shape == (N + 4,) and g["e"].chunks == (256,)

@@ -230,6 +230,49 @@ class Table:
     def _fill_of(self, index):
         return self.fillvalue(index.column.name.rsplit("/", 1)[-1])
 
+    # column mutations (§9)
+    def add_column(self, name, values, *, categories=None, fillvalue=None, units=None,
+                   chunks=None, compression=None):
+        """Add a column of ``len(self)`` values: listed last in column-order (§9.6), labelled
+        by every row-index dataset (§7.2), Anndata attributes when the table carries them."""
+        if name in self.group:
+            raise ValueError(f"{self.group.name} already has a member named {name!r}")
+        names, order = self.columns + self.index_datasets, [*self.columns, name]
+        if names and len(values) != len(self):
+            raise ValueError(f"{len(values)} values for a table of {len(self)} rows (HEP001 §9.1)")
+        first = self.group[names[0]].chunks if names else None
+        chunks = chunks or (first[0] if first else 1 << 16)
+        if categories is not None:
+            values = _codes(values, categories)
+        ds = _create_column(self.group, name, values, chunks, compression, fillvalue)
+        if categories is not None:
+            _create_categories(self.group, name, categories)
+        for label in self.index_datasets:
+            _link(self.group[label], ds)
+        set_utf8_list(self.group, "column-order", order)
+        if get_text(self.group, "encoding-type") == "dataframe":
+            _anndata_element(ds)
+        if units is not None:
+            set_utf8(ds, "units", units)
+
+    def drop_column(self, name):
+        """Delete a column with its search indexes, categories and the row-index links to it
+        (§9: no reference may dangle); row-index datasets themselves are not dropped here."""
+        if name not in self.columns or name in self.index_datasets:
+            raise ValueError(f"{name!r} is not a column of {self.group.name} (or is a row index)")
+        ds = self.group[name]
+        labels = {label: _without(self.group[label], ds) for label in self.index_datasets}
+        self.drop_search_index(name)
+        for label, kept in labels.items():
+            set_refs(self.group[label], "_columns_list", kept)
+        categories = get_refs(ds, "_categories")
+        order = [c for c in self.columns if c != name]
+        del self.group[name]
+        for cat in categories:
+            if cat is not None and not _referenced(self.group, cat):
+                del self.group[cat.name.rsplit("/", 1)[-1]]
+        set_utf8_list(self.group, "column-order", order)
+
     # search indexes (§8)
     def search_indexes(self, column=None):
         """Loaded search indexes of registered KIND, optionally those of one column."""
@@ -286,6 +329,26 @@ class Table:
         """Problems with this table against every HEP001 MUST (see :func:`.validate`)."""
         from .validate import validate
         return validate(self.group, verify_indexes=verify_indexes)
+
+
+def _link(label, column):
+    """Row-index dataset ``label`` labels ``column`` (both directions, §7.2)."""
+    set_refs(label, "_columns_list", [*get_refs(label, "_columns_list"), column])
+    set_refs(column, "_indexes", [*get_refs(column, "_indexes"), label])
+
+
+def _without(label, column):
+    """A row index's _columns_list without ``column``; refused when none would remain (§7.1)."""
+    kept = [c for c in get_refs(label, "_columns_list") if not same(c, column)]
+    if not kept:
+        raise ValueError(f"{label.name} would label no column (HEP001 §7.1)")
+    return kept
+
+
+def _referenced(group, target):
+    """Whether a dataset of ``group`` still refers to ``target`` as its categories."""
+    return any(same(c, target) for d in group.values() if hasattr(d, "dtype")
+               for c in get_refs(d, "_categories"))
 
 
 def _take(ds, rows):
