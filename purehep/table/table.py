@@ -210,12 +210,12 @@ class Table:
             raise ValueError(f"append needs values for {sorted(missing)}")
         _check_lengths({n: data[n] for n in names})
         start = len(self)
-        current = [(i, not ix.structural_problems(i, start, self._fill_of(i)))
-                   for i in self.search_indexes()]
+        found = [(i, self._fill_of(i)) for i in self.search_indexes()]
+        current = [(i, fill, not ix.structural_problems(i, start, fill)) for i, fill in found]
         for name in names:
             self._append_column(name, data[name], start)
-        for index, is_current in current:
-            if not (is_current and update_index(self.group, index, start, self._fill_of(index))):
+        for index, fill, is_current in current:
+            if not (is_current and update_index(self.group, index, start, fill)):
                 self._rebuild(index)
 
     def _append_column(self, name, values, start):
