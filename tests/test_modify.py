@@ -309,3 +309,33 @@ def test_chunk_index_appends_in_place(tmp_path, monkeypatch, kind):
         f["d"][1200:] = 7
     with h5py.File(path, "r") as f:
         assert (f["d"][1200:] == 7).all() and (f["d"][:1200] == final).all()
+
+
+def test_write_existing_chunked_strings(tmp_path):
+    """Writing into an existing chunked variable-length string dataset (its values go to new
+    global heap collections; the dataset's other storage settings are kept)."""
+    p = tmp_path / "s.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("s", data=np.array([b"a", b"bc"] * 10, dtype=object),
+                         dtype=h5py.string_dtype("ascii"), chunks=(4,))
+    with purehep.File(p, "r+") as f:
+        f["s"][0] = b"zz"
+        f["s"][17:19] = [b"x", b"yyy"]
+    with h5py.File(p) as f:
+        want = [b"a", b"bc"] * 10
+        want[0], want[17], want[18] = b"zz", b"x", b"yyy"
+        assert f["s"][()].tolist() == want and f["s"].chunks == (4,)
+
+
+def test_resize_existing_strings_first(tmp_path):
+    """Resizing a variable-length string dataset before anything else touches it in r+ mode
+    (its values are loaded at the extent they have in the file, then resized)."""
+    p = tmp_path / "r.h5"
+    with purehep.File(p, "w") as f:
+        f.create_dataset("s", data=np.array(["a", "bc", "d"], dtype=object),
+                         dtype=purehep.string_dtype(), chunks=(4,), maxshape=(None,))
+    with purehep.File(p, "r+") as f:
+        f["s"].resize((6,))
+        f["s"][3:] = ["x", "y", "z"]
+    with h5py.File(p) as f:
+        assert f["s"].asstr()[()].tolist() == ["a", "bc", "d", "x", "y", "z"]

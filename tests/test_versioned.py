@@ -312,9 +312,6 @@ def edit_after_delete(vf):
         g["grid"][0, 0] = 1.0
 
 
-# purehep's r+ writes to an existing chunked vlen-string dataset (raw_data of "strings") fail
-# in the core (purehep.write.emit: 'ExistingDataset' object has no attribute 'external').
-@pytest.mark.xfail(raises=AttributeError, strict=False, reason="core: ExistingDataset.external")
 @pytest.mark.parametrize("writer, doomed", [("package", ["v2"]), ("purehep", ["v4", "v3"]),
                                             ("package", ["v1", "v2"])])
 def test_delete_versions_as_the_package(files, tmp_path, writer, doomed):

@@ -7,6 +7,7 @@ values, header-derived properties — first flushes the file (``Writer.flush``) 
 what was written through the ordinary read path (``_sync`` rebinds the object to its current
 address). Navigation (``group[name]``, iteration, ``in``) works on the graph directly.
 """
+import contextlib
 import operator
 import os
 import posixpath
@@ -217,6 +218,15 @@ class GroupWriter(WritableObject):
         node.virtual = [(layout.source_file(path, self._file.filename), name, sdims, vdims)
                         for path, name, sdims, vdims in layout.mappings]
         return self._link_new(name, node)
+
+    @contextlib.contextmanager
+    def build_virtual_dataset(self, name, shape, dtype, maxshape=None, fillvalue=None):
+        """h5py's build_virtual_dataset: ``with g.build_virtual_dataset(...) as layout:``
+        map sources into ``layout``; the dataset is created when the block ends."""
+        from .vds import VirtualLayout
+        layout = VirtualLayout(shape, dtype, maxshape, self._file.filename)
+        yield layout
+        self.create_virtual_dataset(name, layout, fillvalue)
 
     def create_dataset_like(self, name, other, **kwupdate):
         """h5py's create_dataset_like: a dataset with ``other``'s shape, dtype, chunking,
@@ -702,12 +712,13 @@ class DatasetWriter(WritableObject):
             if m is not None and s > m:
                 raise ValueError("Unable to change dataset extent beyond its maximum shape")
         from ..write.storage import MemoryStore
+        store = node.store          # opened at the old extent (modify mode opens it lazily)
         old = node.shape
         node.shape = size
-        if isinstance(node.store, MemoryStore):
-            node.store.resize(size, None)
+        if isinstance(store, MemoryStore):
+            store.resize(size, None)
         else:
-            node.store.resize(old, size)
+            store.resize(old, size)
         self._writer.touch()
 
     @property

@@ -71,6 +71,8 @@ class DatatypeNode(Node):
 
 class DatasetNode(Node):
     kind = "dataset"
+    external = None               # contiguous in external files: [(name, offset, size)]
+    virtual = None                # layout "virtual": [(file, dataset, sdims, vdims)]
 
     def __init__(self, shape, maxshape, dtype, layout, chunks=None, filters=(), fill=None,
                  early=False, track_order=False, track_times=False, stored_dtype=None):
@@ -85,8 +87,6 @@ class DatasetNode(Node):
         self.early = early
         self.store = None                 # a store from purehep.write.storage
         self.stored_dtype = stored_dtype
-        self.external = None              # contiguous in external files: [(name, offset, size)]
-        self.virtual = None               # layout "virtual": [(file, dataset, sdims, vdims)]
 
     @property
     def filtered(self):
