@@ -388,3 +388,28 @@ def test_vlen_of_arrays(tmp_path):
     with h5py.File(tmp_path / "v.h5") as h, purehep.File(tmp_path / "v.h5") as p:
         for f in (h, p):
             assert [x.tolist() for x in f["v"][()]] == [[[1, 2], [3, 4]], [[5, 6]]]
+
+
+def test_h5py_conveniences(tmp_path):
+    """MutableMapping methods on groups and attributes, build_virtual_dataset, filter ids
+    and names, driver and swmr_mode, as h5py has them."""
+    p = tmp_path / "c.h5"
+    with purehep.File(p, "w") as f:
+        a = f.create_dataset("a", data=np.arange(100), chunks=(10,), compression="gzip",
+                             shuffle=True, fletcher32=True)
+        with f.build_virtual_dataset("v", (2, 3), "i8", fillvalue=-1) as layout:
+            layout[0] = purehep.VirtualSource(a)[:3]
+        f.attrs.update({"x": 1, "y": 2})
+        assert f.attrs.pop("x") == 1 and f.attrs.setdefault("y", 5) == 2
+        f.update({"z": np.arange(2)})
+        f.pop("z")
+        assert "z" not in f
+        a.flush()
+    with h5py.File(p) as h, purehep.File(p) as f:
+        assert h["v"][()].tolist() == [[0, 1, 2], [-1, -1, -1]]
+        assert dict(h.attrs) == {"y": 2} and sorted(h) == ["a", "v"]
+        assert f["a"].filter_ids == h["a"].filter_ids
+        assert f["a"].filter_names == h["a"].filter_names
+        assert (f.driver, f.swmr_mode) == (h.driver, h.swmr_mode)
+        with pytest.raises(ValueError):
+            f.attrs.pop("y")                      # read-only

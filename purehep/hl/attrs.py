@@ -1,6 +1,6 @@
 """Attributes: compact (attribute messages in the header) and dense (attribute info message,
 fractal heap and v2 B-trees), read as h5py's AttributeManager reads them."""
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def _strings_as_str(value, dtype):
     return value
 
 
-class AttributeManager(AttributesWriter, Mapping):
+class AttributeManager(AttributesWriter, MutableMapping):
     """``obj.attrs``: a mapping of attribute names to values (writable in write mode)."""
 
     def __init__(self, parent):

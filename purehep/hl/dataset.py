@@ -96,6 +96,21 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return None
 
     @property
+    def filter_ids(self):
+        """The filter pipeline's filter ids, in order (h5py 3.13's ``filter_ids``)."""
+        return tuple(f.id for f in (self._filters or ()))
+
+    @property
+    def filter_names(self):
+        """The filter pipeline's filter names as stored (or the known names), in order."""
+        from ..filters import KNOWN_NAMES
+        return tuple(f.name or KNOWN_NAMES.get(f.id, "") for f in (self._filters or ()))
+
+    def flush(self):
+        """Write what this file has pending (h5py's Dataset.flush); nothing in read mode."""
+        self._file.flush()
+
+    @property
     def compression(self):
         for fid, name in _COMPRESSION.items():
             if self._filter(fid) is not None:

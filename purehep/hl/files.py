@@ -117,6 +117,17 @@ class File(Group):
         self._node = writer.root
         self._gen = -1
 
+    swmr_mode = False             # purehep writes no SWMR files; readers read what is on disk
+
+    @property
+    def driver(self):
+        """h5py's name for how the file is reached: "sec2" (a path), "core" (a buffer in
+        memory) or "fileobj" (a file object or a range-reading callable)."""
+        from ..io.source import BytesSource
+        if self._source.path is not None or self._writer is not None:
+            return "sec2"
+        return "core" if isinstance(self._source, BytesSource) else "fileobj"
+
     @property
     def filename(self):
         return self._source.path or "<memory>"

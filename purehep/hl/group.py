@@ -1,7 +1,7 @@
 """Groups: old-style (symbol table, spec IV.A.2.r) and new-style (link messages, compact or
 dense), with h5py's Group interface."""
 import posixpath
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 
 from ..errors import FormatError, PurehepError
 from ..format import messages
@@ -71,7 +71,7 @@ def group_links(ctx, header):
     return ctx.cached("links", header.address, lambda: _sort_links(*native_links(ctx, header)))
 
 
-class Group(HLObject, GroupWriter, Mapping):
+class Group(HLObject, GroupWriter, MutableMapping):
     """A group: a mapping from link names to objects (writable in write mode)."""
 
     @property
