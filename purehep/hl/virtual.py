@@ -164,12 +164,11 @@ class VirtualStorage:
             return False
         keep, where = [], []
         for axis, want in zip(vaxes, region):
-            pos = np.minimum(np.searchsorted(want, axis), len(want) - 1)
-            k = np.flatnonzero(want[pos] == axis)
-            if not len(k):
+            common = _overlap(axis, want)
+            if common is None:
                 return True                   # the mapping misses the read region
-            keep.append(k)
-            where.append(pos[k])
+            keep.append(common[0])
+            where.append(common[1])
         source = self.ds._file._vds_source(m.source_file, m.source_dataset)
         if source is None:
             return True                       # a missing source reads as the fill value
@@ -187,9 +186,14 @@ class VirtualStorage:
         for vd, sd in zip(vlong, slong):
             picks[sd] = saxes[sd][keep[vd]]
         values = np.asarray(source[tuple(_as_index(p) for p in picks)])
-        values = values.reshape([len(k) for k in keep]).astype(self.dtype, copy=False)
-        at = [_as_index(w) for w in where]
-        out[tuple(at) if all(isinstance(a, slice) for a in at) else np.ix_(*where)] = values
+        at = [w if isinstance(w, slice) else _as_index(w) for w in where]
+        values = values.reshape([k.stop - k.start if isinstance(k, slice) else len(k)
+                                 for k in keep])
+        if all(isinstance(a, slice) for a in at):
+            out[tuple(at)] = values
+        else:
+            out[np.ix_(*[np.arange(a.start, a.stop) if isinstance(a, slice) else a
+                         for a in at])] = values
         return True
 
     # -- pairing virtual and source elements -----------------------------------------------
@@ -321,6 +325,18 @@ class SelectionSpace:
             raise ValueError("not a regular hyperslab selection")
         return tuple(tuple(int(v) if v != S.UNLIMITED else (1 << 64) - 1 for v in arr)
                      for arr in regular)
+
+
+def _overlap(axis, want):
+    """(where in ``axis``, where in ``want``) of the values both hold (sorted, unique), as
+    slices when both are runs of consecutive values; None when they share none."""
+    a0, w0 = int(axis[0]), int(want[0])
+    if int(axis[-1]) - a0 + 1 == len(axis) and int(want[-1]) - w0 + 1 == len(want):
+        lo, hi = max(a0, w0), min(a0 + len(axis), w0 + len(want))
+        return (slice(lo - a0, hi - a0), slice(lo - w0, hi - w0)) if hi > lo else None
+    pos = np.minimum(np.searchsorted(want, axis), len(want) - 1)
+    k = np.flatnonzero(want[pos] == axis)
+    return (k, pos[k]) if len(k) else None
 
 
 def _as_index(positions):
