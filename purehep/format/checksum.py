@@ -1,16 +1,17 @@
 """Metadata checksums (spec: "Appendix C: Jenkins' lookup3 Hash Function for Checksums").
 
-Small buffers are hashed in pure Python so that opening a small file never imports numba;
-past a few hundred calls, or for a large buffer, the numba kernel takes over.
+Buffers are hashed in pure Python (about 6 MB/s) until that has cost about what loading numba
+and the kernel costs (~0.5 s, ~3 MB hashed), or for one large buffer; then the numba kernel
+takes over. Opening and walking small files never imports numba.
 """
 import struct
 
 from ..errors import ChecksumError
 
 _M = 0xFFFFFFFF
-_SWITCH_CALLS = 400
-_SWITCH_BYTES = 1 << 19    # ~80 ms in Python; loading numba and the kernel takes ~0.5 s
-_state = {"calls": 0, "kernel": None}
+_SWITCH_BYTES = 1 << 19    # one buffer: ~80 ms in Python
+_SWITCH_TOTAL = 3 << 20    # all buffers so far: ~0.5 s in Python, what loading numba costs
+_state = {"bytes": 0, "kernel": None}
 
 
 def _py_lookup3(data, initval=0):
@@ -46,8 +47,8 @@ def _py_lookup3(data, initval=0):
 
 def lookup3(data, initval=0):
     """Jenkins lookup3 ``hashlittle`` of ``data`` (any bytes-like object)."""
-    _state["calls"] += 1
-    if len(data) > _SWITCH_BYTES or _state["calls"] > _SWITCH_CALLS:
+    _state["bytes"] += len(data)
+    if len(data) > _SWITCH_BYTES or _state["bytes"] > _SWITCH_TOTAL:
         kernel = _state["kernel"]
         if kernel is None:
             from ..kernels import checksum
