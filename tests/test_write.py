@@ -413,3 +413,21 @@ def test_h5py_conveniences(tmp_path):
         assert (f.driver, f.swmr_mode) == (h.driver, h.swmr_mode)
         with pytest.raises(ValueError):
             f.attrs.pop("y")                      # read-only
+
+
+def test_file_access_options(tmp_path):
+    """h5py's driver, swmr and locking options."""
+    p = tmp_path / "o.h5"
+    with h5py.File(p, "w") as f:
+        f["x"] = np.arange(5)
+    with purehep.File(p, driver="core") as f, purehep.File(p, swmr=True) as g:
+        assert f["x"][()].tolist() == g["x"][()].tolist() == [0, 1, 2, 3, 4]
+        assert f.driver == "core"
+    with pytest.raises(purehep.UnsupportedFeatureError):
+        purehep.File(p, driver="family")
+    with pytest.raises(purehep.UnsupportedFeatureError):
+        purehep.File(p, "a", swmr=True)
+    with purehep.File(p, "r+"):
+        with pytest.raises(OSError):
+            purehep.File(p, "r+")                      # locked by the first writer
+        purehep.File(p, "r+", locking=False).close()   # asked not to lock

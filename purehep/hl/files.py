@@ -4,7 +4,7 @@ import posixpath
 from collections import OrderedDict
 
 from ..chunks.cache import DEFAULT_NBYTES
-from ..errors import PurehepError
+from ..errors import PurehepError, UnsupportedFeatureError
 from ..format.superblock import Superblock
 from ..io import open_source
 from .base import open_object, object_kind
@@ -24,6 +24,16 @@ def _check_chunk_cache(nbytes, w0, nslots):
         raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
 
 
+def _check_access(mode, driver, swmr):
+    """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
+    and stdio drivers (one file on disk), core (in memory; in write modes the file is built
+    beside the target anyway), and SWMR for reading (what is on disk is read)."""
+    if driver not in (None, "sec2", "stdio", "core", "fileobj"):
+        raise UnsupportedFeatureError(f"the {driver!r} file driver")
+    if swmr and mode != "r":
+        raise UnsupportedFeatureError("writing in SWMR mode")
+
+
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 
@@ -32,7 +42,9 @@ class File(Group):
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
     ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 1 MiB, as
     h5py's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them but do not apply:
-    purehep's cache is least-recently-used by bytes, with no hash slots to size.
+    purehep's cache is least-recently-used by bytes, with no hash slots to size. ``driver``,
+    ``swmr`` and ``locking`` are h5py's, as far as purehep has them (see _check_access;
+    ``locking`` governs modify mode's exclusive lock).
     """
 
     _writer = None
@@ -40,8 +52,13 @@ class File(Group):
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
                  block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=0,
-                 track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None):
+                 track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
+                 driver=None, swmr=False, locking=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
+        _check_access(mode, driver, swmr)
+        if driver == "core" and mode == "r" and isinstance(name, (str, bytes, os.PathLike)):
+            with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
+                name = fh.read()
         if mode in ("w", "w-", "x"):
             self._init_write(name, mode, threads, libver, userblock_size, track_order)
             return
@@ -50,7 +67,7 @@ class File(Group):
             self._init_write(name, "w-", threads, libver, userblock_size, track_order)
             return
         if mode in ("a", "r+"):
-            self._init_modify(name, threads)
+            self._init_modify(name, threads, True if locking is None else locking)
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
@@ -94,12 +111,12 @@ class File(Group):
         self._node = writer.root
         self._gen = -1
 
-    def _init_modify(self, name, threads):
+    def _init_modify(self, name, threads, locking):
         """Modify mode ('r+', 'a'): the existing file changed in place (purehep.write.modify)."""
         if not isinstance(name, (str, bytes, os.PathLike)):
             raise ValueError("modify mode needs a file path")
         from ..write.modify import ModifyWriter
-        writer = ModifyWriter(name)
+        writer = ModifyWriter(name, locking)
         self._writer = writer
         self.mode = "r+"
         self._threads = threads

@@ -36,6 +36,7 @@ file with them set, so setting them would make a file cut off mid-session unread
 exclusive ``flock`` on the file keeps other purehep writers out instead.
 """
 import bisect
+import errno
 import os
 import struct
 from dataclasses import dataclass, replace
@@ -64,18 +65,25 @@ GROUP_LEAF_K, GROUP_INTERNAL_K = 4, 16
 class ModifySink:
     """The file itself, opened read-write and locked; offsets are absolute."""
 
-    def __init__(self, path):
+    def __init__(self, path, locking=True):
+        """``locking``: True (a lock or an error), "best-effort" (a lock where the file system
+        gives one) or False (none), as h5py's ``locking``."""
         self.path = self.temp_path = os.path.abspath(os.fspath(path))
         self.fd = os.open(self.path, os.O_RDWR)
         try:
             import fcntl
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if locking:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except ImportError:
             pass
-        except OSError:
-            os.close(self.fd)
-            raise OSError(f"Unable to open file {self.path!r} for writing (locked by another "
-                          "process)")
+        except OSError as exc:
+            if locking == "best-effort" and exc.errno in (errno.ENOSYS, errno.ENOTSUP,
+                                                          errno.EOPNOTSUPP):
+                pass
+            else:
+                os.close(self.fd)
+                raise OSError(f"Unable to open file {self.path!r} for writing (locked by "
+                              "another process)") from None
         self.size = os.fstat(self.fd).st_size
         self.closed = False
         self.bytes_written = 0       # a counter for tests and benchmarks
@@ -672,8 +680,8 @@ class ModifyWriter:
 
     meta_written = True
 
-    def __init__(self, path):
-        self.sink = ModifySink(path)
+    def __init__(self, path, locking=True):
+        self.sink = ModifySink(path, locking)
         try:
             source = self.sink.source()
             sb = SB.Superblock.find(source)
