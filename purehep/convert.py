@@ -23,6 +23,24 @@ def from_file(ctx, datatype, array):
     return _convert(ctx, datatype, np.asarray(array), 0)
 
 
+def fields_from_file(ctx, datatype, array, names, structured=False):
+    """The named members of compound values (``array`` of ``datatype.file_dtype``) as h5py
+    presents them, the other members left unconverted: one name gives its array (unless
+    ``structured``), several a structured array of just those fields."""
+    user = datatype.dtype
+    for name in names:
+        if user.names is None or name not in user.names:
+            raise ValueError(f"Field {name} does not appear in this type.")
+    members = {m.name: m for m in datatype.members}
+    array = np.asarray(array)
+    if len(names) == 1 and not structured:
+        return np.ascontiguousarray(_convert(ctx, members[names[0]].type, array[names[0]], 1))
+    out = np.empty(array.shape, [(n, user.fields[n][0]) for n in names])
+    for n in names:
+        out[n] = _convert(ctx, members[n].type, array[n], 1)
+    return out
+
+
 def _convert(ctx, dt, arr, depth):
     if depth > MAX_DEPTH:
         raise FormatError("datatype nesting too deep to convert", "datatype conversion")

@@ -431,3 +431,22 @@ def test_file_access_options(tmp_path):
         with pytest.raises(OSError):
             purehep.File(p, "r+")                      # locked by the first writer
         purehep.File(p, "r+", locking=False).close()   # asked not to lock
+
+
+def test_compound_fields_read_alone(tmp_path):
+    """Reading some fields of a compound converts only those (a variable-length member is
+    not decoded when not asked for); values equal h5py's."""
+    p = tmp_path / "f.h5"
+    dt = np.dtype([("i", "<i4"), ("s", h5py.string_dtype()), ("f", "<f8")])
+    data = np.array([(k, str(k) * k, k / 2) for k in range(20)], dtype=dt)
+    with h5py.File(p, "w") as f:
+        f["c"] = data
+    with h5py.File(p) as h, purehep.File(p) as f:
+        for sel in [(), (slice(3, 9),), ([1, 5, 7],)]:
+            for names in (["i"], ["f", "i"], ["s"]):
+                got = f["c"].fields(names)[sel]
+                want = h["c"].fields(names)[sel]
+                assert got.dtype.names == want.dtype.names and got.tolist() == want.tolist()
+        assert f["c"]["i", 4] == 4
+        with pytest.raises(ValueError):
+            f["c"]["nope"]

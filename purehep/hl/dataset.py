@@ -297,7 +297,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             return lambda args: fast_box(args, shape, store.read_box)
         return None
 
-    def read(self, args=(), copy=True, names=()):
+    def read(self, args=(), copy=True, names=(), structured=False):
         """``ds[args]``; with ``copy=False`` a contiguous dataset whose bytes need no
         conversion is returned as a read-only view of the file's memory map (zero-copy)."""
         whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
@@ -309,7 +309,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             if not whole:
                 raise ValueError("Illegal slicing argument for scalar dataspace")
             raw = self._storage.read(None, copy=copy)
-            out = self._convert(raw, names)
+            out = self._convert(raw, names, structured)
             return out[()] if len(args) == 0 else out
         sel = None if whole else selections.select(self.shape, args)
         if sel is not None and sel.nselected == 0:
@@ -319,19 +319,20 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             raw = self._storage.read(sel, copy=copy)
         if sel is not None:
             raw = sel.finish(raw)
-        out = self._convert(raw, names)
+        out = self._convert(raw, names, structured)
         return out[()] if sel is not None and sel.mshape == () else out
 
-    def _convert(self, raw, names):
-        from ..convert import from_file
+    def _convert(self, raw, names, structured=False):
+        """Stored values as h5py presents them; with ``names``, just those fields (one name
+        alone as a plain array unless ``structured``, as h5py's ``ds[name]``)."""
+        from ..convert import fields_from_file, from_file
         from .storage import as_elements
         if getattr(self._storage, "converted", False):
-            out = raw
-        else:
-            out = from_file(self._ctx, self._type, as_elements(raw, self._type.file_dtype))
-        if names:
-            out = _fields(out, names)
-        return out
+            return _fields(raw, names, structured) if names else raw
+        raw = as_elements(raw, self._type.file_dtype)
+        if names:                          # only the fields asked for are converted
+            return fields_from_file(self._ctx, self._type, raw, names, structured)
+        return from_file(self._ctx, self._type, raw)
 
     def _read_region(self, ref, names):
         """``ds[regionref]``: the referenced elements, shaped as h5py shapes them (the block
@@ -375,11 +376,12 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def fields(self, names):
         if self.dtype.names is None:
             raise ValueError("dset.fields() can only be used on datasets with a compound type")
-        return _Fields(self, [names] if isinstance(names, str) else list(names))
+        return _Fields(self, [names] if isinstance(names, str) else list(names),
+                       structured=not isinstance(names, str))
 
 
-def _fields(arr, names):
-    if len(names) == 1:
+def _fields(arr, names, structured=False):
+    if len(names) == 1 and not structured:
         return np.ascontiguousarray(arr[names[0]])
     from numpy.lib import recfunctions
     return recfunctions.repack_fields(arr[list(names)])
@@ -424,10 +426,14 @@ class _AsStr(_Wrapper):
 
 
 class _Fields(_Wrapper):
-    def __init__(self, ds, names):
+    """``ds.fields(names)``: a list of names reads a structured array (even of one field), a
+    single name a plain array, as h5py's."""
+
+    def __init__(self, ds, names, structured):
         super().__init__(ds)
         self._names = names
+        self._structured = structured
 
     def __getitem__(self, args):
         args = args if isinstance(args, tuple) else (args,)
-        return self._ds[args + tuple(self._names)]
+        return self._ds.read(args, names=self._names, structured=self._structured)

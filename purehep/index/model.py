@@ -35,8 +35,7 @@ class Index:
     @property
     def records(self):
         """The index records, a structured array (read from the table when bound)."""
-        if self.deleted:
-            raise ValueError("the index was deleted")
+        self._alive()
         return self.table[...] if self.table is not None else self._records
 
     @property
@@ -54,30 +53,51 @@ class Index:
                     target_dataset=self.target_dataset, target_rank=self.target_rank)
 
     def __len__(self):
-        return len(self.records)
+        self._alive()
+        return len(self.table) if self.table is not None else len(self._records)
+
+    def _alive(self):
+        if self.deleted:
+            raise ValueError("the index was deleted")
 
     def __repr__(self):
         where = "cached" if self.cached else f'"{self.table.name}"'
         return (f"<purehep Index {where}: {len(self)} records, keys {list(self.keys)}, "
                 f"{self.target_type} targets>")
 
-    def columns(self, records=None):
+    @property
+    def dtype(self):
+        self._alive()
+        return self.table.dtype if self.table is not None else self._records.dtype
+
+    def _read(self, names, rows=slice(None)):
+        """Field name -> values of the records ``rows`` (default: all); a bound index reads
+        just those fields, never the variable-length target field unless it is asked for."""
+        self._alive()
+        if self.table is None:
+            return {n: self._records[n][rows] for n in names}
+        data = self.table.fields(list(names))[rows]
+        return {n: data[n] for n in names}
+
+    def columns(self):
         """Field name -> 1-D array for every field but the target field."""
-        records = self.records if records is None else records
-        return {f: records[f] for f in records.dtype.names if f != self.target_field}
+        return self._read([f for f in self.dtype.names if f != self.target_field])
 
     def query(self, query):
         """Record numbers (ascending) of the records satisfying ``query`` (text or Expr),
         found by binary search on the sorted keys (RFC §5.2.2)."""
         expr = parse(query) if isinstance(query, str) else query
-        records = self.records
-        return Searcher(self.columns(records), self.keys).run(_enum_values(expr, records.dtype))
+        return Searcher(self.columns(), self.keys).run(_enum_values(expr, self.dtype))
 
     def targets(self, records):
         """Per record number, its stored targets: an array of References or
         RegionReferences, or (element indexes) an (n, rank) array of coordinates."""
-        column = self.records[self.target_field]
-        stored = [column[r] for r in np.asarray(records, dtype=np.int64)]
+        rows = np.asarray(records, dtype=np.int64).reshape(-1)
+        if not len(rows):
+            return []
+        unique, back = np.unique(rows, return_inverse=True)
+        column = self._read([self.target_field], unique)[self.target_field]
+        stored = [column[i] for i in back]
         if self.target_type == "element":
             return [np.asarray(t, np.uint64).reshape(-1, self.target_rank) for t in stored]
         return stored
