@@ -573,18 +573,24 @@ def encode_heap(ctx, objects, alloc, heap_id_length=7, starting_block_size=512,
     # recursively. A block is identified by its path of entry indices from the root.
     max_rows = max_heap_bits - _log2(starting_block_size * table_width) + 2
 
-    def direct_blocks(base, nrows, path):
+    def slots(base, nrows, path):
+        """(heap offset, size, entry path, rows of the child indirect block or None for a
+        direct block) of each entry of an indirect block's ``nrows`` rows."""
         off = base
         for row in range(nrows):
             size = block_size(row)
+            child_rows = None if row < max_direct_rows else \
+                _log2(size) - _log2(starting_block_size * table_width) + 1
             for col in range(table_width):
-                entry = path + (row * table_width + col,)
-                if row < max_direct_rows:
-                    yield off, size, entry
-                else:
-                    child_rows = _log2(size) - _log2(starting_block_size * table_width) + 1
-                    yield from direct_blocks(off, child_rows, entry)
+                yield off, size, path + (row * table_width + col,), child_rows
                 off += size
+
+    def direct_blocks(base, nrows, path):
+        for off, size, entry, child_rows in slots(base, nrows, path):
+            if child_rows is None:
+                yield off, size, entry
+            else:
+                yield from direct_blocks(off, child_rows, entry)
 
     placed = {}                   # block path -> (heap offset, size, [(position, object)])
     huge = []
@@ -633,19 +639,13 @@ def encode_heap(ctx, objects, alloc, heap_id_length=7, starting_block_size=512,
         """Encode the indirect block at ``path`` (its used descendants first); its address."""
         out = bytearray(SIGNATURE_INDIRECT + b"\0" + ctx.pack_address(header_addr)
                         + base.to_bytes(offset_size, "little"))
-        off = base
-        for row in range(nrows):
-            size = block_size(row)
-            for col in range(table_width):
-                entry = path + (row * table_width + col,)
-                if row < max_direct_rows:
-                    out += ctx.pack_address(entries.get(entry))
-                else:
-                    used = any(p[:len(entry)] == entry for p in entries)
-                    child_rows = _log2(size) - _log2(starting_block_size * table_width) + 1
-                    out += ctx.pack_address(indirect_block(off, child_rows, entry) if used
-                                            else None)
-                off += size
+        for off, _, entry, child_rows in slots(base, nrows, path):
+            if child_rows is None:
+                out += ctx.pack_address(entries.get(entry))
+            else:
+                used = any(p[:len(entry)] == entry for p in entries)
+                out += ctx.pack_address(indirect_block(off, child_rows, entry) if used
+                                        else None)
         out += struct.pack("<I", checksum.lookup3(bytes(out)))
         addr = alloc(len(out))
         blocks.append((addr, bytes(out)))
