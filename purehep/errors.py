@@ -5,8 +5,11 @@ class PurehepError(Exception):
     """Base class of every error purehep raises on purpose."""
 
 
-class FormatError(PurehepError, ValueError):
+class FormatError(PurehepError, OSError, ValueError):
     """The bytes do not form the structure the spec describes.
+
+    It is an ``OSError``, as h5py's errors for unreadable files are (code written for h5py
+    catches those), and stays a ``ValueError`` for code written against earlier purehep.
 
     ``structure`` names the spec structure being decoded and ``offset`` is the absolute file
     offset (in bytes from the start of the file, not the base address) where it was read.
