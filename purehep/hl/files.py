@@ -1,17 +1,30 @@
 """Files: open a byte source, find the superblock, and present the root group."""
 import os
 import posixpath
+import weakref
 from collections import OrderedDict
 
 from ..chunks.cache import DEFAULT_NBYTES
 from ..errors import PurehepError, UnsupportedFeatureError
 from ..format.superblock import Superblock
 from ..io import open_source
+from ..io.sink import lock_file, unlock_file
 from .base import open_object, object_kind
 from .group import Group
 
 
 STORES_KEPT = 32
+LATEST = "v200"          # h5py's name for the newest format bound (libhdf5 2.0)
+
+
+def _close_writer(writer):
+    """Commit and close a file that was never closed (garbage collection, interpreter exit),
+    as libhdf5 does when h5py's last reference to a file goes."""
+    try:
+        writer.close()
+    except Exception:
+        import warnings
+        warnings.warn(f"purehep: could not commit {writer.sink.path!r} at exit", RuntimeWarning)
 
 
 def _check_chunk_cache(nbytes, w0, nslots):
@@ -59,19 +72,20 @@ class File(Group):
         if driver == "core" and mode == "r" and isinstance(name, (str, bytes, os.PathLike)):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
-        if mode in ("w", "w-", "x"):
-            self._init_write(name, mode, threads, libver, userblock_size, track_order)
-            return
-        if mode == "a" and isinstance(name, (str, bytes, os.PathLike)) and \
-                not os.path.exists(name):
-            self._init_write(name, "w-", threads, libver, userblock_size, track_order)
-            return
-        if mode in ("a", "r+"):
-            self._init_modify(name, threads, True if locking is None else locking)
+        if mode in ("w", "w-", "x", "a", "r+"):
+            self._init_write(name, mode, threads, libver, userblock_size, track_order, locking)
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
         self._source = open_source(name, size=size, block_size=block_size)
+        self._lock = None
+        fh = getattr(self._source, "_fh", None)
+        if fh is not None:          # a file on disk: shared lock, as libhdf5 takes
+            try:
+                self._lock = lock_file(fh.fileno(), False, locking, self._source.path)
+            except BaseException:
+                self._source.close()
+                raise
         self.mode = mode
         self._threads = threads
         self._rdcc_nbytes = DEFAULT_NBYTES if rdcc_nbytes is None else int(rdcc_nbytes)
@@ -90,34 +104,21 @@ class File(Group):
         self.id = self
         super().__init__(self, sb.root_address, "/")
 
-    def _init_write(self, name, mode, threads, libver, userblock_size, track_order):
-        """Write mode: a new file built in memory and emitted at flush/close (purehep.write)."""
-        from ..write.writer import Writer
-        writer = Writer(name, mode, libver, userblock_size or 0, track_order)
-        self._writer = writer
-        self.mode = "r+"
-        self._threads = threads
-        self._externals = {}
-        self._source = _WriteSource(writer.sink.path)
-        self._superblock = None
-        ctx = writer.ctx
-        ctx.file = self
-        self._ctx = ctx
-        self.id = self
-        self._file = self
-        self._address = None
-        self._name = "/"
-        self._header = None
-        self._node = writer.root
-        self._gen = -1
-
-    def _init_modify(self, name, threads, locking):
-        """Modify mode ('r+', 'a'): the existing file changed in place (purehep.write.modify)."""
+    def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking):
+        """The write modes: 'r+' changes the file in place; 'w' (create or truncate), 'w-'/'x'
+        (create) and 'a' (open, or create) write an empty file first and then change it as
+        'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
+        when a file that was never closed is collected or the interpreter exits."""
         if not isinstance(name, (str, bytes, os.PathLike)):
-            raise ValueError("modify mode needs a file path")
-        from ..write.modify import ModifyWriter
-        writer = ModifyWriter(name, locking)
+            raise UnsupportedFeatureError("writing to a file object; pass a path")
+        from ..write.writer import Writer
+        name = os.fsdecode(name)
+        if mode == "a":
+            mode = "r+" if os.path.exists(name) else "x"
+        writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
+                        userblock_size or 0, track_order)
         self._writer = writer
+        self._finalizer = weakref.finalize(self, _close_writer, writer)
         self.mode = "r+"
         self._threads = threads
         self._externals = {}
@@ -163,10 +164,11 @@ class File(Group):
 
     @property
     def libver(self):
+        """h5py's (low, high) library version bounds: the versions named, as h5py names
+        them (the high bound is the newest format version purehep writes)."""
         if self._writer is not None:
-            low = {0: "earliest", 1: "v108", 2: "v110"}[self._writer.policy.level]
-            return (low, "latest")
-        return ("earliest", "latest") if self._superblock.version < 2 else ("v108", "latest")
+            return (self._writer.policy.libver, LATEST)
+        return ("earliest", LATEST)
 
     def _root(self):
         return self
@@ -255,6 +257,7 @@ class File(Group):
             return
         if self._writer is not None:
             try:
+                self._finalizer.detach()
                 self._writer.close()
             finally:
                 self.id = None
@@ -266,14 +269,20 @@ class File(Group):
                 other.id = None
                 other._source.close()
         self._ctx.cache.clear()
+        unlock_file(self._lock)
         self._source.close()
         self.id = None
 
     def flush(self):
-        """Write everything so far (in write mode: to the temporary file that close() renames
-        over the target)."""
-        if self._writer is not None and self.id is not None:
+        """Commit everything written so far to the file (crash-safe: a reader, or this file
+        after a crash, sees either the previous commit or this one)."""
+        if self.id is None:
+            raise ValueError("Not a location (invalid file ID)")
+        if self._writer is not None:
             self._writer.flush()
+
+    def __bool__(self):
+        return self.id is not None
 
     def __enter__(self):
         return self

@@ -3,9 +3,10 @@ inherit, so that ``purehep.File(path, "w")`` returns the same classes as reading
 
 In write mode an object is bound to a node of the writer's object graph (``_node``). Changes
 go to the graph (and raw data straight to the file); anything that reads — data, attribute
-values, header-derived properties — first flushes the file (``Writer.flush``) and then reads
-what was written through the ordinary read path (``_sync`` rebinds the object to its current
-address). Navigation (``group[name]``, iteration, ``in``) works on the graph directly.
+values, header-derived properties — first stages the changes (``Writer.stage``: emitted, but
+not committed, so that only flush() and close() commit) and then reads them through the
+ordinary read path (``_sync`` binds the object to its header's address). Navigation
+(``group[name]``, iteration, ``in``) works on the graph directly.
 """
 import contextlib
 import operator
@@ -58,10 +59,10 @@ class WritableObject:
     _gen = -1
 
     def _sync(self):
-        """Flush the file if it changed and rebind to this object's current header."""
+        """Stage the file's changes and bind to this object's header."""
         writer = self._file._writer
-        if writer.dirty or not writer.meta_written:
-            writer.flush()
+        if writer.dirty:
+            writer.stage()
         if self._gen != writer.generation:
             addr = writer.addresses.get(id(self._node))
             if addr is None:

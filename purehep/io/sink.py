@@ -1,96 +1,170 @@
-"""File writing: a temporary file beside the target, space allocated at its end, in-place
-writes, and an atomic commit (rename over the target) so that a failed write leaves any
-previous file intact.
+"""File writing: the file itself, opened read-write and locked as libhdf5 locks it, with
+positioned writes, and the byte sources that read it back while it is being changed.
+
+Locking follows libhdf5 (H5FD_sec2 with file locking on): ``flock`` exclusive for a file
+opened for writing, shared for reading, taken before a file opened with ``'w'`` is
+truncated, so that a file another process (libhdf5 or purehep) holds is never clobbered.
+``locking`` is h5py's: True (a lock or ``OSError``), ``"best-effort"`` (no error where the
+file system has no locks), False (none); ``HDF5_USE_FILE_LOCKING`` (``TRUE``, ``FALSE``,
+``BEST_EFFORT``) overrides it, as it does libhdf5's.
 """
+import bisect
+import errno
 import os
-import stat
-import tempfile
-import threading
 
 from ..errors import PurehepError
 from .source import ByteSource
 
+_NO_LOCKS = (errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP)
+_held = {}        # (st_dev, st_ino) -> "w" / count of readers: this process's own locks
+
+
+def locking_setting(locking=None):
+    """The effective locking setting: HDF5_USE_FILE_LOCKING over ``locking`` (None: True)."""
+    env = os.environ.get("HDF5_USE_FILE_LOCKING", "").strip().upper()
+    if env in ("FALSE", "0"):
+        return False
+    if env == "BEST_EFFORT":
+        return "best-effort"
+    if env in ("TRUE", "1"):
+        return True
+    return True if locking is None else locking
+
+
+def _key(fd):
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino)
+
+
+def lock_file(fd, write, locking=None, path=None):
+    """Lock ``fd`` (exclusively when ``write``) or raise OSError, as libhdf5 does. Files this
+    process already holds open are shared within it (libhdf5 shares an open file between
+    its handles), except that a file open for writing is not opened for writing again.
+    Returns what to pass to ``unlock_file`` (None when nothing was locked)."""
+    locking = locking_setting(locking)
+    if locking is False:
+        return None
+    key = _key(fd)
+    held = _held.get(key)
+    if held is not None:
+        if write:
+            raise OSError(errno.EBUSY, "Unable to open file (file is already open in this "
+                          "process)", path)
+        if held != "w":
+            _held[key] = held + 1
+        return None
+    if locking:
+        try:
+            import fcntl
+        except ImportError:          # no flock on this platform: as libhdf5 without locks
+            fcntl = None
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_EX if write else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+            except OSError as exc:
+                if not (locking == "best-effort" and exc.errno in _NO_LOCKS):
+                    raise OSError(exc.errno, "Unable to lock file (the file is open in "
+                                  "another process; set HDF5_USE_FILE_LOCKING=FALSE or "
+                                  "locking=False to open it anyway)", path) from None
+    _held[key] = "w" if write else 1
+    return key, fd
+
+
+def unlock_file(lock):
+    """Release a lock taken by ``lock_file``, before its descriptor is closed: a memory map
+    of the file holds a duplicate of the descriptor, which would keep the lock alive."""
+    if lock is None:
+        return
+    key, fd = lock
+    try:
+        import fcntl
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except (ImportError, OSError):
+        pass
+    held = _held.get(key)
+    if held == "w" or held == 1:
+        _held.pop(key, None)
+    elif held is not None:
+        _held[key] = held - 1
+
 
 class FileSink:
-    """The bytes of a file being written. Offsets are absolute (user block included)."""
+    """The bytes of a file being written or modified; offsets are absolute.
 
-    def __init__(self, path, exclusive=False):
+    ``mode`` is ``'r+'`` (an existing file), ``'w'`` (created, or truncated once locked) or
+    ``'x'`` (created; an existing file is an error)."""
+
+    def __init__(self, path, mode="r+", locking=None):
         self.path = os.path.abspath(os.fspath(path))
-        if exclusive and os.path.exists(self.path):
-            raise FileExistsError(f"Unable to create file (file exists): {self.path!r}")
-        folder = os.path.dirname(self.path) or "."
-        fd, self.temp_path = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".",
-                                              suffix=".purehep-tmp", dir=folder)
-        self.fd = fd
-        self.size = 0
-        self.exclusive = exclusive
+        if os.path.isdir(self.path):
+            raise IsADirectoryError(errno.EISDIR, "Unable to open file (is a directory)",
+                                    self.path)
+        flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+        if mode == "w":
+            flags |= os.O_CREAT
+        elif mode == "x":
+            flags |= os.O_CREAT | os.O_EXCL
+        try:
+            self.fd = os.open(self.path, flags, 0o666)
+        except FileExistsError:
+            raise FileExistsError(errno.EEXIST, "Unable to create file (file exists)",
+                                  self.path) from None
+        try:
+            self._lock = lock_file(self.fd, True, locking, self.path)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        if mode == "w":
+            os.ftruncate(self.fd, 0)
+        self.size = os.fstat(self.fd).st_size
         self.closed = False
+        self.bytes_written = 0       # counters for tests and benchmarks
+        self.writes = 0
 
     def write(self, offset, data):
         """Write ``data`` (any buffer) at ``offset``; the file grows as needed."""
         view = memoryview(data).cast("B")
-        n = len(view)
-        done = 0
+        n, done = len(view), 0
+        self.bytes_written += n
+        self.writes += 1
         while done < n:
             done += os.pwrite(self.fd, view[done:], offset + done)
-        if offset + n > self.size:
-            self.size = offset + n
+        self.size = max(self.size, offset + n)
 
     def read(self, offset, n):
         return os.pread(self.fd, n, offset)
 
     def truncate(self, size):
-        os.ftruncate(self.fd, size)
-        self.size = size
+        """Grow the file to ``size`` (a file being changed is never shrunk while open)."""
+        if size > self.size:
+            os.ftruncate(self.fd, size)
+            self.size = size
 
-    def commit(self):
-        """Make the written file the target (atomic rename); the sink is closed after."""
-        if self.closed:
-            return
-        os.close(self.fd)
-        self.closed = True
-        try:
-            mode = 0o666 & ~_umask()
-            os.chmod(self.temp_path, mode)
-        except OSError:
-            pass
-        if self.exclusive:
-            try:    # refuse to replace a file created meanwhile
-                os.link(self.temp_path, self.path)
-            except FileExistsError:
-                os.unlink(self.temp_path)
-                raise
-            except OSError:
-                os.replace(self.temp_path, self.path)
-                return
-            os.unlink(self.temp_path)
-        else:
-            old = _hold_large(self.path)
-            os.replace(self.temp_path, self.path)
-            if old is not None:
-                threading.Thread(target=os.close, args=(old,), daemon=True).start()
+    def shrink(self, size):
+        """Cut the file to ``size`` (free space at its end, at close)."""
+        if size < self.size:
+            os.ftruncate(self.fd, size)
+            self.size = size
 
-    def abort(self):
-        """Drop the temporary file; the target is left as it was."""
-        if self.closed:
-            return
-        self.closed = True
-        try:
+    def sync(self):
+        os.fsync(self.fd)
+
+    def source(self, overlay=None):
+        """A ByteSource over the file, with ``overlay``'s pending patches on top."""
+        if overlay:
+            return OverlaySource(self, overlay)
+        return DescriptorSource(self, self.path)
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            unlock_file(self._lock)
             os.close(self.fd)
-        finally:
-            try:
-                os.unlink(self.temp_path)
-            except OSError:
-                pass
-
-    def source(self):
-        """A ByteSource over the bytes written so far (for reading back in write mode)."""
-        return DescriptorSource(self, "the file being written")
 
 
 class DescriptorSource(ByteSource):
-    """A ByteSource over the file descriptor of a sink (``sink.fd``), as long as the sink is
-    at creation; ``what`` names the file in short-read errors."""
+    """A ByteSource over the file descriptor of a sink (``sink.fd``), as large as the sink
+    was when made; ``what`` names the file in short-read errors."""
 
     def __init__(self, sink, what):
         self.sink = sink
@@ -105,34 +179,59 @@ class DescriptorSource(ByteSource):
         return data
 
 
-RELEASE_IN_BACKGROUND = 16 << 20
+class Overlay:
+    """In-place changes staged but not committed: (order, absolute address, bytes), later
+    ones over earlier ones. Reads of the file being changed see them; the commit writes
+    them to the file by increasing order."""
+
+    def __init__(self):
+        self.patches = []        # in the order staged
+        self._starts = []        # sorted (address, index)
+        self._longest = 0
+
+    def __bool__(self):
+        return bool(self.patches)
+
+    def add(self, order, address, data):
+        data = bytes(data)
+        bisect.insort(self._starts, (address, len(self.patches)))
+        self.patches.append((order, address, data))
+        self._longest = max(self._longest, len(data))
+
+    def apply(self, offset, data):
+        """``data`` (read at ``offset``) with the patches that overlap it."""
+        end = offset + len(data)
+        lo = bisect.bisect_left(self._starts, (offset - self._longest, -1))
+        hi = bisect.bisect_left(self._starts, (end, -1))
+        hits = sorted(i for a, i in self._starts[lo:hi]
+                      if a + len(self.patches[i][2]) > offset)
+        if not hits:
+            return data
+        out = bytearray(data)
+        for i in hits:
+            _, a, patch = self.patches[i]
+            s, e = max(a, offset), min(a + len(patch), end)
+            out[s - offset:e - offset] = patch[s - a:e - a]
+        return bytes(out)
+
+    def ordered(self):
+        """The patches by increasing order, each with the final bytes of its range (a
+        structure patched by two stagings may have been given two orders: whichever is
+        written first already carries the latest bytes)."""
+        return [(order, a, self.apply(a, data))
+                for order, a, data in sorted(self.patches, key=lambda p: p[0])]
+
+    def clear(self):
+        self.__init__()
 
 
-def _hold_large(path):
-    """A descriptor keeping a large file being replaced alive past the rename, or None.
+class OverlaySource(DescriptorSource):
+    """The file being changed as the next commit will leave it: the file's bytes with the
+    staged in-place patches over them."""
 
-    The rename then only unlinks a name; freeing the old file's pages happens when the
-    descriptor is closed, on a background thread (or by the kernel at exit), so that
-    overwriting a large file costs no more than writing a new one."""
-    flags = getattr(os, "O_PATH", None)
-    if flags is None:
-        return None
-    try:
-        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and \
-                st.st_size >= RELEASE_IN_BACKGROUND:
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
+    def __init__(self, sink, overlay):
+        super().__init__(sink, sink.path)
+        self.overlay = overlay
 
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    def _read(self, offset, n):
+        return self.overlay.apply(offset, super()._read(offset, n))

@@ -119,7 +119,7 @@ class ContiguousStore:
             return
         if self.address is None:
             self._allocate()
-        mm = np.memmap(self.writer.sink.temp_path, dtype=self.dtype, mode="r+",
+        mm = np.memmap(self.writer.sink.path, dtype=self.dtype, mode="r+",
                        offset=self.writer.absolute(self.address), shape=self.shape)
         try:
             mm[args] = values
