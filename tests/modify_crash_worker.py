@@ -1,8 +1,10 @@
-"""Writer process of the crash test: random modifications in 'a' mode, one flush per step.
+"""Writer process of the crash test: random modifications, one flush per step, in 'a' mode
+on a base file, or in 'w' mode on a new file (the base objects written and flushed first).
 
 Before each flush the state the flush will commit is written to ``pending.json``; after it,
-to ``committed.json`` (each by atomic rename). The parent kills this process at a random
-moment and checks the file against the two.
+to ``committed.json`` (each by atomic rename), and the number of steps done to ``progress``.
+The parent kills this process once it has made the progress it waits for, and checks the
+file against the two states.
 """
 import json
 import os
@@ -23,11 +25,27 @@ def save(folder, name, state):
     os.replace(tmp, os.path.join(folder, name))
 
 
-def main(path, folder, seed):
+def new_file(path, folder, libver):
+    """'w' mode: the base objects of the 'a' trials, written and flushed in the new file."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_modify_crash import base_objects
+    f = purehep.File(path, "w", libver=libver)
+    state = base_objects(f)
+    save(folder, "pending.json", state)
+    f.flush()
+    save(folder, "committed.json", state)
+    save(folder, "progress", 0)
+    return f, state
+
+
+def main(path, folder, seed, mode="a", libver="earliest"):
     rng = random.Random(seed)
-    with open(os.path.join(folder, "committed.json")) as fh:
-        state = json.load(fh)
-    f = purehep.File(path, "a")
+    if mode == "w":
+        f, state = new_file(path, folder, libver)
+    else:
+        with open(os.path.join(folder, "committed.json")) as fh:
+            state = json.load(fh)
+        f = purehep.File(path, "a")
     step = 0
     while True:
         step += 1
@@ -86,8 +104,9 @@ def main(path, folder, seed):
         save(folder, "pending.json", new)
         f.flush()
         save(folder, "committed.json", new)
+        save(folder, "progress", step)
         state = new
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:])
