@@ -107,8 +107,14 @@ class HLObject(WritableObject):
         self._name = name
         self._header = header
 
+    def _live(self, exc=ValueError):
+        """Raise ``exc`` as h5py does for an object of a closed file."""
+        if self._file.id is None:
+            raise exc("Not a location (invalid object ID)")
+
     @property
     def _oh(self):
+        self._live()
         if self._node is not None:
             self._sync()
         if self._header is None:
@@ -121,7 +127,10 @@ class HLObject(WritableObject):
 
     @property
     def name(self):
-        """The path this object was opened by (found by search for dereferenced objects)."""
+        """The path this object was opened by (found by search for dereferenced objects);
+        None once the file is closed, as h5py's."""
+        if self._file.id is None:
+            return None
         if self._name is None and self._node is not None:
             self._name = self._file._writer.path_of(self._node)
         if self._name is None:
@@ -134,6 +143,7 @@ class HLObject(WritableObject):
 
     @property
     def attrs(self):
+        self._live()
         from .attrs import AttributeManager
         return AttributeManager(self)
 

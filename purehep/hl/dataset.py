@@ -46,6 +46,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def shape(self):
+        self._live(RuntimeError)
         if self._node is not None:
             return self._node.shape
         if self.is_virtual:  # an unlimited virtual dataset's extent follows its sources
@@ -239,6 +240,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return source.shape
 
     def __repr__(self):
+        if self._file.id is None:
+            return "<Closed purehep dataset>"
         return f'<purehep Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
 
     # -- reading --------------------------------------------------------------------------
@@ -264,6 +267,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return arr.astype(dtype) if dtype is not None else arr
 
     def __getitem__(self, args):
+        if self._file.id is None:
+            self._live(RuntimeError)
         fast = self.__dict__.get("_fast_reader", False)
         if fast is False:
             fast = self.__dict__["_fast_reader"] = self._make_fast_reader()

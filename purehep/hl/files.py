@@ -148,6 +148,8 @@ class File(Group):
 
     @property
     def filename(self):
+        if self.id is None:
+            raise ValueError("Not a file or file object (not a file or file object)")
         return self._source.path or "<memory>"
 
     @property
@@ -277,7 +279,7 @@ class File(Group):
         """Commit everything written so far to the file (crash-safe: a reader, or this file
         after a crash, sees either the previous commit or this one)."""
         if self.id is None:
-            raise ValueError("Not a location (invalid file ID)")
+            raise RuntimeError("Unable to flush file (not a file or file object)")
         if self._writer is not None:
             self._writer.flush()
 

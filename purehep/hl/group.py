@@ -87,16 +87,19 @@ class Group(HLObject, GroupWriter, MutableMapping):
             name = name.decode("utf-8", "surrogateescape")
         if not isinstance(name, str):
             raise TypeError(f"accessing a group is done with bytes or str, not {type(name)}")
+        self._live(KeyError)
         if self._node is not None:
             return self._wget(name)
         return self._resolve(name, 0)
 
     def __iter__(self):
+        self._live()
         if self._node is not None:
             return iter(self._wnames())
         return iter(self._links)
 
     def __len__(self):
+        self._live()
         if self._node is not None:
             return len(self._node.links)
         return len(self._links)
@@ -113,18 +116,29 @@ class Group(HLObject, GroupWriter, MutableMapping):
         self._wdelitem(name)
 
     def __contains__(self, name):
+        """Whether the link ``name`` exists (a dangling soft link too, as in h5py)."""
+        if self._file.id is None:
+            return False
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
         if self._node is not None:
             try:
-                return self._wlookup(name)[2] is not None
+                parent, leaf, node = self._wlookup(name)
             except KeyError:
                 return False
+            return parent is None or leaf in parent.links
+        head, _, leaf = name.rstrip("/").rpartition("/")
+        if not leaf or leaf == ".":
+            return True
         try:
-            self[name]
+            parent = self[head or ("/" if name.startswith("/") else ".")]
         except (KeyError, PurehepError, OSError):
             return False
-        return True
+        return isinstance(parent, Group) and leaf in parent._links
 
     def __repr__(self):
+        if self._file.id is None:
+            return "<Closed purehep group>"
         return f'<purehep Group "{self.name}" ({len(self)} members)>'
 
     def get(self, name, default=None, getclass=False, getlink=False):

@@ -22,8 +22,10 @@ _FILTER_NAMES = {1: "deflate", 2: "shuffle", 3: "fletcher32", 6: "scaleoffset", 
                  32015: ""}
 
 
-def _no_write(obj):
-    return ValueError("Unable to create (no write intent on file)") if obj._node is None else None
+def _no_write(obj, exc=ValueError):
+    """h5py's error for a change to a file opened read-only: ValueError for creating objects,
+    OSError for writing data and attributes."""
+    return exc("Unable to create (no write intent on file)") if obj._node is None else None
 
 
 def _wmodel():
@@ -60,6 +62,7 @@ class WritableObject:
 
     def _sync(self):
         """Stage the file's changes and bind to this object's header."""
+        self._live()
         writer = self._file._writer
         if writer.dirty:
             writer.stage()
@@ -85,6 +88,7 @@ class GroupWriter(WritableObject):
     def _wlookup(self, path, create=False, track_order=None):
         """(parent GroupNode, leaf name, node or None) for ``path`` (relative or absolute);
         intermediate groups are created when ``create``."""
+        self._live()
         model = _wmodel()
         if path.startswith("/"):
             node, parts = self._file._node, [p for p in path.split("/") if p and p != "."]
@@ -104,7 +108,8 @@ class GroupWriter(WritableObject):
                 continue
             target = self._wfollow(entry)
             if not isinstance(target, model.GroupNode):
-                raise KeyError(f"Unable to open object: '{part}' is not a group")
+                raise (ValueError if create else KeyError)(
+                    f"Unable to open object: '{part}' is not a group")
             node = target
         return node, parts[-1], self._wfollow(node.links[parts[-1]]) if parts[-1] in node.links \
             else None
@@ -315,7 +320,7 @@ class GroupWriter(WritableObject):
             entry = model.LinkEntry(model.HARD, node=node)
         parent, leaf, existing = self._wlookup(name, create=True)
         if leaf in parent.links:
-            raise ValueError(f"Unable to create link (name already exists): {name!r}")
+            raise OSError(f"Unable to create link (name already exists): {name!r}")
         parent.add_link(leaf, entry)
         self._writer.touch()
 
@@ -330,7 +335,7 @@ class GroupWriter(WritableObject):
 # --- datasets -----------------------------------------------------------------------------------
 
 def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
-             scaleoffset, fill):
+             scaleoffset, fill, allow_unknown_filter=False):
     from ..format.messages.filter_pipeline import FilterInfo
     out = []
     itemsize = dtype.itemsize
@@ -361,6 +366,11 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
             else int(compression)
         if isinstance(fid, str):
             raise ValueError(f'Compression filter "{compression}" is unavailable')
+        if not 0 < fid < 65536:
+            raise ValueError(f"Invalid filter identification number ({compression})")
+        from ..filters import available
+        if not allow_unknown_filter and not available(fid):
+            raise ValueError(f"Unknown compression filter number: {fid}")
         if fid == 1:
             level = 4 if compression_opts is None else int(compression_opts)
             if not 0 <= level <= 9:
@@ -486,12 +496,12 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
             shape = arr.shape
         dtype = dt
     else:
+        if shape is None and dtype is None:
+            raise TypeError("One of data, shape or dtype must be specified")
         dtype = np.dtype("f4") if dtype is None else np.dtype(dtype)
         if dtype.kind == "U":
             raise TypeError(f"No conversion path for dtype: {dtype!r}")
-        if shape is None:
-            raise TypeError("One of data, shape or dtype must be specified")
-        if isinstance(shape, Empty):
+        if shape is None or isinstance(shape, Empty):     # h5py: a dtype alone, no data
             shape = None
         else:
             shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
@@ -555,7 +565,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     node = model.DatasetNode(shape, maxshape, dtype, layout, chunks,
                              (tuple(filter_pipeline) if filter_pipeline else
                               _filters(writer, stored, chunks, compression, compression_opts,
-                                       shuffle, fletcher32, scaleoffset, fill))
+                                       shuffle, fletcher32, scaleoffset, fill,
+                                       allow_unknown_filter))
                              if layout == "chunked" else (),
                              fill, early, track_order=bool(track_order),
                              track_times=bool(track_times))
@@ -642,7 +653,7 @@ class DatasetWriter(WritableObject):
     def __setitem__(self, args, val):
         """Write ``val`` into the selection ``args`` (any selection the reader supports)."""
         if self._node is None:
-            raise _no_write(self)
+            raise _no_write(self, OSError)
         node = self._node
         if node.shape is None:
             raise TypeError("Empty datasets can't be written")
@@ -711,7 +722,8 @@ class DatasetWriter(WritableObject):
             raise TypeError("New shape length must match dataset rank")
         for s, m in zip(size, node.maxshape):
             if m is not None and s > m:
-                raise ValueError("Unable to change dataset extent beyond its maximum shape")
+                raise RuntimeError("Unable to change dataset's dimensions (dimension cannot "
+                                   "exceed the existing maximal size)")
         from ..write.storage import MemoryStore
         store = node.store          # opened at the old extent (modify mode opens it lazily)
         old = node.shape
@@ -799,7 +811,7 @@ class AttributesWriter:
         """Create (or replace) attribute ``name`` (h5py's attrs.create)."""
         node = self._wnode
         if node is None:
-            raise ValueError("Unable to create attribute (no write intent on file)")
+            raise OSError("Unable to create attribute (no write intent on file)")
         from .base import Empty
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")

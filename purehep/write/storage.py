@@ -30,7 +30,12 @@ def pool():
 def broadcast_values(values, shape, dtype):
     arr = np.asarray(values, dtype=dtype) if not (isinstance(values, np.ndarray) and
                                                   values.dtype == dtype) else values
-    return np.broadcast_to(arr, shape) if arr.shape != tuple(shape) else arr
+    if arr.shape == tuple(shape):
+        return arr
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise TypeError(f"Can't broadcast {arr.shape} -> {tuple(shape)}") from None
 
 
 def _bare(dt):
