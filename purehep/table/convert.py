@@ -78,8 +78,8 @@ def normalize(values, name=""):
         arr = values
     else:
         values = list(values)
-        arr = np.asarray(values) if values and not any(_is_missing(v) for v in values) \
-            else np.array(values, dtype=object)
+        arr = np.empty(len(values), dtype=object)     # Python values: typed one by one
+        arr[:] = values
     if arr.ndim != 1:
         _refuse(name, f"columns are 1-D (HEP001 §6.1), not shape {arr.shape}")
     return _from_numpy(arr, name)
@@ -155,6 +155,8 @@ def _infer_objects(arr, name):
 
 def _from_pandas(values, name):
     import pandas as pd
+    if isinstance(values.dtype, np.dtype):
+        return _from_numpy(np.asarray(values), name)
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.array
     dtype = values.dtype
@@ -178,8 +180,6 @@ def _from_pandas(values, name):
         mask = np.asarray(values.isna())
         return Values("time", np.asarray(values.asi8, dtype=np.int64), mask if mask.any() else None,
                       str(dtype))
-    if isinstance(dtype, np.dtype):
-        return _from_numpy(np.asarray(values), name)
     _refuse(name, f"pandas dtype {dtype} is not representable in HEP001")
 
 
