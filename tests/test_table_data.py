@@ -297,3 +297,26 @@ def test_arrow_round_trip(tmp_path_factory, df):
         if pa.types.is_null(e.type):
             continue
         assert g.type == e.type and g.equals(e), name
+
+
+# --- 5. the validator on foreign content ------------------------------------------------------
+
+@pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),
+                                           ("search_dataset", "§8.1")])
+def test_validator_reports_foreign_links_without_crashing(tmp_path, case, section):
+    path = tmp_path / "v.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"a": np.arange(4)}).create_search_index("a", "CHUNK_MINMAX") \
+            if case != "search_dataset" else create_table(f, "t", {"a": np.arange(4)})
+    with h5py.File(path, "r+") as f:
+        if case == "soft":
+            f["t/dangling"] = h5py.SoftLink("/nowhere")
+        elif case == "external":
+            f["t/ext"] = h5py.ExternalLink(str(tmp_path / "missing.h5"), "/x")
+        else:
+            f["t"].create_dataset("_search_indexes", data=[1])
+    with purehep.File(path, "r") as f:
+        problems = purehep.table.validate(f["t"], raise_=False)
+        assert problems and all(section in m for _, m in problems), problems
+        t = Table(f["t"])
+        assert t.query("a > 1").tolist() == [2, 3]

@@ -240,10 +240,12 @@ class SearchIndex:
 
 def load_indexes(group):
     """Every search index with a registered KIND and exactly one resolvable column."""
-    if SEARCH_GROUP not in group:
+    from .table import members
+    sgroup = members(group).get(SEARCH_GROUP)
+    if sgroup is None or hasattr(sgroup, "dtype"):
         return []
     out = []
-    for ds in group[SEARCH_GROUP].values():
+    for ds in members(sgroup).values():
         kind = get_text(ds, "KIND") if hasattr(ds, "dtype") else None
         columns = get_refs(ds, "_columns_list") if kind in KINDS else []
         if len(columns) == 1 and columns[0] is not None:

@@ -43,18 +43,21 @@ def _layout(group):
     return columns, indexes, [n for n, d in datasets.items() if d.name in categories]
 
 
-def _datasets(group):
-    """{name: dataset} of the group's members that resolve to datasets; dangling soft
-    links, external links and groups are skipped."""
+def members(group):
+    """{name: object} of the group's members that resolve; dangling soft links and
+    external links to missing files are skipped (a table never links out, §5.5)."""
     out = {}
     for name in group.keys():
         try:
-            obj = group[name]
+            out[name] = group[name]
         except (KeyError, OSError, ValueError):
             continue
-        if hasattr(obj, "dtype"):
-            out[name] = obj
     return out
+
+
+def _datasets(group):
+    """{name: dataset} of the group's members that resolve to datasets."""
+    return {n: o for n, o in members(group).items() if hasattr(o, "dtype")}
 
 
 def _frame_parts(data, index):
@@ -614,7 +617,7 @@ def _without(label, column):
 
 def _referenced(group, target):
     """Whether a dataset of ``group`` still refers to ``target`` as its categories."""
-    return any(same(c, target) for d in group.values() if hasattr(d, "dtype")
+    return any(same(c, target) for d in members(group).values() if hasattr(d, "dtype")
                for c in get_refs(d, "_categories"))
 
 
