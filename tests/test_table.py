@@ -32,7 +32,8 @@ def _build(path, mode="w"):
     data = _data()
     with purehep.File(path, mode) as fh:
         t = create_table(fh, "t", data, chunks=256, categories={"label": ["a", "b", "c"]},
-                         index={"row_id": np.arange(N, dtype=np.uint64)}, title="Sample run")
+                         index={"row_id": np.arange(N, dtype=np.uint64)}, title="Sample run",
+                         fillvalue={"i": np.iinfo(np.int64).min})
         for col in ("f", "i", "u", "s"):
             for kind in KINDS:
                 t.create_search_index(col, kind)

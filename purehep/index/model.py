@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..dtypes import check_enum_dtype, ref_dtype, regionref_dtype
-from ..query import And, Between, Compare, Not, Or, parse
+from ..query import And, Between, Compare, IsNull, Not, Or, parse
 from ..reference import Reference, RegionReference
 from . import storage
 from .search import Searcher
@@ -122,7 +122,7 @@ def _enum_values(expr, dtype):
     if isinstance(expr, Not):
         return replace(expr, item=_enum_values(expr.item, dtype))
     enum = check_enum_dtype(dtype[expr.field]) if expr.field in dtype.names else None
-    if not enum:
+    if not enum or isinstance(expr, IsNull):
         return expr
     value = lambda v: enum.get(v, v) if isinstance(v, str) else v  # noqa: E731
     if isinstance(expr, Compare):

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..query import And, Between, Compare, In, Not, Or, evaluate, fields
+from ..query import And, Between, Compare, Field, In, IsNull, Not, Or, evaluate, fields
 from ..query.evaluate import coerce
 
 MAX_PIECES = 256   # runs searched one by one before a vectorised scan is cheaper
@@ -60,7 +60,7 @@ class Searcher:
         search = None if level is None else _piece_search(expr, column)
         pieces = None if search is None else self._pieces(level, cand)
         if pieces is None:
-            return cand[evaluate(expr, {expr.field: column[cand]})]
+            return cand[evaluate(expr, {f: self.columns[f][cand] for f in fields(expr)})]
         found = [np.arange(a + lo, a + hi) for a, b in pieces for lo, hi in search(column[a:b])]
         return np.unique(np.concatenate(found)) if found else cand[:0]
 
@@ -124,6 +124,8 @@ def _exact(column, value):
 def _piece_search(expr, column):
     """A function sorted piece -> [(lo, hi), ...] intervals satisfying the leaf ``expr``, or
     None when a literal is not exactly representable in the column."""
+    if isinstance(expr, IsNull) or isinstance(getattr(expr, "value", None), Field):
+        return None                 # missing values and field-to-field comparisons: scanned
     values = {Compare: lambda e: (e.value,), Between: lambda e: (e.lo, e.hi),
               In: lambda e: e.values}[type(expr)](expr)
     exact = [_exact(column, v) for v in values]

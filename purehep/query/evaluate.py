@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from .expr import And, Between, Compare, In, Not, Or
+from .expr import And, Between, Compare, Field, In, IsNull, Not, Or
 
 _UFUNCS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
            ">": operator.gt, ">=": operator.ge}
@@ -24,13 +24,28 @@ def coerce(column, value):
 
 
 def compare(column, op, value):
-    """Elementwise ``column OP value`` as a bool array (NaN is false except for !=)."""
+    """Elementwise ``column OP value`` as a bool array (IEEE: NaN is false except for !=)."""
     result = _UFUNCS[op](column, coerce(column, value))
     return np.asarray(result, dtype=bool)
 
 
-def _leaf(expr, column):
+def nan_missing(values):
+    """The default meaning of IS NULL: NaN in float columns, None in object columns."""
+    values = np.asarray(values)
+    if values.dtype.kind in "fc":
+        return np.isnan(values)
+    if values.dtype.kind == "O":
+        return np.array([v is None for v in values.tolist()], dtype=bool)
+    return np.zeros(len(values), dtype=bool)
+
+
+def _leaf(expr, column, columns, missing):
+    if isinstance(expr, IsNull):
+        return np.asarray(missing.get(expr.field, nan_missing)(column), dtype=bool)
     if isinstance(expr, Compare):
+        if isinstance(expr.value, Field):
+            other = _column(columns, expr.value.name)
+            return np.asarray(_UFUNCS[expr.op](column, other), dtype=bool)
         return compare(column, expr.op, expr.value)
     if isinstance(expr, Between):
         return compare(column, ">=", expr.lo) & compare(column, "<=", expr.hi)
@@ -38,14 +53,21 @@ def _leaf(expr, column):
     return functools.reduce(np.logical_or, masks, np.zeros(len(column), dtype=bool))
 
 
-def evaluate(expr, columns):
-    """Bool mask of rows where ``expr`` holds; ``columns`` maps field name -> 1-D array."""
+def _column(columns, name):
+    if name not in columns:
+        raise KeyError(f"query names unknown field {name!r}")
+    return np.asarray(columns[name])
+
+
+def evaluate(expr, columns, missing=None):
+    """Bool mask of rows where ``expr`` holds; ``columns`` maps field name -> 1-D array;
+    ``missing`` maps field name -> function(values) -> bool mask of missing values, for
+    IS NULL (default :func:`nan_missing`)."""
+    missing = missing or {}
     if isinstance(expr, And):
-        return functools.reduce(np.logical_and, (evaluate(e, columns) for e in expr.items))
+        return functools.reduce(np.logical_and, (evaluate(e, columns, missing) for e in expr.items))
     if isinstance(expr, Or):
-        return functools.reduce(np.logical_or, (evaluate(e, columns) for e in expr.items))
+        return functools.reduce(np.logical_or, (evaluate(e, columns, missing) for e in expr.items))
     if isinstance(expr, Not):
-        return ~evaluate(expr.item, columns)
-    if expr.field not in columns:
-        raise KeyError(f"query names unknown field {expr.field!r}")
-    return _leaf(expr, np.asarray(columns[expr.field]))
+        return ~evaluate(expr.item, columns, missing)
+    return _leaf(expr, _column(columns, expr.field), columns, missing)

@@ -33,13 +33,34 @@ def field_text(name):
 
 
 @dataclass(frozen=True)
+class Field:
+    """A field name on the right of a comparison (``x != x``, ``a < b``): compared
+    element by element, IEEE-style (so ``x != x`` holds exactly where x is NaN)."""
+    name: str
+
+    def __str__(self):
+        return field_text(self.name)
+
+
+@dataclass(frozen=True)
 class Compare:
     field: str
     op: str
     value: object
 
     def __str__(self):
-        return f"{field_text(self.field)} {self.op} {literal_text(self.value)}"
+        value = str(self.value) if isinstance(self.value, Field) else literal_text(self.value)
+        return f"{field_text(self.field)} {self.op} {value}"
+
+
+@dataclass(frozen=True)
+class IsNull:
+    """``field IS NULL``: the field's missing values. What is missing is the caller's: a
+    HEP001 table's fill value (§6.4), NaN in a float column without one."""
+    field: str
+
+    def __str__(self):
+        return f"{field_text(self.field)} IS NULL"
 
 
 @dataclass(frozen=True)
@@ -96,4 +117,6 @@ def fields(expr):
         return frozenset().union(*(fields(item) for item in expr.items))
     if isinstance(expr, Not):
         return fields(expr.item)
+    if isinstance(expr, Compare) and isinstance(expr.value, Field):
+        return frozenset((expr.field, expr.value.name))
     return frozenset((expr.field,))

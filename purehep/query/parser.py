@@ -5,19 +5,25 @@ Grammar (keywords case-insensitive)::
     expr      := and_expr (("OR" | "||") and_expr)*
     and_expr  := not_expr (("AND" | "&&") not_expr)*
     not_expr  := ("NOT" | "!") not_expr | "(" expr ")" | predicate
-    predicate := field OP literal | literal OP field
+    predicate := field OP (literal | field) | literal OP field
                | field ["NOT"] "BETWEEN" literal "AND" literal
                | field ["NOT"] "IN" "(" literal ("," literal)* ")"
+               | field "IS" ["NOT"] "NULL"
     OP        := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
 
 The 2005 indexing RFC's example ``(A>3 AND A<7) AND B=10`` is a sentence of it.
+
+NaN: comparisons are IEEE's. A ``nan`` literal equals nothing (``x = nan`` never holds,
+``x != nan`` always does), and ``x != x`` holds exactly where x is NaN. ``x IS NULL`` selects
+missing values, as the caller defines them (purehep.table: the column's fill value).
 """
 import math
 import re
 
-from .expr import FLIPPED, And, Between, Compare, In, Not, Or
+from .expr import FLIPPED, And, Between, Compare, Field, In, IsNull, Not, Or
 
-KEYWORDS = {"and", "or", "not", "between", "in", "true", "false", "nan", "inf", "infinity"}
+KEYWORDS = {"and", "or", "not", "between", "in", "true", "false", "nan", "inf", "infinity",
+            "is", "null"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _OP = re.compile(r"==|!=|<>|<=|>=|&&|\|\||[=<>!(),+-]")
@@ -161,6 +167,10 @@ class _Parser:
 
     def field_predicate(self, name):
         self.i += 1
+        if self.accept("is"):
+            negate = self.accept("not")
+            self.expect("null")
+            return Not(IsNull(name)) if negate else IsNull(name)
         negate = self.accept("not")
         if self.accept("between"):
             lo = self.literal()
@@ -171,7 +181,10 @@ class _Parser:
         elif negate:
             self.error("expected BETWEEN or IN after NOT")
         else:
-            return Compare(name, self.operator(), self.literal())
+            op = self.operator()
+            if self.peek()[0] in ("ident", "field"):
+                return Compare(name, op, Field(self.field()))
+            return Compare(name, op, self.literal())
         return Not(node) if negate else node
 
     def literal_list(self):

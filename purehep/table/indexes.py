@@ -150,6 +150,30 @@ def write_index(group, column, kind, data, attrs, name=None):
     return ds
 
 
+def rewrite_index(group, index, data, attrs):
+    """Store rebuilt contents into an existing index in place (same datasets, so references
+    to them stay valid); False when its datasets cannot take the new shape."""
+    ds, attrs = index.ds, dict(attrs)
+    grow_all = index.kind == "BITMAP"
+    if not extendible(ds, grow_all) or (not grow_all and ds.shape[1:] != data.shape[1:]):
+        return False
+    if grow_all:
+        values = get_refs(ds, "_values")
+        if len(values) != 1 or values[0] is None or not extendible(values[0]):
+            return False
+        new_values = attrs.pop("values")
+        values[0].resize(new_values.shape)
+        if len(new_values):
+            values[0][...] = new_values
+        ds.resize(data.shape)
+    else:
+        ds.resize(data.shape[0], axis=0)
+    if data.size:
+        ds[...] = data
+    _write_attrs(ds, index.kind, attrs)
+    return True
+
+
 def create_extendible(sgroup, name, data, dtype, grow_all=False):
     """An index dataset appends can grow in place (§9): chunked, unlimited along the first
     axis (every axis with ``grow_all``: a BITMAP gains values and rows)."""
@@ -216,10 +240,12 @@ class SearchIndex:
 
 def load_indexes(group):
     """Every search index with a registered KIND and exactly one resolvable column."""
-    if SEARCH_GROUP not in group:
+    from .table import members
+    sgroup = members(group).get(SEARCH_GROUP)
+    if sgroup is None or hasattr(sgroup, "dtype"):
         return []
     out = []
-    for ds in group[SEARCH_GROUP].values():
+    for ds in members(sgroup).values():
         kind = get_text(ds, "KIND") if hasattr(ds, "dtype") else None
         columns = get_refs(ds, "_columns_list") if kind in KINDS else []
         if len(columns) == 1 and columns[0] is not None:

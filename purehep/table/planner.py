@@ -1,16 +1,19 @@
 """The query planner: answers a query expression over a HEP001 table using its search
-indexes (§8) where they are present and structurally current, scanning otherwise.
+indexes (§8) where they are present and current, scanning otherwise.
 
 Each leaf predicate gets a row mask that is either exact (BITMAP, SORTED_ROWS) or a superset
 at chunk granularity (CHUNK_MINMAX, CHUNK_BLOOM). AND/OR combine them; NOT keeps only exact
 masks. When the root is not exact, the candidate blocks are read and the whole expression is
-evaluated there, exact leaves reusing their masks — so the answer always equals a plain scan.
+evaluated there, exact leaves reusing their masks — so the answer equals a plain scan as long
+as the indexes used are current. Which indexes are used is the table's ``indexes`` mode
+(HEP001 §12): "verify" (default) uses an index only once it has been checked against its
+column's current values, "trust" uses every structurally current one unchecked, "ignore" none.
 """
 import functools
 
 import numpy as np
 
-from ..query import And, Between, Compare, In, Not, Or, evaluate
+from ..query import And, Between, Compare, Field, In, IsNull, Not, Or, evaluate, fields
 from ..query.evaluate import coerce
 from . import bloom
 from . import indexes as ix
@@ -20,12 +23,12 @@ SCAN_BLOCK = 1 << 16
 PREFERENCE = ("BITMAP", "SORTED_ROWS", "CHUNK_MINMAX", "CHUNK_BLOOM")
 
 
-def plan_rows(table, expr, use_indexes=None):
+def plan_rows(table, expr, mode=None):
     """Sorted int64 row numbers where ``expr`` holds."""
     n = len(table)
     expr = categorical_rewrite(table, expr)
-    usable = _usable_indexes(table, n) if (use_indexes if use_indexes is not None
-                                          else table.trust_indexes) else {}
+    mode = mode or table.indexes
+    usable = _usable_indexes(table, n, fields(expr), mode) if mode != "ignore" else {}
     exact = {}
     is_exact, mask = _node(expr, table, usable, exact, n)
     if not is_exact:
@@ -33,13 +36,15 @@ def plan_rows(table, expr, use_indexes=None):
     return np.flatnonzero(mask).astype(np.int64)
 
 
-def _usable_indexes(table, n):
-    """{column name: [SearchIndex]} of indexes that match their column's current shape."""
+def _usable_indexes(table, n, names, mode):
+    """{column name: [SearchIndex]} of the indexes of the queried columns that match their
+    column's current shape and, in "verify" mode, its current values."""
     out = {}
     for index in table.search_indexes():
         name = index.column.name.rsplit("/", 1)[-1]
-        if index.column.parent.name == table.group.name and \
-                not ix.structural_problems(index, n, table.fillvalue(name)):
+        if name in names and index.column.parent.name == table.group.name and \
+                not ix.structural_problems(index, n, table.fillvalue(name)) and \
+                (mode == "trust" or table.verified(index)):
             out.setdefault(name, []).append(index)
     for found in out.values():
         found.sort(key=lambda i: PREFERENCE.index(i.kind))
@@ -53,6 +58,8 @@ def categorical_rewrite(table, expr):
         return type(expr)(tuple(categorical_rewrite(table, e) for e in expr.items))
     if isinstance(expr, Not):
         return Not(categorical_rewrite(table, expr.item))
+    if isinstance(expr, IsNull) or isinstance(getattr(expr, "value", None), Field):
+        return expr
     cats = table.categories(expr.field) if expr.field in table.group else None
     literals = (expr.value,) if isinstance(expr, Compare) else \
         (expr.lo, expr.hi) if isinstance(expr, Between) else expr.values
@@ -83,6 +90,8 @@ def _node(expr, table, usable, exact, n):
 
 def _leaf(leaf, table, found, exact, n):
     mask = np.ones(n, dtype=bool)
+    if isinstance(leaf, IsNull) or isinstance(getattr(leaf, "value", None), Field):
+        return False, mask          # missing values, field-to-field comparisons: scanned
     for index in found:
         if index.kind in ("BITMAP", "SORTED_ROWS"):
             rows = (_bitmap_leaf if index.kind == "BITMAP" else _sorted_leaf)(leaf, table, index, n)
@@ -296,6 +305,7 @@ def _eval(expr, table, exact, lo, hi, cache):
         return ~_eval(expr.item, table, exact, lo, hi, cache)
     if id(expr) in exact:
         return exact[id(expr)][lo:hi]
-    if expr.field not in cache:
-        cache[expr.field] = table.group[expr.field][lo:hi]
-    return _matches(expr, cache[expr.field])
+    for name in fields(expr):
+        if name not in cache:
+            cache[name] = table.group[name][lo:hi]
+    return evaluate(expr, cache, table.missing)

@@ -2,9 +2,10 @@
 :mod:`.indexes`; queries via :mod:`.planner`."""
 import numpy as np
 
-from ..dtypes import string_dtype
 from ..errors import ValidationError
+from . import convert
 from . import indexes as ix
+from .txn import Transaction
 from .update import update_index
 from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set_refs, set_utf8,
                      set_utf8_list, text)
@@ -24,38 +25,13 @@ def is_table(group):
 def default_fill(dtype):
     """A fill value outside the usual value range (§6.4): NaN, the integer extreme opposite
     zero, b'' for strings; None (HDF5 default) for bool and variable-length types."""
-    kind = dtype.kind
-    if kind == "f":
-        return np.nan
-    if kind == "i":
-        return np.iinfo(dtype).min
-    if kind == "u":
-        return np.iinfo(dtype).max
-    return b"" if kind == "S" else None
-
-
-def _column_array(values):
-    """The array and HDF5 dtype stored for a column: str data becomes variable-length UTF-8."""
-    arr = np.asarray(values)
-    if arr.dtype.kind == "U" or (arr.dtype.kind == "O" and arr.size and isinstance(arr[0], str)):
-        return np.array([str(v).encode("utf-8") for v in arr], dtype=object), string_dtype()
-    return arr, arr.dtype
-
-
-def _codes(values, categories):
-    """Integer codes (smallest signed type, -1 = missing) of categorical values (§6.7)."""
-    arr = np.asarray(values)
-    dtype = np.min_scalar_type(-max(len(categories), 1) - 1)
-    if arr.dtype.kind in "iu":
-        return arr.astype(dtype)
-    lookup = {c: i for i, c in enumerate(categories)}
-    return np.array([lookup.get(v, -1) for v in arr.tolist()], dtype=dtype)
+    return convert.free_fill(np.dtype(dtype), np.zeros(0, dtype))
 
 
 def _layout(group):
     """(columns, index datasets, categories datasets) of a table group, columns in
     column-order when it is present (§5.3, §6.7, §7)."""
-    datasets = {name: obj for name, obj in group.items() if hasattr(obj, "dtype")}
+    datasets = _datasets(group)
     categories = {c.name for d in datasets.values() for c in get_refs(d, "_categories") if c}
     indexes = [n for n, d in datasets.items() if "_columns_list" in d.attrs]
     if "column-order" in group.attrs:
@@ -67,32 +43,90 @@ def _layout(group):
     return columns, indexes, [n for n, d in datasets.items() if d.name in categories]
 
 
+def members(group):
+    """{name: object} of the group's members that resolve; dangling soft links and
+    external links to missing files are skipped (a table never links out, §5.5)."""
+    out = {}
+    for name in group.keys():
+        try:
+            out[name] = group[name]
+        except (KeyError, OSError, ValueError):
+            continue
+    return out
+
+
+def _datasets(group):
+    """{name: dataset} of the group's members that resolve to datasets."""
+    return {n: o for n, o in members(group).items() if hasattr(o, "dtype")}
+
+
+def _frame_parts(data, index):
+    """(columns, row-index labels) of a pandas DataFrame or a pyarrow Table / RecordBatch
+    (a DataFrame's index becomes the row index unless it is the default 0..n-1); other
+    mappings are taken as they are."""
+    module = type(data).__module__ or ""
+    if module.startswith("pandas"):
+        import pandas as pd
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"create_table takes a DataFrame, not a {type(data).__name__}")
+        if not data.columns.is_unique or not all(isinstance(c, str) for c in data.columns):
+            raise ValueError("DataFrame column names must be unique strings")
+        columns = {c: data[c] for c in data.columns}
+        if index is None and not _default_index(data.index, pd):
+            if isinstance(data.index, pd.MultiIndex):
+                raise ValueError("a MultiIndex is not representable (one row-index dataset each)")
+            index = {data.index.name or "_index": data.index}
+        return columns, index
+    if module.startswith("pyarrow"):
+        return {n: data.column(n) for n in data.column_names}, index
+    return dict(data or {}), index
+
+
+def _default_index(idx, pd):
+    return isinstance(idx, pd.RangeIndex) and idx.start == 0 and idx.step == 1 and idx.name is None
+
+
 def create_table(parent, name=None, data=None, *, chunks=1 << 16, compression=None,
                  fillvalue=None, categories=None, index=None, title=None, description=None,
-                 units=None, units_vocabulary=None, anndata=False):
-    """Write a table group ``parent/name`` (``name=None``: ``parent`` itself becomes the table).
+                 units=None, units_vocabulary=None, anndata=False, lossy=False):
+    """Write a table group ``parent/name`` (``name=None``: ``parent`` itself becomes the table,
+    which it must not already hold anything for).
 
-    data: {column: 1-D values}, in column order; categories: {column: category values}
-    (the column's data are codes or category values); index: the name of a column or a
-    {name: values} of row-index datasets labelling every column; units: {column: str}.
+    data: a pandas DataFrame, a pyarrow Table or RecordBatch, or {column: 1-D values} (numpy,
+    lists, pandas or Arrow arrays) in column order; categories: {column: category values}
+    (the column's data are category values, or codes when integers and the categories are
+    not); index: the name of a column or a {name: values} of row-index datasets labelling
+    every column; units: {column: str}. Every column is converted and checked before anything
+    is written (see :mod:`.convert`; ``lossy=True`` accepts lossy casts).
     """
-    group = parent if name is None else parent.create_group(name)
-    data, categories, fillvalue = dict(data or {}), dict(categories or {}), dict(fillvalue or {})
+    columns, index = _frame_parts(data, index)
+    categories, fillvalue = dict(categories or {}), dict(fillvalue or {})
     labels = {index: None} if isinstance(index, str) else dict(index or {})
-    _check_lengths({**data, **{k: v for k, v in labels.items() if v is not None}})
-    for col, values in data.items():
-        if col in categories:
-            values = _codes(values, categories[col])
-        _create_column(group, col, values, chunks, compression, fillvalue.get(col))
-        if col in categories:
-            _create_categories(group, col, categories[col])
-    for label, values in labels.items():
-        if values is not None:
-            _create_column(group, label, values, chunks, compression, fillvalue.get(label))
-        set_refs(group[label], "_columns_list", [group[c] for c in data])
-        for col in data:
-            set_refs(group[col], "_indexes", [*get_refs(group[col], "_indexes"), group[label]])
-    _table_attrs(group, list(data), labels, title, description, units_vocabulary, anndata)
+    specs = {col: convert.spec_for(values, col, categories=categories.get(col),
+                                   fill=fillvalue.get(col), lossy=lossy)
+             for col, values in columns.items()}
+    specs.update({label: convert.spec_for(values, label, fill=fillvalue.get(label), lossy=lossy)
+                  for label, values in labels.items() if values is not None})
+    _check_lengths({k: v.values for k, v in specs.items()})
+    for label in labels:
+        if label not in specs:
+            raise ValueError(f"index {label!r} names no column")
+    for col in specs:
+        if col == ix.SEARCH_GROUP:
+            raise ValueError("the column name _search_indexes is reserved (HEP001 §6.1)")
+    group = parent if name is None else parent.create_group(name)
+    if name is None and len(group):
+        raise ValueError(f"{group.name} already holds {sorted(group.keys())[:5]}: a table "
+                         "group holds only its table (HEP001 §5.5)")
+    order = [c for c in columns if not (anndata and c in labels)]
+    for col, spec in specs.items():
+        _create_column(group, col, spec, chunks, compression)
+    for label in labels:
+        set_refs(group[label], "_columns_list", [group[c] for c in columns if c != label])
+        for col in columns:
+            if col != label:
+                set_refs(group[col], "_indexes", [*get_refs(group[col], "_indexes"), group[label]])
+    _table_attrs(group, order, labels, title, description, units_vocabulary, anndata)
     for col, unit in (units or {}).items():
         set_utf8(group[col], "units", unit)
     return Table(group)
@@ -104,21 +138,24 @@ def _check_lengths(arrays):
         raise ValueError(f"columns differ in length: {sorted(lengths)} (HEP001 §4 Row)")
 
 
-def _create_column(group, name, values, chunks, compression, fill):
-    if name == ix.SEARCH_GROUP:
-        raise ValueError("the column name _search_indexes is reserved (HEP001 §6.1)")
-    arr, dtype = _column_array(values)
-    fill = default_fill(np.dtype(dtype)) if fill is None else fill
-    return group.create_dataset(name, data=arr, dtype=dtype, chunks=(chunks,), maxshape=(None,),
-                                compression=compression, fillvalue=fill)
-
-
-def _create_categories(group, col, categories):
-    arr, dtype = _column_array(list(categories))
-    ds = group.create_dataset(f"{col}_categories", data=arr, dtype=dtype)
-    set_utf8(ds, "encoding-type", "categorical")
-    set_bool(ds, "ordered", False)
-    set_ref(group[col], "_categories", ds)
+def _create_column(group, name, spec, chunks, compression):
+    """A column dataset from its :class:`.convert.Spec` (and its categories dataset)."""
+    ds = group.create_dataset(name, data=spec.values, dtype=spec.dtype, chunks=(chunks,),
+                              maxshape=(None,), compression=compression, fillvalue=spec.fill)
+    if spec.logical:
+        set_utf8(ds, convert.LOGICAL_ATTR, spec.logical)
+    if spec.units:
+        set_utf8(ds, "units", spec.units)
+    if spec.categories is not None:
+        cats = spec.categories
+        cds = group.create_dataset(f"{name}_categories", data=cats.values, dtype=cats.dtype,
+                                   chunks=(max(1, min(len(cats.values), 1024)),), maxshape=(None,))
+        if cats.logical:
+            set_utf8(cds, convert.LOGICAL_ATTR, cats.logical)
+        set_utf8(cds, "encoding-type", "categorical")
+        set_bool(cds, "ordered", spec.ordered)
+        set_ref(ds, "_categories", cds)
+    return ds
 
 
 def _table_attrs(group, columns, labels, title, description, units_vocabulary, anndata):
@@ -128,7 +165,7 @@ def _table_attrs(group, columns, labels, title, description, units_vocabulary, a
                         ("units_vocabulary", units_vocabulary)):
         if value is not None:
             set_utf8(group, attr, value)
-    if columns:
+    if columns or anndata:
         set_utf8_list(group, "column-order", columns)
     if labels:
         set_utf8(group, "_index", next(iter(labels)))
@@ -146,14 +183,37 @@ def _anndata_element(ds):
     set_utf8(ds, "encoding-version", ANNDATA_VERSION)
 
 
-class Table:
-    """An open HEP001 table group; ``trust_indexes=False`` makes queries scan (§12)."""
+MODES = ("verify", "trust", "ignore")
 
-    def __init__(self, group, trust_indexes=True):
+
+class Table:
+    """An open HEP001 table group.
+
+    ``indexes`` says which search indexes queries use (HEP001 §12, Security): "verify" (the
+    default) uses an index only once it has been checked against its column's current
+    values, so an answer never differs from a scan, whoever wrote the file; the check is
+    kept for later queries while the file is open read-only, and repeated at each query in a
+    file open for writing (where other handles may write the column). "trust" uses every
+    structurally current index unchecked — fast, and right as long as every write went
+    through this API (which keeps indexes current) — a stale or tampered index then gives
+    wrong rows. "ignore" scans. ``trust_indexes`` (True/False) is the older spelling of
+    "trust"/"ignore".
+    """
+
+    def __init__(self, group, trust_indexes=None, *, indexes=None):
         if not is_table(group):
             raise ValidationError(f"{group.name}: no scalar CLASS='{CLASS}' attribute (HEP001 §5.1)")
+        if indexes is None:
+            indexes = "verify" if trust_indexes is None else "trust" if trust_indexes else "ignore"
+        if indexes not in MODES:
+            raise ValueError(f"indexes must be one of {MODES}, not {indexes!r}")
         self.group = group
-        self.trust_indexes = trust_indexes
+        self.indexes = indexes
+        self._verified = {}
+
+    @property
+    def trust_indexes(self):
+        return self.indexes != "ignore"
 
     def __repr__(self):
         return f"<HEP001 table {self.group.name!r}: {len(self)} rows, columns {self.columns}>"
@@ -171,7 +231,8 @@ class Table:
         return len(self.group[names[0]]) if names else 0
 
     def __getitem__(self, name):
-        return self.group[name]
+        """A :class:`Column`: the dataset, whose writes keep the search indexes current."""
+        return Column(self, self.group[name])
 
     def fillvalue(self, name):
         """The column's fill value (missing value, §6.4); None for variable-length types."""
@@ -183,12 +244,38 @@ class Table:
         cats = get_refs(self.group[name], "_categories")
         return cats[0][()] if cats and cats[0] is not None else None
 
+    def missing_mask(self, name, values):
+        """Where ``values`` of column ``name`` are missing: equal to the fill value (§6.4),
+        NaN, or for a categorical column a code that names no category (§6.7)."""
+        values = np.asarray(values)
+        ds = self.group[name]
+        fill = self.fillvalue(name)
+        if ds.dtype.kind == "b" or fill is None:
+            return np.zeros(len(values), dtype=bool)
+        mask = values == fill
+        if values.dtype.kind == "f":
+            mask |= np.isnan(values)
+        cats = get_refs(ds, "_categories")
+        if cats and cats[0] is not None and values.dtype.kind in "iu":
+            mask |= (values < 0) | (values >= len(cats[0]))
+        return np.asarray(mask, dtype=bool)
+
+    @property
+    def missing(self):
+        """{column: function(values) -> missing mask}, for the query evaluator's IS NULL."""
+        return _Missing(self)
+
     def read(self, fields=None, rows=None):
-        """{name: values} of the given fields (default: all columns) at ``rows`` (default all)."""
+        """{name: values} of the given fields (default: all columns) at ``rows`` (default all);
+        variable-length UTF-8 strings are returned as str."""
         out = {}
         for name in fields or self.columns:
             ds = self.group[name]
-            out[name] = ds[()] if rows is None else _take(ds, np.asarray(rows, dtype=np.int64))
+            values = ds[()] if rows is None else _take(ds, np.asarray(rows, dtype=np.int64))
+            if ds.dtype.kind == "O" and values.dtype.kind == "O":
+                values = np.array([v.decode("utf-8") if isinstance(v, bytes) else v
+                                   for v in values.tolist()], dtype=object)
+            out[name] = values
         return out
 
     def read_structured(self, fields=None, rows=None):
@@ -200,60 +287,129 @@ class Table:
             out[name] = values
         return out
 
-    def append(self, data):
+    def to_pandas(self, rows=None, fields=None):
+        """The table (or some rows/fields) as a pandas DataFrame with the dtypes it was
+        written from (see :mod:`.frames`)."""
+        from .frames import to_pandas
+        return to_pandas(self, rows, fields)
+
+    def to_arrow(self, rows=None, fields=None):
+        """The table (or some rows/fields) as a pyarrow Table."""
+        from .frames import to_arrow
+        return to_arrow(self, rows, fields)
+
+    # mutations: every one is all-or-nothing (see :mod:`.txn`)
+    def append(self, data, *, lossy=False):
         """Append rows to every column and index dataset, then update the search indexes
-        (§9: a mutation MUST update or delete the affected indexes; see :mod:`.update`)."""
+        (§9: a mutation MUST update or delete the affected indexes; see :mod:`.update`).
+        ``data`` is a {column: values} mapping, a DataFrame or an Arrow table. Every value is
+        converted and checked before anything is written; a failure while writing restores
+        the table as it was."""
+        data, _ = _frame_parts(data, index=False)
         _, labels, _ = _layout(self.group)
         names = list(dict.fromkeys(self.columns + labels))
         missing = set(names) - set(data)
         if missing:
             raise ValueError(f"append needs values for {sorted(missing)}")
-        _check_lengths({n: data[n] for n in names})
+        extra = set(data) - set(names)
+        if extra:
+            raise ValueError(f"append got values for {sorted(extra)}, which are not columns")
+        arrays = {n: self._stored(n, data[n], lossy) for n in names}
+        _check_lengths(arrays)
         start = len(self)
         found = [(i, self._fill_of(i)) for i in self.search_indexes()]
         current = [(i, fill, not ix.structural_problems(i, start, fill)) for i, fill in found]
-        for name in names:
-            self._append_column(name, data[name], start)
-        for index, fill, is_current in current:
-            if not (is_current and update_index(self.group, index, start, fill)):
-                self._rebuild(index)
+        drops = []
+        with Transaction(self.group) as tx:
+            for name in names:
+                self._write_rows(tx, name, arrays[name], start)
+            for index, fill, is_current in current:
+                _save_index(tx, index)
+                try:
+                    if not (is_current and update_index(self.group, index, start, fill)):
+                        self._rebuild(index, tx)
+                except ix.TooManyValues:
+                    drops.append(index)
+            for index in drops:
+                self._drop(tx, index.ds)
 
-    def _append_column(self, name, values, start):
-        categories = self.categories(name)
-        if categories is not None:
-            values = _codes(values, [text(c) for c in categories])
-        arr, _ = _column_array(values)
+    def _stored(self, name, values, lossy):
+        """``values`` converted to column ``name``'s stored type (checked, nothing written);
+        dictionary-encoded string columns get ("extend", codes, new categories)."""
         ds = self.group[name]
+        cats = get_refs(ds, "_categories")
+        cat_ds = cats[0] if cats and cats[0] is not None else None
+        known = None if cat_ds is None else [_plain(c) for c in cat_ds[()].tolist()]
+        out = convert.cast_to(ds, values, name, categories=known, lossy=lossy)
+        if isinstance(out, convert.Values):          # dictionary-encoded strings
+            return _DictionaryRows(out, known, ds.dtype)
+        return out
+
+    def _write_rows(self, tx, name, arr, start):
+        ds = self.group[name]
+        if isinstance(arr, _DictionaryRows):
+            cat_ds = get_refs(ds, "_categories")[0]
+            if arr.new:
+                tx.grows(cat_ds)
+                cat_ds.resize((len(arr.known) + len(arr.new),))
+                cat_ds[len(arr.known):] = np.array([s.encode("utf-8") for s in arr.new], dtype=object)
+            arr = arr.codes
+        tx.grows(ds)
         ds.resize((start + len(arr),))
-        ds[start:] = arr
+        if len(arr):
+            ds[start:] = arr
 
     def _fill_of(self, index):
         return self.fillvalue(index.column.name.rsplit("/", 1)[-1])
 
+    def write(self, name, key, values, *, lossy=False):
+        """``column[key] = values`` for an existing column, converted and checked like an
+        append, with every search index of the column rebuilt in the same transaction."""
+        ds = self.group[name]
+        arr = self._stored(name, np.atleast_1d(np.asarray(values, dtype=object)
+                                                if not hasattr(values, "dtype") else values),
+                           lossy)
+        if isinstance(arr, _DictionaryRows):
+            raise ValueError(f"{name!r} is dictionary-encoded: rewrite it with append only")
+        with Transaction(self.group) as tx:
+            tx.rewrites(ds)
+            if np.ndim(values) == 0 and arr.shape == (1,):
+                arr = arr[0]
+            ds[key] = arr
+            for index in self.search_indexes(name):
+                _save_index(tx, index)
+                self._rebuild(index, tx)
+        self._verified.clear()
+
     # column mutations (§9)
     def add_column(self, name, values, *, categories=None, fillvalue=None, units=None,
-                   chunks=None, compression=None):
+                   chunks=None, compression=None, lossy=False):
         """Add a column of ``len(self)`` values: listed last in column-order (§9.6), labelled
         by every row-index dataset (§7.2), Anndata attributes when the table carries them."""
         if name in self.group:
             raise ValueError(f"{self.group.name} already has a member named {name!r}")
+        if name == ix.SEARCH_GROUP:
+            raise ValueError("the column name _search_indexes is reserved (HEP001 §6.1)")
         names, order = self.columns + self.index_datasets, [*self.columns, name]
-        if names and len(values) != len(self):
-            raise ValueError(f"{len(values)} values for a table of {len(self)} rows (HEP001 §9.1)")
+        spec = convert.spec_for(values, name, categories=categories, fill=fillvalue, lossy=lossy)
+        if names and len(spec.values) != len(self):
+            raise ValueError(f"{len(spec.values)} values for a table of {len(self)} rows (HEP001 §9.1)")
         first = self.group[names[0]].chunks if names else None
         chunks = chunks or (first[0] if first else 1 << 16)
-        if categories is not None:
-            values = _codes(values, categories)
-        ds = _create_column(self.group, name, values, chunks, compression, fillvalue)
-        if categories is not None:
-            _create_categories(self.group, name, categories)
-        for label in self.index_datasets:
-            _link(self.group[label], ds)
-        set_utf8_list(self.group, "column-order", order)
-        if get_text(self.group, "encoding-type") == "dataframe":
-            _anndata_element(ds)
-        if units is not None:
-            set_utf8(ds, "units", units)
+        with Transaction(self.group) as tx:
+            tx.attrs(self.group)
+            tx.creates(self.group, name)
+            if spec.categories is not None:
+                tx.creates(self.group, f"{name}_categories")
+            ds = _create_column(self.group, name, spec, chunks, compression)
+            for label in self.index_datasets:
+                tx.attrs(self.group[label])
+                _link(self.group[label], ds)
+            set_utf8_list(self.group, "column-order", order)
+            if get_text(self.group, "encoding-type") == "dataframe":
+                _anndata_element(ds)
+            if units is not None:
+                set_utf8(ds, "units", units)
 
     def drop_column(self, name):
         """Delete a column with its search indexes, categories and the row-index links to it
@@ -281,6 +437,18 @@ class Table:
             found = [i for i in found if same(i.column, self.group[column])]
         return found
 
+    def verified(self, index):
+        """Whether ``index`` equals one rebuilt from its column's current values (§12's
+        verification); remembered while the file is open read-only."""
+        key = index.ds.name
+        if key in self._verified:
+            return self._verified[key]
+        fill = self._fill_of(index)
+        ok = not ix.content_problems(index, index.column[()], fill)
+        if getattr(self.group.file, "mode", "r") == "r":
+            self._verified[key] = ok
+        return ok
+
     def create_search_index(self, column, kind, name=None, **options):
         """Build a CHUNK_MINMAX, SORTED_ROWS, BITMAP or CHUNK_BLOOM index of one column."""
         kind = kind.upper()
@@ -302,14 +470,34 @@ class Table:
         for index in self.search_indexes():
             self._rebuild(index)
 
-    def _rebuild(self, index):
-        """Rebuild one index with its kind's kept options (Bloom size, BITMAP max_values);
-        a BITMAP whose column now exceeds max_values is dropped (§9 allows deleting)."""
+    def _rebuild(self, index, tx=None):
+        """Rebuild one index with its kind's kept options (Bloom size, BITMAP max_values),
+        in place; a BITMAP whose column now exceeds max_values is dropped (§9 allows
+        deleting)."""
         column = index.column.name.rsplit("/", 1)[-1]
         try:
-            self.create_search_index(column, index.kind, index.name, **ix.rebuild_options(index))
+            data, attrs = ix.BUILDERS[index.kind](index.column[()], self.fillvalue(column),
+                                                  ix.chunk_length(index.column),
+                                                  **ix.rebuild_options(index))
         except ix.TooManyValues:
-            ix.drop_index(self.group, index.ds)
+            self._drop(tx, index.ds)
+            return
+        if not ix.rewrite_index(self.group, index, data, attrs):
+            if tx is not None:
+                tx.attrs(index.column)
+                sgroup = self.group[ix.SEARCH_GROUP]
+                tx.creates(sgroup, index.name)
+                tx.creates(sgroup, f"{index.name}__values")
+            self.create_search_index(column, index.kind, index.name, **ix.rebuild_options(index))
+
+    def _drop(self, tx, ds):
+        """Drop a search index; inside a transaction its column's links are restorable but
+        the index itself is not (drops come last in every change)."""
+        if tx is not None:
+            for column in get_refs(ds, "_columns_list"):
+                if column is not None:
+                    tx.attrs(column)
+        ix.drop_index(self.group, ds)
 
     # queries
     def where(self, expr, fields=None, structured=False):
@@ -320,15 +508,97 @@ class Table:
             return rows
         return self.read_structured(fields, rows) if structured else self.read(fields, rows)
 
-    def query(self, text, fields=None, structured=False):
-        """Rows matching a query string such as "(A>3 AND A<7) AND B=10"."""
+    def query(self, text, fields=None, structured=False, *, as_=None):
+        """Rows matching a query string such as "(A>3 AND A<7) AND B=10": row numbers, the
+        rows' ``fields`` ({name: values} or ``structured``), or with ``as_="pandas"`` /
+        ``"arrow"`` a DataFrame / Arrow table of the rows."""
         from ..query import parse
+        if as_ is not None:
+            rows = self.where(parse(text))
+            if as_ not in ("pandas", "arrow"):
+                raise ValueError(f"as_ must be 'pandas' or 'arrow', not {as_!r}")
+            return (self.to_pandas if as_ == "pandas" else self.to_arrow)(rows, fields)
         return self.where(parse(text), fields, structured)
 
     def validate(self, verify_indexes=True):
         """Problems with this table against every HEP001 MUST (see :func:`.validate`)."""
         from .validate import validate
         return validate(self.group, verify_indexes=verify_indexes)
+
+
+class Column:
+    """A column dataset of a :class:`Table`: reads and attributes are the dataset's; writes
+    (``col[key] = values``) are checked like appends and keep the column's search indexes
+    current, all or nothing."""
+
+    def __init__(self, table, ds):
+        self._table, self._ds = table, ds
+
+    def __getattr__(self, name):
+        return getattr(self._ds, name)
+
+    def __getitem__(self, key):
+        return self._ds[key]
+
+    def __setitem__(self, key, values):
+        self._table.write(self._ds.name.rsplit("/", 1)[-1], key, values)
+
+    def __len__(self):
+        return len(self._ds)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._ds[()]
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __repr__(self):
+        return f"<HEP001 column {self._ds.name!r}: {len(self._ds)} rows, {self._ds.dtype}>"
+
+
+class _Missing:
+    """The table's IS NULL meaning per column, as the query evaluator asks for it."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def get(self, name, default=None):
+        return lambda values: self.table.missing_mask(name, values)
+
+
+class _DictionaryRows:
+    """Codes of strings appended to a dictionary-encoded string column, and the strings it
+    must add to its categories."""
+
+    def __init__(self, values, known, dtype):
+        self.known = list(known)
+        lookup = {c: i for i, c in enumerate(self.known)}
+        self.new = []
+        codes = np.full(len(values.data), -1, dtype=np.int64)
+        for i, (s, m) in enumerate(zip(values.data.tolist(), values.mask if values.mask is not None
+                                       else [False] * len(values.data))):
+            if m:
+                continue
+            if s not in lookup:
+                lookup[s] = len(self.known) + len(self.new)
+                self.new.append(s)
+            codes[i] = lookup[s]
+        if len(lookup) > np.iinfo(dtype).max + 1:
+            raise ValueError(f"{len(lookup)} distinct strings exceed the {dtype} codes")
+        self.codes = codes.astype(dtype)
+
+    def __len__(self):
+        return len(self.codes)
+
+
+def _plain(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _save_index(tx, index):
+    """Make an index (and a BITMAP's values dataset) restorable before it changes."""
+    tx.rewrites(index.ds)
+    for values in get_refs(index.ds, "_values"):
+        if values is not None:
+            tx.rewrites(values)
 
 
 def _link(label, column):
@@ -347,7 +617,7 @@ def _without(label, column):
 
 def _referenced(group, target):
     """Whether a dataset of ``group`` still refers to ``target`` as its categories."""
-    return any(same(c, target) for d in group.values() if hasattr(d, "dtype")
+    return any(same(c, target) for d in members(group).values() if hasattr(d, "dtype")
                for c in get_refs(d, "_categories"))
 
 
@@ -359,5 +629,5 @@ def _take(ds, rows):
     return ds[lo:hi][rows - lo]
 
 
-def open_table(group, trust_indexes=True):
-    return Table(group, trust_indexes)
+def open_table(group, trust_indexes=None, *, indexes=None):
+    return Table(group, trust_indexes, indexes=indexes)

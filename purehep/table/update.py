@@ -10,8 +10,8 @@ from ._attrs import get_refs, set_u64
 
 def update_index(group, index, old_n, fill):
     """Update ``index`` for the rows appended after ``old_n``; False when its datasets cannot
-    grow in place (the caller rebuilds it). A BITMAP that would exceed its ``max_values`` is
-    dropped, links included."""
+    grow in place (the caller rebuilds it). A BITMAP that would exceed its ``max_values``
+    raises :class:`.indexes.TooManyValues` before changing anything (the caller drops it)."""
     if len(index.column) == old_n:
         return True
     if index.kind == "BITMAP":
@@ -73,8 +73,7 @@ def _update_bitmap(group, index, values_ds, old_n, fill):
     old_values = values_ds[()]
     values = np.union1d(old_values, tail[~ix.nan_mask(tail)]).astype(old_values.dtype)
     if len(values) > ix.rebuild_options(index)["max_values"]:
-        ix.drop_index(group, ds)
-        return
+        raise ix.TooManyValues(f"{ds.name}: {len(values)} values exceed its max_values")
     moved = np.searchsorted(values, old_values)
     shifted = np.flatnonzero(moved != np.arange(len(old_values)))
     ds.resize((len(values), (len(column) + 7) // 8))

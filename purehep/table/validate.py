@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ValidationError
 from . import indexes as ix
 from ._attrs import get_refs, get_text, same, text
-from .table import CLASS, Table, _layout, is_table
+from .table import CLASS, Table, _layout, is_table, members
 
 
 def validate(group, verify_indexes=True, raise_=True):
@@ -48,7 +48,7 @@ def _group_attrs(table):
         problems.append((g.name, f"VERSION {version!r} is not a 1.x revision (§5.2)"))
     if "column-order" in g.attrs:
         order = [text(v) for v in np.asarray(g.attrs["column-order"]).reshape(-1)]
-        datasets = {n for n, o in g.items() if hasattr(o, "dtype")}
+        datasets = {n for n, o in members(g).items() if hasattr(o, "dtype")}
         if len(order) != len(set(order)) or not set(order) <= datasets:
             problems.append((g.name, f"column-order {order} repeats names or names non-datasets (§9.6)"))
         unlisted = set(table.columns) - set(order)
@@ -66,8 +66,15 @@ def _shapes(table):
     lengths = {n: g[n].shape[0] for n in dict.fromkeys(columns + labels) if g[n].ndim == 1}
     if len(set(lengths.values())) > 1:
         problems.append((g.name, f"columns differ in length: {lengths} (§9.1)"))
-    for name, obj in g.items():
-        if not hasattr(obj, "dtype") and name != ix.SEARCH_GROUP:
+    resolved = members(g)
+    for name in g.keys():
+        if name not in resolved:
+            problems.append((f"{g.name.rstrip('/')}/{name}", "a link that does not resolve to "
+                             "an object of the table (§5.5)"))
+    for name, obj in resolved.items():
+        if name == ix.SEARCH_GROUP and hasattr(obj, "dtype"):
+            problems.append((obj.name, "_search_indexes must be a group (§8.1; reserved name, §6.1)"))
+        elif not hasattr(obj, "dtype") and name != ix.SEARCH_GROUP:
             problems.append((obj.name, "only columns, indexes, categories and _search_indexes "
                                        "may live under a table group (§5.5)"))
     return problems
@@ -87,7 +94,7 @@ def _mutual(a, attr_a, targets, attr_b, where):
 def _links(table):
     g = table.group
     problems = []
-    for name, obj in g.items():
+    for name, obj in members(g).items():
         if not hasattr(obj, "dtype"):
             continue
         problems += _mutual(obj, "_indexes", get_refs(obj, "_indexes"), "_columns_list", "§9.2")
@@ -107,7 +114,7 @@ def _categoricals(table):
     """Integer codes and a categories dataset per §6.7 (§9.5)."""
     g = table.group
     problems = []
-    for name, obj in g.items():
+    for name, obj in members(g).items():
         if not hasattr(obj, "dtype") or "_categories" not in obj.attrs:
             continue
         if obj.dtype.kind not in "iu":
@@ -169,21 +176,22 @@ def _kind_attrs(ds, kind):
     return problems
 
 
+def _search_members(table):
+    """The resolvable members of the _search_indexes group ({} when absent or not a group)."""
+    sgroup = members(table.group).get(ix.SEARCH_GROUP)
+    return members(sgroup) if sgroup is not None and not hasattr(sgroup, "dtype") else {}
+
+
 def _search_datasets(table):
-    g = table.group
-    if ix.SEARCH_GROUP not in g:
-        return []
-    values = {v.name for ds in g[ix.SEARCH_GROUP].values() for v in get_refs(ds, "_values") if v}
-    return [ds for ds in g[ix.SEARCH_GROUP].values() if ds.name not in values]
+    found = [o for o in _search_members(table).values() if hasattr(o, "dtype")]
+    values = {v.name for ds in found for v in get_refs(ds, "_values") if v}
+    return [ds for ds in found if ds.name not in values]
 
 
 def _search_group(table):
     """_search_indexes holds search-index datasets (and bitmap values) only (§8.1)."""
-    g = table.group
-    if ix.SEARCH_GROUP not in g:
-        return []
     return [(obj.name, "only search-index datasets may live in _search_indexes (§8.1)")
-            for obj in g[ix.SEARCH_GROUP].values() if not hasattr(obj, "dtype")]
+            for obj in _search_members(table).values() if not hasattr(obj, "dtype")]
 
 
 def _index_contents(table):

@@ -1,0 +1,126 @@
+"""Columns out: a HEP001 table as a pandas DataFrame or a pyarrow Table, with the dtypes it
+was written from (the ``pandas_dtype`` column attribute, :mod:`.convert`), missing values
+(§6.4 fill values) as pandas NA / NaN / NaT / None or Arrow nulls, categoricals (§6.7) with
+their categories and ``ordered``, and the ``_index`` dataset (§5.3) as the row index.
+pandas and pyarrow are imported only here, when asked for."""
+import numpy as np
+
+from . import convert
+from ._attrs import get_refs, get_text
+
+
+def _logical(ds):
+    return get_text(ds, convert.LOGICAL_ATTR)
+
+
+def _index_name(table, fields):
+    name = get_text(table.group, "_index")
+    if fields is not None or name is None or name not in table.group:
+        return None
+    return name
+
+
+def _column_parts(table, name, rows):
+    """(kind, values, missing mask, logical, categories, ordered) of one stored column."""
+    ds = table.group[name]
+    values = table.read([name], rows)[name]
+    logical = _logical(ds)
+    cats = get_refs(ds, "_categories")
+    if cats and cats[0] is not None:
+        cat_ds = cats[0]
+        categories = _plain(cat_ds[()], _logical(cat_ds))
+        missing = table.missing_mask(name, values)
+        ordered = bool(cat_ds.attrs["ordered"]) if "ordered" in cat_ds.attrs else False
+        return "cat", values, missing, logical, categories, ordered
+    missing = table.missing_mask(name, values)
+    return "plain", values, missing, logical, None, False
+
+
+def _plain(values, logical=None):
+    if values.dtype.kind == "O":
+        return np.array([v.decode("utf-8") if isinstance(v, bytes) else v for v in values.tolist()],
+                        dtype=object)
+    if logical and logical.startswith(("datetime", "timedelta")):
+        return values.view(logical.split(",")[0].rstrip("]") + "]")
+    return values
+
+
+def to_pandas(table, rows=None, fields=None):
+    import pandas as pd
+    index_name = _index_name(table, fields)
+    names = [n for n in (fields or table.columns) if n != index_name]
+    data = {n: _pandas_column(pd, *_column_parts(table, n, rows)) for n in names}
+    index = None
+    if index_name is not None:
+        index = pd.Index(_pandas_column(pd, *_column_parts(table, index_name, rows)),
+                         name=None if index_name == "_index" else index_name)
+    elif rows is not None:
+        index = pd.Index(np.asarray(rows, dtype=np.int64))
+    return pd.DataFrame(data, index=index, columns=names)
+
+
+def _pandas_column(pd, kind, values, missing, logical, categories, ordered):
+    if kind == "cat":
+        codes = np.where(missing, -1, values).astype(np.int64)
+        if logical in ("object", "string"):
+            out = np.array([None if c < 0 else categories[c] for c in codes.tolist()], dtype=object)
+            return pd.array(out, dtype="string") if logical == "string" else out
+        return pd.Categorical.from_codes(codes, categories=pd.Index(categories), ordered=ordered)
+    if logical is None:
+        if values.dtype.kind == "O" or not missing.any():
+            return values
+        if values.dtype.kind in "iu":
+            return pd.array(np.ma.masked_array(values, missing).tolist(),
+                            dtype=convert.nullable_name(values.dtype))
+        if values.dtype.kind == "S":
+            return np.array([None if m else v for v, m in zip(values.tolist(), missing)], dtype=object)
+        return values
+    if logical == "boolean":
+        return pd.arrays.BooleanArray(values == 1, missing)
+    if logical.startswith(("Int", "UInt")):
+        return pd.arrays.IntegerArray(values, missing)
+    if logical.startswith("Float"):
+        return pd.arrays.FloatingArray(np.where(missing, 0, values).astype(values.dtype), missing)
+    if logical == "string":
+        return pd.array(values, dtype="string")
+    if logical.startswith("datetime") and "," in logical:
+        naive = values.view("datetime64[" + convert.time_unit(logical) + "]")
+        tz = logical.split(",", 1)[1].strip().rstrip("]")
+        return pd.DatetimeIndex(naive).tz_localize("UTC").tz_convert(tz).array
+    if logical.startswith(("datetime", "timedelta")):
+        return values.view(logical)
+    return values
+
+
+def to_arrow(table, rows=None, fields=None):
+    import pyarrow as pa
+    index_name = _index_name(table, fields)
+    names = [n for n in (fields or table.columns) if n != index_name]
+    arrays = [_arrow_column(pa, *_column_parts(table, n, rows)) for n in names]
+    return pa.table(arrays, names=names) if names else pa.table({})
+
+
+def _arrow_column(pa, kind, values, missing, logical, categories, ordered):
+    mask = missing if missing.any() else None
+    if kind == "cat":
+        codes = np.where(missing, 0, values)
+        if logical in ("object", "string"):
+            return pa.array([None if m else categories[c] for c, m in zip(codes.tolist(), missing)],
+                            type=pa.string())
+        indices = pa.array(codes.astype(values.dtype), mask=mask)
+        dictionary = pa.array(categories.tolist() if categories.dtype.kind == "O" else categories)
+        return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=ordered)
+    if logical == "boolean":
+        return pa.array(values == 1, mask=mask)
+    if logical and logical.startswith(("datetime", "timedelta")):
+        unit = convert.time_unit(logical)
+        tz = logical.split(",", 1)[1].strip().rstrip("]") if "," in logical else None
+        typ = pa.timestamp(unit, tz) if logical.startswith("datetime") else pa.duration(unit)
+        return pa.array(np.where(missing, 0, values), type=pa.int64(), mask=mask).cast(typ)
+    if values.dtype.kind == "O":
+        return pa.array(values.tolist(), type=pa.string())
+    if values.dtype.kind == "S":
+        return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.binary())
+    if values.dtype.kind == "f" and logical is None:
+        return pa.array(values)                     # NaN stays NaN
+    return pa.array(values, mask=mask)

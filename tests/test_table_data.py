@@ -1,0 +1,322 @@
+"""purehep.table keeping users' data (issue 16): index currency against edits behind the
+indexes (purehep and h5py as writers, a scan as the oracle), atomic appends under injected
+errors, missing values in queries, and lossless pandas / Arrow round trips (pandas' and
+pyarrow's own equality as the oracle)."""
+import h5py
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import purehep
+from purehep.query import evaluate, parse
+from purehep.table import Table, create_table
+
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+
+KINDS = ("CHUNK_MINMAX", "SORTED_ROWS", "BITMAP", "CHUNK_BLOOM")
+
+
+# --- 1. indexes never give answers a scan would not ------------------------------------------
+
+def test_issue_example_write_through_table(tmp_path):
+    with purehep.File(tmp_path / "a.h5", "w") as f:
+        t = create_table(f, "t", {"a": np.arange(100)}, chunks=16)
+        t.create_search_index("a", "CHUNK_MINMAX")
+        t["a"][5] = 999999
+        assert t.query("a = 999999").tolist() == [5]
+        assert Table(f["t"], indexes="trust").query("a = 999999").tolist() == [5]
+        assert t.validate() == []
+
+
+def _queries(rng, values):
+    picks = rng.choice(values, 4)
+    return [f"a = {picks[0]}", f"a > {picks[1]}", f"a BETWEEN {min(picks[2:])} AND {max(picks[2:])}",
+            f"a IN ({picks[0]}, {picks[3]})", f"NOT a <= {picks[1]}", "a IS NULL", "a != a"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(KINDS), st.booleans())
+def test_edits_behind_indexes_never_change_answers(tmp_path_factory, seed, kind, floats):
+    """Random edits through Table, through purehep datasets directly and through h5py;
+    every query (default mode) equals a numpy scan of the column as it is on disk."""
+    rng = np.random.default_rng(seed)
+    path = tmp_path_factory.mktemp("edit") / "e.h5"
+    n = 200
+    a = rng.integers(0, 30, n).astype(np.float64 if floats else np.int64)
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"a": a, "b": np.arange(n)}, chunks=32).create_search_index("a", kind)
+    for step in range(6):
+        where, value = int(rng.integers(0, n)), int(rng.integers(-5, 40))
+        writer = step % 3
+        if writer == 2:
+            with h5py.File(path, "r+") as f:
+                f["t/a"][where] = value
+        else:
+            with purehep.File(path, "r+") as f:
+                t = Table(f["t"])
+                if writer == 0:
+                    t["a"][where] = value
+                else:
+                    f["t/a"][where] = value           # behind the table's back
+                col = f["t/a"][()]
+                for q in _queries(rng, col):
+                    assert np.array_equal(t.query(q), np.flatnonzero(evaluate(parse(q), {"a": col}))), q
+        with purehep.File(path, "r") as f:
+            t = Table(f["t"])
+            col = f["t/a"][()]
+            for q in _queries(rng, col):
+                expect = np.flatnonzero(evaluate(parse(q), {"a": col}))
+                assert np.array_equal(t.query(q), expect), (q, kind, writer)
+                assert np.array_equal(Table(f["t"], indexes="ignore").query(q), expect)
+
+
+def test_trust_mode_is_what_it_says(tmp_path):
+    """A tampered index: verify (default) and ignore answer right; trust follows the index."""
+    path = tmp_path / "tamper.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"a": np.arange(64)}, chunks=16).create_search_index("a", "CHUNK_MINMAX")
+    with h5py.File(path, "r+") as f:
+        f["t/a"][3] = 500
+    with purehep.File(path, "r") as f:
+        assert Table(f["t"]).query("a = 500").tolist() == [3]
+        assert Table(f["t"], indexes="ignore").query("a = 500").tolist() == [3]
+        assert Table(f["t"], indexes="trust").query("a = 500").tolist() == []
+
+
+# --- 2. atomic appends ------------------------------------------------------------------------
+
+def _snapshot(path):
+    """Every object under /t: shape, dtype, values and attributes (references by name)."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            attrs = {}
+            for k, v in obj.attrs.items():
+                if isinstance(v, np.ndarray) and v.dtype == object and v.size and \
+                        isinstance(v.reshape(-1)[0], h5py.Reference):
+                    v = [f[r].name for r in v.reshape(-1)]
+                elif isinstance(v, h5py.Reference):
+                    v = f[v].name
+                attrs[k] = repr(v)
+            data = repr(obj[()].tolist()) if isinstance(obj, h5py.Dataset) else None
+            out[name] = (getattr(obj, "shape", None), str(getattr(obj, "dtype", "")), data, attrs)
+        f["t"].visititems(visit)
+        out["/t attrs"] = {k: repr(v) for k, v in f["t"].attrs.items()}
+    return out
+
+
+def _indexed(path):
+    with purehep.File(path, "w") as f:
+        t = create_table(f, "t", {"a": np.arange(50), "s": np.array([b"x%d" % (i % 5) for i in range(50)]),
+                                  "c": pd.Categorical(["u", "v"] * 25)},
+                         index={"row": np.arange(50, dtype=np.uint64)}, chunks=8)
+        for kind in KINDS:
+            t.create_search_index("a", kind)
+        t.create_search_index("s", "BITMAP")
+
+
+def test_failed_append_changes_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "atomic.h5"
+    _indexed(path)
+    before = _snapshot(path)
+    with purehep.File(path, "r+") as f:
+        t = Table(f["t"])
+        row = {"a": [1], "s": [b"q"], "c": ["u"], "row": [50]}
+        for bad in ({**row, "a": ["oops"]}, {**row, "a": [1.7]}, {**row, "c": ["w"]},
+                    {**row, "s": [None], "a": [None]} | {"s": ["text"]}, {**row, "x": [1]}):
+            with pytest.raises(ValueError):
+                t.append(bad)
+    assert _snapshot(path) == before
+    from purehep.table import table as table_module, update
+    calls = {"n": 0}
+    real_update = update.update_index
+
+    def failing_update(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("injected: disk full")
+        return real_update(*args)
+    monkeypatch.setattr(table_module, "update_index", failing_update)
+    with purehep.File(path, "r+") as f:
+        with pytest.raises(OSError, match="injected"):
+            Table(f["t"]).append({"a": np.arange(50, 70), "s": [b"x9"] * 20, "c": ["v"] * 20,
+                                  "row": np.arange(50, 70)})
+    assert _snapshot(path) == before
+    monkeypatch.setattr(table_module, "update_index", real_update)
+    real_write = Table._write_rows
+
+    def failing_write(self, tx, name, arr, start):
+        if name == "c":
+            raise OSError("injected: write failed")
+        return real_write(self, tx, name, arr, start)
+    monkeypatch.setattr(Table, "_write_rows", failing_write)
+    with purehep.File(path, "r+") as f:
+        with pytest.raises(OSError, match="injected"):
+            Table(f["t"]).append({"a": [99], "s": [b"n1"], "c": ["u"], "row": [50]})
+    assert _snapshot(path) == before
+    monkeypatch.setattr(Table, "_write_rows", real_write)
+    with purehep.File(path, "r+") as f:                   # and a good append still works
+        Table(f["t"]).append({"a": [99], "s": [b"n1"], "c": ["u"], "row": [50]})
+        assert Table(f["t"]).validate() == [] and len(Table(f["t"])) == 51
+
+
+# --- 3. missing values in queries ------------------------------------------------------------
+
+def test_is_null_and_nan(tmp_path):
+    df = pd.DataFrame({"x": [1.0, np.nan, 3.0, np.nan], "i": pd.array([1, None, 3, 4], dtype="Int64"),
+                       "c": pd.Categorical(["a", None, "b", "a"]), "s": ["p", None, "q", "r"],
+                       "b": pd.array([True, None, False, None], dtype="boolean")})
+    with purehep.File(tmp_path / "n.h5", "w") as f:
+        t = create_table(f, "t", df)
+        t.create_search_index("x", "SORTED_ROWS")
+        t.create_search_index("c", "BITMAP")
+        assert t.query("x IS NULL").tolist() == [1, 3] == t.query("x != x").tolist()
+        assert t.query("x = nan").tolist() == []                       # IEEE: NaN equals nothing
+        assert t.query("x != nan").tolist() == [0, 1, 2, 3]
+        assert t.query("x IS NOT NULL").tolist() == [0, 2]
+        assert t.query("i IS NULL").tolist() == [1] and t.query("i > 2").tolist() == [2, 3]
+        assert t.query("c IS NULL").tolist() == [1] and t.query("c = 'a'").tolist() == [0, 3]
+        assert t.query("s IS NULL").tolist() == [1] and t.query("s = 'q'").tolist() == [2]
+        assert t.query("b IS NULL").tolist() == [1, 3]
+        assert f["t/c"].fillvalue == -1 and f["t/c"][1] == -1            # §6.6: missing code = fill
+
+
+# --- 4. dtypes --------------------------------------------------------------------------------
+
+def test_refusals_at_the_call(tmp_path):
+    import decimal
+    with purehep.File(tmp_path / "r.h5", "w") as f:
+        for bad, match in (({"d": [decimal.Decimal("1.5")]}, "decimal"),
+                           ({"l": [[1, 2], [3]]}, "nested"),
+                           (pa.table({"l": pa.array([[1], [2]])}), "Arrow type"),
+                           (pa.table({"d": pa.array([decimal.Decimal("1.5")])}), "Arrow type"),
+                           ({"m": [1, "a"]}, "mixed")):
+            with pytest.raises(ValueError, match=match):
+                create_table(f, "bad", bad)
+            assert "bad" not in f
+        t = create_table(f, "t", {"i": np.arange(3), "c": pd.Categorical(["a", "b", "a"]),
+                                  "s": ["x", "y", "z"]})
+        for row, match in (({"i": [1.7]}, "without loss"), ({"c": ["q"]}, "not one of"),
+                           ({"s": [None]}, "no fill value")):
+            with pytest.raises(ValueError, match=match):
+                t.append({"i": [1], "c": ["a"], "s": ["w"]} | row)
+        t.append({"i": [1.7], "c": ["q"], "s": ["w"]}, lossy=True)
+        assert t.read(["i"])["i"].tolist() == [0, 1, 2, 1]
+        assert t.to_pandas()["c"].isna().tolist() == [False, False, False, True]
+        with pytest.raises(ValueError, match="already holds"):
+            create_table(f, None, {"a": [1]})
+
+
+_N = st.shared(st.integers(0, 6), key="n")
+
+
+def _col(kind):
+    n = _N
+    ints = lambda dt: n.flatmap(lambda k: st.lists(st.integers(np.iinfo(dt).min, np.iinfo(dt).max),
+                                                    min_size=k, max_size=k).map(lambda v: np.array(v, dt)))
+    opt = lambda s, k: st.lists(st.one_of(st.none(), s), min_size=k, max_size=k)
+    text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=5)
+    return {
+        "int8": ints(np.int8), "uint64": ints(np.uint64), "int64": ints(np.int64),
+        "float32": n.flatmap(lambda k: st.lists(st.floats(width=32, allow_nan=True), min_size=k,
+                                                max_size=k).map(lambda v: np.array(v, np.float32))),
+        "bool": n.flatmap(lambda k: st.lists(st.booleans(), min_size=k, max_size=k).map(np.array)),
+        "str": n.flatmap(lambda k: st.lists(text, min_size=k, max_size=k).map(lambda v: np.array(v, dtype=object))),
+        "bytes": n.flatmap(lambda k: st.lists(st.binary(max_size=4).filter(lambda b: not b.endswith(b"\0")),
+                                              min_size=k, max_size=k).map(lambda v: np.array(v, dtype=object))),
+        "cat": n.flatmap(lambda k: st.tuples(opt(st.sampled_from(["a", "b", "c"]), k), st.booleans()).map(
+            lambda t: pd.Categorical(t[0], categories=["c", "a", "b"], ordered=t[1]))),
+        "Int16": n.flatmap(lambda k: opt(st.integers(-2**15, 2**15 - 1), k).map(lambda v: pd.array(v, dtype="Int16"))),
+        "UInt32": n.flatmap(lambda k: opt(st.integers(0, 2**32 - 1), k).map(lambda v: pd.array(v, dtype="UInt32"))),
+        "boolean": n.flatmap(lambda k: opt(st.booleans(), k).map(lambda v: pd.array(v, dtype="boolean"))),
+        "Float64": n.flatmap(lambda k: opt(st.floats(allow_nan=False), k).map(lambda v: pd.array(v, dtype="Float64"))),
+        "string": n.flatmap(lambda k: opt(text, k).map(lambda v: pd.array(v, dtype="string"))),
+        "datetime": n.flatmap(lambda k: opt(st.integers(-2**40, 2**40), k).map(
+            lambda v: pd.array([None if x is None else np.datetime64(x, "ms") for x in v],
+                               dtype="datetime64[ms]"))),
+        "datetimetz": n.flatmap(lambda k: opt(st.integers(-2**50, 2**50), k).map(
+            lambda v: pd.arrays.DatetimeArray._from_sequence(
+                [pd.NaT if x is None else pd.Timestamp(x, unit="ns", tz="UTC") for x in v],
+                dtype=pd.DatetimeTZDtype("ns", "Asia/Tokyo")))),
+        "timedelta": n.flatmap(lambda k: opt(st.integers(-2**40, 2**40), k).map(
+            lambda v: pd.array([None if x is None else np.timedelta64(x, "us") for x in v],
+                               dtype="timedelta64[us]"))),
+    }[kind]
+
+
+_KINDS = ["int8", "uint64", "int64", "float32", "bool", "str", "bytes", "cat", "Int16", "UInt32",
+          "boolean", "Float64", "string", "datetime", "datetimetz", "timedelta"]
+
+
+@st.composite
+def _frames(draw):
+    kinds = draw(st.lists(st.sampled_from(_KINDS), min_size=1, max_size=5))
+    cols = {f"{k}_{i}": draw(_col(k)) for i, k in enumerate(kinds)}
+    df = pd.DataFrame(cols)
+    if draw(st.booleans()):
+        df.index = pd.Index([f"r{i}" for i in range(len(df))], name=draw(st.sampled_from([None, "cell"])))
+    return df
+
+
+@settings(max_examples=40, deadline=None)
+@given(_frames())
+def test_dataframe_round_trip(tmp_path_factory, df):
+    path = tmp_path_factory.mktemp("rt") / "rt.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", df, chunks=4)
+    with purehep.File(path, "r") as f:
+        t = Table(f["t"])
+        pd.testing.assert_frame_equal(t.to_pandas(), df)
+        expect = pa.Table.from_pandas(df, preserve_index=False)
+        got = t.to_arrow()
+        assert got.schema.names == expect.schema.names
+        for name in expect.schema.names:
+            e, g = expect.column(name), got.column(name)
+            if pa.types.is_null(e.type):             # an object column of no values: no type
+                continue
+            if pa.types.is_dictionary(e.type):       # pandas picks the index width itself
+                e = e.cast(pa.dictionary(g.type.index_type, e.type.value_type, e.type.ordered))
+            assert g.type == e.type and g.combine_chunks().equals(e.combine_chunks()), name
+
+
+@settings(max_examples=30, deadline=None)
+@given(_frames())
+def test_arrow_round_trip(tmp_path_factory, df):
+    at = pa.Table.from_pandas(df, preserve_index=False)
+    if any(pa.types.is_null(t) for t in at.schema.types):
+        at = at.select([n for n, t in zip(at.schema.names, at.schema.types) if not pa.types.is_null(t)])
+    path = tmp_path_factory.mktemp("rta") / "rt.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", at, chunks=4)
+    with purehep.File(path, "r") as f:
+        got = Table(f["t"]).to_arrow()
+    assert got.schema.names == at.schema.names
+    for name in at.schema.names:
+        e, g = at.column(name).combine_chunks(), got.column(name).combine_chunks()
+        if pa.types.is_null(e.type):
+            continue
+        assert g.type == e.type and g.equals(e), name
+
+
+# --- 5. the validator on foreign content ------------------------------------------------------
+
+@pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),
+                                           ("search_dataset", "§8.1")])
+def test_validator_reports_foreign_links_without_crashing(tmp_path, case, section):
+    path = tmp_path / "v.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"a": np.arange(4)}).create_search_index("a", "CHUNK_MINMAX") \
+            if case != "search_dataset" else create_table(f, "t", {"a": np.arange(4)})
+    with h5py.File(path, "r+") as f:
+        if case == "soft":
+            f["t/dangling"] = h5py.SoftLink("/nowhere")
+        elif case == "external":
+            f["t/ext"] = h5py.ExternalLink(str(tmp_path / "missing.h5"), "/x")
+        else:
+            f["t"].create_dataset("_search_indexes", data=[1])
+    with purehep.File(path, "r") as f:
+        problems = purehep.table.validate(f["t"], raise_=False)
+        assert problems and all(section in m for _, m in problems), problems
+        t = Table(f["t"])
+        assert t.query("a > 1").tolist() == [2, 3]
