@@ -16,10 +16,6 @@ import numpy as np
 
 from ..errors import UnsupportedFeatureError
 
-_COMPRESSORS = {"gzip": 1, "lzf": 32000, "zstd": 32015, "szip": 4}
-_FILTER_NAMES = {1: "deflate", 2: "shuffle", 3: "fletcher32", 6: "scaleoffset", 32000: "lzf",
-                 32015: ""}
-
 
 def _no_write(obj):
     return ValueError("Unable to create (no write intent on file)") if obj._node is None else None
@@ -356,25 +352,8 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     if shuffle:
         out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
     if compression is not None:
-        fid = _COMPRESSORS.get(compression, compression) if isinstance(compression, str) \
-            else int(compression)
-        if isinstance(fid, str):
-            raise ValueError(f'Compression filter "{compression}" is unavailable')
-        if fid == 1:
-            level = 4 if compression_opts is None else int(compression_opts)
-            if not 0 <= level <= 9:
-                raise ValueError("GZIP setting must be an integer from 0-9")
-            out.append(FilterInfo(1, 1, "deflate", (level,)))
-        elif fid == 32000:
-            out.append(FilterInfo(32000, 1, "lzf", (4, 261, nelmts * itemsize)))
-        elif fid == 32015:
-            level = 3 if compression_opts is None else (
-                compression_opts[0] if isinstance(compression_opts, tuple) else compression_opts)
-            out.append(FilterInfo(32015, 1, "", (int(level),)))
-        else:
-            opts = compression_opts if isinstance(compression_opts, tuple) else \
-                (() if compression_opts is None else (compression_opts,))
-            out.append(FilterInfo(fid, 1, _FILTER_NAMES.get(fid, ""), tuple(opts)))
+        from ..filters.options import compression_filter
+        out.append(compression_filter(compression, compression_opts, dtype, chunks))
     if fletcher32:
         out.append(FilterInfo(3, 0, "fletcher32", ()))
     return out
