@@ -11,8 +11,8 @@ chunk starts with the decoded size (big-endian uint64) and the block size in byt
 (big-endian uint32), and each block is stored as its compressed size (big-endian uint32) and
 an LZ4 block or a Zstandard frame; the trailing elements follow uncompressed.
 
-Codecs: the ``lz4`` package for LZ4 blocks and ``zstandard`` (a purehep dependency) for
-Zstandard frames; the transpose is a numba kernel.
+Codecs: ``imagecodecs`` for LZ4 blocks (liblz4 1.10, as the plugin's; see lz4.py) and
+``zstandard`` (a purehep dependency) for Zstandard frames; the transpose is a numba kernel.
 """
 import numpy as np
 
@@ -29,7 +29,7 @@ TARGET_BLOCK_BYTES, MIN_BLOCK = 8192, 128
 def require(client_data=None):
     mode = _mode(client_data) if client_data is not None else LZ4
     if mode == LZ4:
-        return need("lz4.block", ID, NAME, "lz4")
+        return need("imagecodecs", ID, NAME)
     if mode == ZSTD:
         return need("zstandard", ID, NAME)
     return None
@@ -112,7 +112,7 @@ def decode(data, client_data, element_size, chunk_nbytes):
             raw = buf[pos:pos + stored].tobytes()
             pos += stored
             if mode == LZ4:
-                got = codec.decompress(raw, uncompressed_size=nb)
+                got = codec.lz4_decode(raw, header=False, out=nb)
             else:
                 got = codec.ZstdDecompressor().decompress(raw, max_output_size=nb)
             piece = np.frombuffer(got, np.uint8)
@@ -148,7 +148,7 @@ def encode(data, client_data, element_size, chunk_nbytes):
         bitshuffle_block(src[start * size:start * size + nb], tmp, count, size)
         piece = tmp[:nb].tobytes()
         if mode == LZ4:
-            piece = codec.compress(piece, mode="default", store_size=False)
+            piece = codec.lz4_encode(piece, header=False)
         elif mode == ZSTD:
             piece = zc.compress(piece)
         if mode != NONE:

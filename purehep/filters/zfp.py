@@ -165,18 +165,23 @@ def _parse(client_data):
     return header, nbits, TYPES[meta & 3], shape, _params_from_mode(mode), swapped
 
 
+def _decode(ic, header, nbits, shape, params, body):
+    """ZFP's decoding of the header and ``body``, followed by zero bytes up to the most any
+    block can read (ZFP reads its stream without bounds)."""
+    nblocks = int(np.prod([-(-n // 4) for n in shape]))
+    per_block = min(params[1], 64 * (2 * 4 ** len(shape) + 1) + 12)
+    room = max(len(body), -(-nblocks * per_block // 8)) + 16
+    stream = (int.from_bytes(body, "little") << nbits | header).to_bytes(
+        len(body) + -(-nbits // 8), "little")
+    return np.ascontiguousarray(ic.zfp_decode(stream + bytes(room - len(body))))
+
+
 def decode(data, client_data, element_size, chunk_nbytes):
     ic = require()
     header, nbits, dtype, shape, params, swapped = _parse(client_data)
     size = int(np.prod(shape)) * dtype.itemsize
     check_decoded_size(size, chunk_nbytes, "ZFP chunk")
-    body = bytes(data)
-    nblocks = int(np.prod([-(-n // 4) for n in shape]))
-    per_block = min(params[1], 64 * (2 * 4 ** len(shape) + 1) + 12)
-    room = max(len(body), -(-nblocks * per_block // 8)) + 16
-    stream = (int.from_bytes(body, "little") << nbits | header).to_bytes(
-        room + -(-nbits // 8), "little")
-    out = np.ascontiguousarray(ic.zfp_decode(stream))
+    out = _decode(ic, header, nbits, shape, params, bytes(data))
     if out.dtype != dtype or out.nbytes != size:
         raise FormatError(f"ZFP chunk decoded to {out.dtype} {out.shape}, expected "
                           f"{dtype} {shape}")
@@ -193,8 +198,9 @@ def encode(data, client_data, element_size, chunk_nbytes):
         return None
     minbits, maxbits, maxprec, minexp = params
     # imagecodecs writes the header even when asked not to: encode with it, then drop it.
-    # Its stream is padded to 64-bit words, the plugin's to bytes: fixed rate has a known
-    # length; otherwise up to 7 trailing zero bytes remain (harmless, and never guessed short)
+    # Its stream is padded to 64-bit words, the plugin's (8-bit words) to bytes: fixed rate
+    # has a known length; otherwise the stream keeps up to 7 trailing zero bytes, as a shorter
+    # guess could cut bits the decoder reads (a zero byte may be data)
     full = bytes(ic.zfp_encode(src.view(dtype).reshape(shape),
                                (minbits, maxbits, maxprec, minexp & 0xFFFFFFFF),
                                mode=ic.ZFP.MODE.EXPERT, header=True))
