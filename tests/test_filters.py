@@ -269,7 +269,7 @@ def test_fletcher32_checks():
 
 
 def test_unavailable_filters_named():
-    for fid, name in ((4, "szip"), (32001, "blosc"), (32004, "LZ4"), (65000, "unknown")):
+    for fid, name in ((32024, "SZ3"), (32017, "SZ"), (32002, "MAFISC"), (65000, "unknown")):
         with pytest.raises(UnsupportedFeatureError, match=f"{fid}.*{name}"):
             F.decode_pipeline(b"x", (FilterInfo(fid, 1, "", ()),), 0, 1, 1, ("t", 0))
 

@@ -11,6 +11,12 @@ the size of the fully decoded chunk (a hint for intermediate stages). It returns
 object (bytes, bytearray, memoryview or a 1-D uint8 numpy array). An encode function has the
 same signature and returns the filtered bytes, or None when the filter declines the chunk
 (an optional filter is then skipped and its mask bit set).
+
+The plugin filters (LZ4, bitshuffle, Blosc, Blosc2, bzip2, ZFP, szip, LZO) use codec
+libraries of the optional ``codecs`` extra, imported on first use (``libs.py``); a filter
+whose library is missing is still known, and raises UnsupportedFeatureError naming the
+filter and the extra. ``options.py`` turns create_dataset's compression arguments into the
+client data libhdf5 and the plugins would store.
 """
 from dataclasses import dataclass
 
@@ -19,7 +25,7 @@ from ..errors import ChecksumError, FormatError, UnsupportedFeatureError
 DEFLATE, SHUFFLE, FLETCHER32, SZIP, NBIT, SCALEOFFSET = 1, 2, 3, 4, 5, 6
 LZF, ZSTD = 32000, 32015
 
-# Names of filters purehep may meet but cannot decode (filter-ids.md): used in error messages.
+# Names of the registered filter ids (filter-ids.md): used in error messages.
 KNOWN_NAMES = {
     1: "deflate", 2: "shuffle", 3: "fletcher32", 4: "szip", 5: "nbit", 6: "scaleoffset",
     257: "hzip", 258: "fpzip", 305: "LZO", 307: "bzip2", 32000: "LZF", 32001: "blosc",
@@ -33,13 +39,27 @@ KNOWN_NAMES = {
 }
 
 
+# Filters hdf5plugin provides that purehep cannot: why (the error message says it).
+WITHOUT_LIBRARY = {
+    32017: "no Python package binds SZ 2",
+    32024: "the SZ3 packages on PyPI (imagecodecs, pysz) are SZ3 3.3, which cannot read the "
+           "SZ3 streams hdf5plugin writes",
+    32018: "no Python package binds FCIDECOMP",
+    32028: "hdf5plugin's SPERR chunk framing has no Python implementation",
+    32033: "hdf5plugin's HTJ2K chunk framing has no Python implementation",
+}
+
+
 @dataclass(frozen=True)
 class Filter:
-    """A registered filter: id, name and its decode/encode functions (encode may be None)."""
+    """A registered filter: id, name, its decode/encode functions (encode may be None) and
+    ``require(client_data)``, which raises UnsupportedFeatureError when the codec library
+    that this use of the filter needs is missing (None: nothing beyond numpy)."""
     id: int
     name: str
     decode: object
     encode: object = None
+    require: object = None
 
 
 _REGISTRY = {}
@@ -67,6 +87,9 @@ def get_filter(id, name=None):
     f = _REGISTRY.get(id)
     if f is None:
         label = name or KNOWN_NAMES.get(id, "unknown filter")
+        why = WITHOUT_LIBRARY.get(id)
+        if why:
+            raise UnsupportedFeatureError(f"filter {id} ({label}) is not available: {why}")
         raise UnsupportedFeatureError(f"filter {id} ({label}) is not available; register a "
                                       f"decoder with purehep.filters.register_filter({id}, ...)")
     return f
@@ -86,18 +109,30 @@ def _load_builtins():
     with _LOCK:
         if _BUILTINS_LOADED[0]:
             return
-        from . import deflate, fletcher32, lzf, nbit, scaleoffset, shuffle, zstd
-        for mod in (deflate, shuffle, fletcher32, nbit, scaleoffset, lzf, zstd):
+        for mod in builtin_modules():
             if getattr(mod, "AVAILABLE", True):
                 _REGISTRY.setdefault(mod.ID, Filter(mod.ID, mod.NAME, mod.decode,
-                                                    getattr(mod, "encode", None)))
+                                                    getattr(mod, "encode", None),
+                                                    getattr(mod, "require", None)))
         _BUILTINS_LOADED[0] = True
 
 
+def builtin_modules():
+    """The modules of the built-in filters (each: ID, NAME, decode, and optionally encode,
+    require, set_local and STORED_NAME)."""
+    from . import (bitshuffle, blosc, blosc2, bzip2, deflate, fletcher32, lz4, lzf, lzo, nbit,
+                   scaleoffset, shuffle, szip, zfp, zstd)
+    return (deflate, shuffle, fletcher32, szip, nbit, scaleoffset, lzo, bzip2, lzf, blosc, lz4,
+            bitshuffle, zfp, zstd, blosc2)
+
+
 def check_pipeline(filters):
-    """Raise UnsupportedFeatureError unless every filter of the pipeline has a decoder."""
+    """Raise UnsupportedFeatureError unless every filter of the pipeline has a decoder and
+    the codec library it needs."""
     for f in (filters or ()):
-        get_filter(f.id, f.name or None)
+        flt = get_filter(f.id, f.name or None)
+        if flt.require is not None:
+            flt.require(f.client_data)
 
 
 def decode_pipeline(data, filters, filter_mask, element_size, chunk_nbytes, where=(None, None)):
@@ -142,6 +177,8 @@ def encode_pipeline(data, filters, element_size, chunk_nbytes=None):
         flt = get_filter(info.id, info.name or None)
         if flt.encode is None:
             raise UnsupportedFeatureError(f"filter {flt.id} ({flt.name}) has no encoder")
+        if flt.require is not None:
+            flt.require(info.client_data)
         out = flt.encode(data, info.client_data, element_size, chunk_nbytes)
         if out is None:
             if info.optional:

@@ -29,6 +29,15 @@ except ImportError:  # pragma: no cover - optional accelerator
 
 _inflater = _isal or zlib
 ID, NAME = 1, "deflate"
+STORED_NAME = "deflate"
+
+
+def set_local(opts, dtype, chunks):
+    """Stored client data for h5py's ``compression_opts`` (the level, default 4)."""
+    level = 4 if not opts else int(opts[0])
+    if not 0 <= level <= 9:
+        raise ValueError("GZIP setting must be an integer from 0-9")
+    return (level,)
 
 
 def isal_level(level):

@@ -8,6 +8,13 @@ import numpy as np
 from ..errors import FormatError
 
 ID, NAME = 32000, "lzf"
+STORED_NAME = "lzf"
+
+
+def set_local(opts, dtype, chunks):
+    """h5py's client data: filter version 4, LZF version 0x0105, the chunk's bytes (any
+    options given are ignored, as the old client data of a copied dataset)."""
+    return (4, 261, dtype.itemsize * int(np.prod(chunks)))
 
 
 def decode(data, client_data, element_size, chunk_nbytes):

@@ -6,6 +6,13 @@ decompression releases the GIL.
 import threading
 
 ID, NAME = 32015, "zstd"
+STORED_NAME = ("HDF5 zstd filter; see https://github.com/HDFGroup/hdf5_plugins/blob/master/docs/"
+               "RegisteredFilterPlugins.md")
+
+
+def set_local(opts, dtype, chunks):
+    """Stored client data for hdf5plugin.Zstd(clevel) options ``(clevel,)`` (default 3)."""
+    return (int(opts[0]) if opts else 3,)
 
 try:
     import zstandard as _zstd

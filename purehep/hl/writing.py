@@ -17,10 +17,6 @@ import numpy as np
 
 from ..errors import UnsupportedFeatureError
 
-_COMPRESSORS = {"gzip": 1, "lzf": 32000, "zstd": 32015, "szip": 4}
-_FILTER_NAMES = {1: "deflate", 2: "shuffle", 3: "fletcher32", 6: "scaleoffset", 32000: "lzf",
-                 32015: ""}
-
 
 def _no_write(obj, exc=ValueError):
     """h5py's error for a change to a file opened read-only: ValueError for creating objects,
@@ -362,30 +358,9 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     if shuffle:
         out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
     if compression is not None:
-        fid = _COMPRESSORS.get(compression, compression) if isinstance(compression, str) \
-            else int(compression)
-        if isinstance(fid, str):
-            raise ValueError(f'Compression filter "{compression}" is unavailable')
-        if not 0 < fid < 65536:
-            raise ValueError(f"Invalid filter identification number ({compression})")
-        from ..filters import available
-        if not allow_unknown_filter and not available(fid):
-            raise ValueError(f"Unknown compression filter number: {fid}")
-        if fid == 1:
-            level = 4 if compression_opts is None else int(compression_opts)
-            if not 0 <= level <= 9:
-                raise ValueError("GZIP setting must be an integer from 0-9")
-            out.append(FilterInfo(1, 1, "deflate", (level,)))
-        elif fid == 32000:
-            out.append(FilterInfo(32000, 1, "lzf", (4, 261, nelmts * itemsize)))
-        elif fid == 32015:
-            level = 3 if compression_opts is None else (
-                compression_opts[0] if isinstance(compression_opts, tuple) else compression_opts)
-            out.append(FilterInfo(32015, 1, "", (int(level),)))
-        else:
-            opts = compression_opts if isinstance(compression_opts, tuple) else \
-                (() if compression_opts is None else (compression_opts,))
-            out.append(FilterInfo(fid, 1, _FILTER_NAMES.get(fid, ""), tuple(opts)))
+        from ..filters.options import compression_filter
+        out.append(compression_filter(compression, compression_opts, dtype, chunks,
+                                      allow_unknown_filter))
     if fletcher32:
         out.append(FilterInfo(3, 0, "fletcher32", ()))
     return out
