@@ -118,11 +118,16 @@ def _ls_verbose(obj, out):
         cls = {0: "compact", 1: "contiguous", 2: "chunked", 3: "virtual"}.get(lay.layout_class,
                                                                             str(lay.layout_class))
         out(f"    Location:  object header at {obj.addr}")
-        out(f"    Layout:    {cls}" + (f" at address {lay.address}" if lay.address is not None
-                                       and lay.layout_class in (1, 2) else ""))
+        if obj.is_sparse:
+            from .sparse.dump import ls_lines
+            for line in ls_lines(obj, FILTER_NAMES):
+                out(line)
+        else:
+            out(f"    Layout:    {cls}" + (f" at address {lay.address}" if lay.address is not None
+                                           and lay.layout_class in (1, 2) else ""))
         if lay.layout_class == L.CHUNKED:
             out(f"    Chunks:    {_shape(tuple(lay.chunk_shape))}, {lay.index_name} index")
-        if obj._filters is not None and len(obj._filters):
+        if obj._filters is not None and len(obj._filters) and not obj.is_sparse:
             out("    Filters:   " + ", ".join(
                 f"{f.name or FILTER_NAMES.get(f.id, 'filter')} ({f.id})" + (f" {list(f.client_data)}" if f.client_data
                                                     else "") for f in obj._filters))
@@ -275,11 +280,19 @@ def _dump_dataset(name, ds, pad, out, args):
     out(f'{pad}DATASET "{name}" {{')
     out(f"{pad}   DATATYPE  {_h5type(ds.dtype, len(pad) + 3)}")
     out(f"{pad}   DATASPACE  {_h5space(ds.shape, ds.maxshape)}")
-    if ds.chunks:
+    if ds.is_sparse:
+        from .sparse.dump import layout_lines
+        for line in layout_lines(ds, _fmt):
+            out(f"{pad}   {line}")
+    elif ds.chunks:
         out(f"{pad}   STORAGE_LAYOUT {{ CHUNKED ( {', '.join(map(str, ds.chunks))} ) }}")
     if not args.header and not args.attributes and ds.shape is not None:
         try:
-            _data_lines(ds[()], pad + "   ", out)
+            if ds.is_sparse:
+                from .sparse.dump import data_lines
+                data_lines(ds, pad + "   ", out, _fmt)
+            else:
+                _data_lines(ds[()], pad + "   ", out)
         except Exception as exc:  # noqa: BLE001
             out(f"{pad}   DATA {{ unreadable: {exc} }}")
     _dump_attrs(ds, pad + "   ", out, not args.header)
@@ -343,7 +356,11 @@ def _json_object(obj, args, seen):
                 "chunks": list(obj.chunks) if obj.chunks else None,
                 "attrs": _json_attrs(obj, not args.header)}
         if not args.header and not args.attributes:
-            node["value"] = encode(obj[()], obj.dtype)
+            if obj.is_sparse:
+                from .sparse.dump import json_value
+                node["value"] = json_value(obj, encode)
+            else:
+                node["value"] = encode(obj[()], obj.dtype)
         return node
     if isinstance(obj, purehep.Group):
         node = {"kind": "group", "attrs": _json_attrs(obj, not args.header), "members": {}}

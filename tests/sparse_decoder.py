@@ -157,7 +157,12 @@ def decode_selection(r, rank):
 
 
 def defined_elements(section0, chunk):
-    """Chunk-relative coordinates of the defined elements in section-1 order."""
+    """Chunk-relative coordinates of the defined elements in section-1 order. An empty
+    section 0 encodes no selection: every element of the chunk is stored (seed RFC 2.1.1,
+    "the encoded selection would be absent" for chunks holding every element; an empty
+    selection is encoded as such, or the chunk is not allocated)."""
+    if not len(section0):
+        return np.argwhere(np.ones(chunk, bool))
     r = R(section0)
     assert r.u(1) == 1 and r.u(1) in (0, 1)
     size = r.u(1)

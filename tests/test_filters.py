@@ -227,6 +227,23 @@ def test_lzf_encoder_readable_by_h5py(tmp_path):
         np.testing.assert_array_equal(f["l"][...], data)
 
 
+def test_lzf_decodes_beyond_its_size_hints():
+    """LZF data decoding to more than client_data[2] and the caller's size (a structured
+    chunk's selection section can exceed the dense chunk; h5py's filter grows its buffer)
+    decodes whole; corrupt data still raises FormatError."""
+    from purehep.errors import FormatError
+    lzf = F.get_filter(F.LZF)
+    data = np.repeat(np.arange(300, dtype="<i2"), 7).tobytes()
+    enc = bytes(lzf.encode(data, (4, 261, 100), 2, 100))
+    for hints in ((4, 261, 100), (4, 261, 0), (4, 261)):
+        assert bytes(lzf.decode(enc, hints, 2, 50)) == data
+    assert bytes(lzf.decode(enc, (4, 261, 100), 2, len(data))) == data
+    with pytest.raises(FormatError):
+        lzf.decode(b"\x05abc", (4, 261, 100), 2, 100)     # 6 literals announced, 3 given
+    with pytest.raises(FormatError):
+        lzf.decode(b"\x20\x05" + enc, (4, 261, 100), 2, 100)   # a reference before the start
+
+
 @pytest.mark.parametrize("pipeline", [
     [(2, (4,)), (1, (6,))],
     [(2, (4,)), (1, (1,)), (3, ())],

@@ -105,3 +105,27 @@ def test_corrupted_section_checksum(tmp_path, name):
     out = subprocess.run([sys.executable, "-m", "purehep", "check", str(dst)],
                          capture_output=True, text=True)
     assert "checksum" in out.stdout and out.returncode != 0
+
+
+@pytest.mark.parametrize("kind", ["plain", "gzip"])
+def test_empty_section0_means_every_element(tmp_path, kind):
+    """README decision 9a: an allocated chunk with an empty section 0 has every element
+    defined; an encoded empty selection ("none") defines nothing; a section 1 that does not
+    hold the whole chunk's values next to an empty section 0 is refused."""
+    path = os.path.join(HERE, f"fixed_array_{kind}_empty_section0.h5")
+    with purehep.File(path) as f:
+        ds = f["data"]
+        infos = {i.offset: i for i in ds.struct_chunk_iter()}
+        assert infos[(0, 0)].section_sizes[0] == 0 and infos[(0, 4)].section_sizes[1] == 0
+        assert ds.nnz == 18
+        np.testing.assert_array_equal(ds.defined(np.s_[0:4, 0:4]),
+                                      np.argwhere(np.ones((4, 4), bool)))
+        assert len(ds.defined(np.s_[0:4, 4:8])) == 0
+        assert (ds[0:4, 4:8] == -1.0).all()
+        # through the raw chunk API: the same sections back
+        secs, masks = ds.read_struct_chunk((0, 0))
+        assert secs[0] == b"" and masks == (0, 0)
+    with purehep.File(tmp_path / "bad.h5", "w", libver="latest") as f:
+        ds = f.create_dataset("data", (8, 8), "<f8", chunks=(4, 4), sparse=True)
+        with pytest.raises(ValueError, match="16 defined"):
+            ds.write_struct_chunk((0, 0), [b"", np.zeros(15).tobytes()])

@@ -78,6 +78,54 @@ def test_create_refuses_implicit(tmp_path):
             f.create_dataset("s", (4,), "f8", sparse=True, chunk_index="implicit")
 
 
+@pytest.mark.parametrize("maxshape,ok", [((8, 8), False), ((None, 8), False),
+                                          ((None, None), True)])
+def test_btree2_index_needs_two_unlimited_dimensions(tmp_path, maxshape, ok):
+    """B-tree types 12/13 index datasets "with more than one dimension of unlimited extent"
+    (sparse RFC 4.4): chunk_index="btree2" is refused for other extents, at the call."""
+    with purehep.File(tmp_path / "x.h5", "w", libver="latest") as f:
+        if ok:
+            f.create_dataset("s", (8, 8), "f8", chunks=(4, 4), maxshape=maxshape, sparse=True,
+                             chunk_index="btree2")
+        else:
+            with pytest.raises(ValueError, match="more than one unlimited"):
+                f.create_dataset("s", (8, 8), "f8", chunks=(4, 4), maxshape=maxshape,
+                                 sparse=True, chunk_index="btree2")
+
+
+SIGNATURES = {b"BTHD": 1, b"FAHD": 1, b"FADB": 1, b"EAHD": 0, b"EAIB": 0}
+
+
+@pytest.mark.parametrize("name", ["btree2_plain_points.h5", "btree2_gzip_hyperslab.h5",
+                                  "fixed_array_gzip_points.h5",
+                                  "extensible_array_plain_hyperslab.h5"])
+def test_index_block_versions_0_and_1_read(tmp_path, name):
+    """The prototype writes v2 B-tree and fixed array headers version 1, the 2025 RFC text
+    says 0: purehep writes what the README (decision 10) says and reads both: the file with
+    every index header/block version flipped (checksums recomputed) reads the same."""
+    import os
+    src = os.path.join(os.path.dirname(__file__), "..", "spec-fixtures", "sparse", name)
+    buf = bytearray(open(src, "rb").read())
+    flipped = 0
+    for sig, written in SIGNATURES.items():
+        pos = buf.find(sig)
+        while pos >= 0:
+            assert buf[pos + 4] == written, (sig, buf[pos + 4])
+            end = next(e for e in range(pos + 8, min(len(buf) - 3, pos + 4096))
+                       if checksum.lookup3(bytes(buf[pos:e])) ==
+                       int.from_bytes(buf[e:e + 4], "little"))
+            buf[pos + 4] = 1 - written
+            buf[end:end + 4] = checksum.lookup3(bytes(buf[pos:end])).to_bytes(4, "little")
+            flipped += 1
+            pos = buf.find(sig, end)
+    assert flipped
+    dst = tmp_path / name
+    dst.write_bytes(bytes(buf))
+    with purehep.File(src) as a, purehep.File(dst) as b:
+        np.testing.assert_array_equal(a["data"][...], b["data"][...])
+        np.testing.assert_array_equal(a["data"].read_sparse()[0], b["data"].read_sparse()[0])
+
+
 def test_v5_class2_still_reads():
     lay = L.Layout(4, L.CHUNKED, address=100, chunk_shape=(4,), element_size=8,
                    index_type=L.FIXED_ARRAY, index_info={"page_bits": 10})

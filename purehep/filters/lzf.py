@@ -2,6 +2,14 @@
 
 h5py registers LZF as optional: a chunk that does not shrink is stored unfiltered with its
 mask bit set, so the encoder returns None then.
+
+The decoded size is not stored with the data. client_data[2] (the dense chunk size h5py's
+``set_local`` puts there) and ``chunk_nbytes`` (the caller's size: the dense chunk, or the
+unfiltered size a structured chunk's index stores for each section, which may exceed the dense
+chunk size) are both hints: the buffer takes the larger, and data that decodes to more (as
+h5py's filter does by growing its buffer on E2BIG) is measured by a walk of its control bytes
+and decoded again into a buffer of that exact size, so nothing is allocated beyond what the
+data holds.
 """
 import numpy as np
 
@@ -18,11 +26,16 @@ def set_local(opts, dtype, chunks):
 
 
 def decode(data, client_data, element_size, chunk_nbytes):
-    from ..kernels.lzf import lzf_decompress
+    from ..kernels.lzf import lzf_decoded_size, lzf_decompress
     src = np.frombuffer(data, np.uint8)
-    size = int(client_data[2]) if len(client_data) > 2 and client_data[2] else int(chunk_nbytes)
-    out = np.empty(max(size, 1), np.uint8)
+    hint = int(client_data[2]) if len(client_data) > 2 else 0
+    out = np.empty(max(hint, int(chunk_nbytes or 0), 1), np.uint8)
     n = lzf_decompress(src, out)
+    if n == -2:
+        size = lzf_decoded_size(src)
+        if size >= 0:
+            out = np.empty(max(size, 1), np.uint8)
+            n = lzf_decompress(src, out)
     if n < 0:
         raise FormatError("corrupt LZF data")
     return out[:n]

@@ -11,7 +11,8 @@ from ._jit import njit
 
 @njit
 def lzf_decompress(src, out):
-    """Decode ``src`` into ``out``; returns the number of bytes written, or -1 if corrupt."""
+    """Decode ``src`` into ``out``; returns the number of bytes written, -1 if corrupt, or -2
+    if ``out`` is too small (liblzf's E2BIG; ``lzf_decoded_size`` then gives the size)."""
     ip = 0
     op = 0
     n = src.shape[0]
@@ -21,8 +22,10 @@ def lzf_decompress(src, out):
         ip += 1
         if ctrl < 32:
             length = ctrl + 1
-            if op + length > cap or ip + length > n:
+            if ip + length > n:
                 return -1
+            if op + length > cap:
+                return -2
             for k in range(length):
                 out[op + k] = src[ip + k]
             op += length
@@ -39,11 +42,45 @@ def lzf_decompress(src, out):
             ref = op - ((ctrl & 0x1F) << 8) - 1 - np.int64(src[ip])
             ip += 1
             length += 2
-            if ref < 0 or op + length > cap:
+            if ref < 0:
                 return -1
+            if op + length > cap:
+                return -2
             for k in range(length):
                 out[op + k] = out[ref + k]
             op += length
+    return op
+
+
+@njit
+def lzf_decoded_size(src):
+    """The number of bytes ``src`` decodes to (its control bytes walked, nothing copied), or
+    -1 if it is corrupt."""
+    ip = 0
+    op = 0
+    n = src.shape[0]
+    while ip < n:
+        ctrl = np.int64(src[ip])
+        ip += 1
+        if ctrl < 32:
+            length = ctrl + 1
+            if ip + length > n:
+                return -1
+            ip += length
+        else:
+            length = ctrl >> 5
+            if length == 7:
+                if ip >= n:
+                    return -1
+                length += np.int64(src[ip])
+                ip += 1
+            if ip >= n:
+                return -1
+            if op - ((ctrl & 0x1F) << 8) - 1 - np.int64(src[ip]) < 0:
+                return -1
+            ip += 1
+            length += 2
+        op += length
     return op
 
 

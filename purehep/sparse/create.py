@@ -12,7 +12,11 @@ INDEX_NAMES = {"single": L.SINGLE, "fixed_array": L.FIXED_ARRAY,
 
 def choose_index(shape, maxshape, chunks, requested=None):
     """(index type, info): as libhdf5 picks for chunked datasets, without implicit indexes
-    (RFC section 4), or the requested one when it fits."""
+    (RFC section 4), or the requested one when it fits. Each index is accepted only for the
+    extents the format assigns it: single chunk when the one chunk is the fixed extent, fixed
+    array without unlimited dimensions, extensible array with exactly one (spec III.H), v2
+    B-tree with more than one ("B-tree types 12/13 ... datasets with more than one dimension
+    of unlimited extent", sparse RFC 4.4, as types 10/11 in the base spec)."""
     from ..write.policy import FA_PAGE_BITS, EA_PARAMS, BT2_PARAMS
     unlimited = sum(1 for m in maxshape if m is None)
     params = {L.FIXED_ARRAY: {"page_bits": FA_PAGE_BITS}, L.EXTENSIBLE_ARRAY: dict(EA_PARAMS),
@@ -27,10 +31,15 @@ def choose_index(shape, maxshape, chunks, requested=None):
                              f"{sorted(INDEX_NAMES)}")
         ok = {L.SINGLE: tuple(shape) == tuple(chunks) and tuple(maxshape) == tuple(shape),
               L.FIXED_ARRAY: unlimited == 0, L.EXTENSIBLE_ARRAY: unlimited == 1,
-              L.BTREE2: True}[kind]
+              L.BTREE2: unlimited > 1}[kind]
         if not ok:
+            why = {L.FIXED_ARRAY: "it is for datasets without unlimited dimensions",
+                   L.EXTENSIBLE_ARRAY: "it is for datasets with one unlimited dimension",
+                   L.BTREE2: "the format reserves it for datasets with more than one "
+                             "unlimited dimension (sparse RFC 4.4)",
+                   L.SINGLE: "it is for a fixed extent stored in one chunk"}[kind]
             raise ValueError(f"a {L.INDEX_NAMES[kind]} index does not fit shape {shape}, "
-                             f"maxshape {maxshape} and chunks {chunks}")
+                             f"maxshape {maxshape} and chunks {chunks}: {why}")
         return kind, params[kind]
     if unlimited == 1:
         return L.EXTENSIBLE_ARRAY, params[L.EXTENSIBLE_ARRAY]

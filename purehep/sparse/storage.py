@@ -113,8 +113,9 @@ class SparseStorage:
         secs = self.sections(row)
         where = self._where(row)
         if len(secs[SECTION_SELECTION]) == 0:
-            # an allocated chunk with an empty section 0: every element defined (the
-            # prototype's reader treats it so)
+            # an allocated chunk with an empty section 0: every element defined (no encoded
+            # selection, seed RFC 2.1.1; the prototype's lookup; spec-fixtures/sparse/README
+            # decision 9a); nothing defined is an unallocated chunk or an encoded "none"
             lin = np.arange(int(np.prod(self.chunk_shape)), dtype=np.int64)
         else:
             _, lin = chunkcodec.decode_section0(secs[SECTION_SELECTION], self.chunk_shape, where)
