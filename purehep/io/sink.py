@@ -180,49 +180,81 @@ class DescriptorSource(ByteSource):
 
 
 class Overlay:
-    """In-place changes staged but not committed: (order, absolute address, bytes), later
-    ones over earlier ones. Reads of the file being changed see them; the commit writes
-    them to the file by increasing order."""
+    """In-place changes staged but not committed, stage by stage: (order, absolute address,
+    bytes, stage). Reads of the file being changed see them, later over earlier; the commit
+    writes them to the file by increasing order.
+
+    Within one stage, patches of one range in several orders are deliberate steps (a local
+    heap's header unlinked from its free list before its data changes, then final), and are
+    written as staged. A later stage supersedes the earlier stages' patches of the same
+    bytes: those it covers whole are dropped, the others are written with the later bytes
+    over them, so that the commit leaves the bytes of the last stage."""
 
     def __init__(self):
-        self.patches = []        # in the order staged
+        self.patches = []        # (order, address, bytes, stage), in the order staged
         self._starts = []        # sorted (address, index)
         self._longest = 0
+        self.stages = 0
 
     def __bool__(self):
         return bool(self.patches)
 
-    def add(self, order, address, data):
-        data = bytes(data)
-        bisect.insort(self._starts, (address, len(self.patches)))
-        self.patches.append((order, address, data))
-        self._longest = max(self._longest, len(data))
+    def add_stage(self, patches):
+        """Add one stage's patches [(order, absolute address, bytes)]."""
+        if not patches:
+            return
+        stage = self.stages
+        self.stages += 1
+        covered = _merged([(a, a + len(d)) for _, a, d in patches])
+        kept = [p for p in self.patches if not _inside(covered, p[1], p[1] + len(p[2]))]
+        kept += [(order, a, bytes(d), stage) for order, a, d in patches]
+        self.patches = kept
+        self._starts = sorted((p[1], i) for i, p in enumerate(kept))
+        self._longest = max(len(p[2]) for p in kept)
 
-    def apply(self, offset, data):
-        """``data`` (read at ``offset``) with the patches that overlap it."""
-        end = offset + len(data)
+    def _hits(self, offset, end, after=-1):
         lo = bisect.bisect_left(self._starts, (offset - self._longest, -1))
         hi = bisect.bisect_left(self._starts, (end, -1))
-        hits = sorted(i for a, i in self._starts[lo:hi]
-                      if a + len(self.patches[i][2]) > offset)
+        return sorted(i for a, i in self._starts[lo:hi]
+                      if a + len(self.patches[i][2]) > offset and self.patches[i][3] > after)
+
+    def apply(self, offset, data, after=-1):
+        """``data`` (read at ``offset``) with the patches that overlap it (those of stages
+        after ``after``)."""
+        hits = self._hits(offset, offset + len(data), after)
         if not hits:
             return data
         out = bytearray(data)
         for i in hits:
-            _, a, patch = self.patches[i]
-            s, e = max(a, offset), min(a + len(patch), end)
+            a, patch = self.patches[i][1], self.patches[i][2]
+            s, e = max(a, offset), min(a + len(patch), offset + len(data))
             out[s - offset:e - offset] = patch[s - a:e - a]
         return bytes(out)
 
     def ordered(self):
-        """The patches by increasing order, each with the final bytes of its range (a
-        structure patched by two stagings may have been given two orders: whichever is
-        written first already carries the latest bytes)."""
-        return [(order, a, self.apply(a, data))
-                for order, a, data in sorted(self.patches, key=lambda p: p[0])]
+        """[(order, address, bytes)] to write, by increasing order (staging order within an
+        order), each with the bytes later stages put over it."""
+        out = [(order, a, self.apply(a, data, stage))
+               for order, a, data, stage in self.patches]
+        return sorted(out, key=lambda p: p[0])
 
     def clear(self):
         self.__init__()
+
+
+def _merged(ranges):
+    out = []
+    for s, e in sorted(ranges):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def _inside(merged, s, e):
+    i = bisect.bisect_right(merged, [s, float("inf")]) - 1
+    return i >= 0 and merged[i][0] <= s and e <= merged[i][1]
 
 
 class OverlaySource(DescriptorSource):

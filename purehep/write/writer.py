@@ -835,8 +835,8 @@ class Writer:
         for a in sorted(meta.blocks):
             self.sink.write(self.absolute(a), meta.blocks[a])
         self.sink.truncate(self.absolute(self.alloc.eoa))
-        for order, addr, data in self.patches:
-            self.overlay.add(order, self.absolute(addr), data)
+        self.overlay.add_stage([(order, self.absolute(addr), data)
+                                for order, addr, data in self.patches])
         self.patches = []
         self.staged = True
         # staged: adopt new nodes, remember state, free what is no longer referenced
@@ -1212,9 +1212,12 @@ class Writer:
 
             ed.insert(name.encode("utf-8", "surrogateescape"), make_entry)
         ed.finish(self.patches)
-        # the blocks of a rebuilt table are no longer the whole table: forget them (a later
-        # rebuild or deletion walks the table in the file instead)
+        # the blocks of a rebuilt table, or of the table this session built with the group,
+        # are no longer the table's (the editor moved the heap's data and released the old
+        # segment): forget them, so that a later rebuild or deletion walks the table in the
+        # file instead of releasing blocks that may have been given to another structure
         self.owned.pop((id(node), "links"), None)
+        self.owned.pop((id(node), "side"), None)
 
     def _rebuild_symbol_table(self, em, node):
         """New symbol table nodes and B-tree under the same root address; the local heap's
@@ -1493,8 +1496,10 @@ class Writer:
             return False
         self._release_replaced_chunks(node, st)
         ed.finish(self.patches)
-        # blocks a rebuild of this session recorded are no longer the index's: forget them
+        # blocks a rebuild of this session, or the dataset's creation, recorded are no longer
+        # the index's (the editor moved nodes and released them): forget them
         self.owned.pop((id(node), "index"), None)
+        self.owned.pop((id(node), "side"), None)
         return True
 
     def _release_replaced_chunks(self, node, st):
