@@ -6,10 +6,10 @@ copy length + 2 bytes from that far back.
 """
 import numpy as np
 
-from ._jit import njit
+from ._jit import loop
 
 
-@njit
+@loop
 def lzf_decompress(src, out):
     """Decode ``src`` into ``out``; returns the number of bytes written, or -1 if corrupt."""
     ip = 0
@@ -47,7 +47,7 @@ def lzf_decompress(src, out):
     return op
 
 
-@njit
+@loop
 def lzf_compress(src, out):
     """Greedy LZF compression of ``src`` into ``out``; returns the size or 0 if it won't fit."""
     n = src.shape[0]
