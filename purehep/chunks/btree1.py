@@ -1,10 +1,19 @@
 """Chunk index of layout versions 1-4 with index type 0: a version 1 B-tree of type-1 nodes
 (spec III.A.1); keys give each chunk's stored size, filter mask and element offsets."""
+import bisect
+
 import numpy as np
 
 from ..errors import FormatError
 from ..format import btree1
 from .table import ChunkTable
+
+
+def _columns(ctx, raw, ndims):
+    """(child addresses, sizes, masks, element offsets (n, ndims)) of node entries ``raw``."""
+    from ..kernels.chunkindex import decode_records
+    ks = btree1.key_size(ctx, btree1.CHUNK, ndims)
+    return decode_records(raw, ks, ctx.sizeof_offsets, 0, 4, 4, 8, ndims, 8)
 
 
 def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
@@ -13,9 +22,7 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     raw = btree1.chunk_records(ctx, layout.address, ndims)
     if raw.shape[0] == 0:
         return ChunkTable.empty(rank)
-    from ..kernels.chunkindex import decode_records
-    ks = btree1.key_size(ctx, btree1.CHUNK, ndims)
-    addr, size, mask, offs = decode_records(raw, ks, ctx.sizeof_offsets, 0, 4, 4, 8, ndims, 8)
+    addr, size, mask, offs = _columns(ctx, raw, ndims)
     chunk = np.asarray(layout.chunk_shape, np.int64)
     offs = offs[:, :rank]
     if np.any(offs % chunk):
@@ -25,3 +32,40 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
                           ctx.absolute(layout.address))
     keep = addr != np.uint64(ctx.undefined)
     return ChunkTable(offs // chunk, addr, size, mask).select(keep)
+
+
+def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
+    """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
+    the root: child i of a node holds the chunks from key i on (keys compare as tuples of
+    element offsets, as the library's do); only the nodes on the way are read (and kept)."""
+    if layout.address is None:
+        return None
+    rank = len(layout.chunk_shape)
+    ndims = rank + 1
+    nodes = {}
+
+    def node(addr, level):
+        got = nodes.get(addr)
+        if got is None:
+            n = btree1.decode_node(ctx, addr, btree1.CHUNK, ndims, level)
+            child, size, mask, offs = _columns(ctx, n.entries, ndims)
+            keys = offs[:, :rank].tolist()      # lists compare as tuples do
+            got = nodes[addr] = (n.level, keys, child.tolist(), size.tolist(), mask.tolist())
+        return got
+
+    def find(scaled):
+        target = [int(p) * c for p, c in zip(scaled, layout.chunk_shape)]
+        addr, level = layout.address, None
+        while True:
+            level, keys, child, size, mask = node(addr, level)
+            if level == 0:
+                i = bisect.bisect_left(keys, target)
+                if i < len(keys) and keys[i] == target and child[i] != ctx.undefined:
+                    return child[i], size[i], mask[i]
+                return None
+            i = bisect.bisect_right(keys, target) - 1
+            if i < 0:
+                return None
+            addr, level = child[i], level - 1
+
+    return find

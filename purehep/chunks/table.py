@@ -28,19 +28,8 @@ def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None
     """Rows of array-index elements (fixed/extensible array; spec VII.C/VII.D element layouts)
     to a ChunkTable: element i is the chunk with linear index i over ``max_chunks`` (with the
     unlimited dimension, if any, moved first, as the library "swizzles" it)."""
-    from ..kernels.chunkindex import decode_records
-    so = ctx.sizeof_offsets
     rank = len(max_chunks)
-    es = raw.shape[1]
-    if filtered:
-        width = es - so - 4
-        if not 1 <= width <= 8:
-            from ..errors import FormatError
-            raise FormatError(f"filtered chunk element of {es} bytes")
-        addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
-    else:
-        addr, size, mask, _ = decode_records(raw, 0, so, -1, 0, -1, -1, 0, 8)
-        size[:] = chunk_nbytes
+    addr, size, mask = element_columns(ctx, raw, filtered, chunk_nbytes)
     keep = np.flatnonzero(addr != np.uint64(ctx.undefined))
     order = list(range(rank))
     dims = list(max_chunks)
@@ -55,6 +44,54 @@ def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None
     for i, d in enumerate(order):
         scaled[:, d] = scaled_sw[:, i]
     return ChunkTable(scaled, addr[keep], size[keep], mask[keep])
+
+
+def element_columns(ctx, raw, filtered, chunk_nbytes):
+    """(addresses uint64, sizes int64, filter masks uint32) of array-index elements ``raw``
+    (n, element size): an address, then for filtered chunks the stored size and the mask."""
+    from ..kernels.chunkindex import decode_records
+    so = ctx.sizeof_offsets
+    es = raw.shape[1]
+    if filtered:
+        width = es - so - 4
+        if not 1 <= width <= 8:
+            from ..errors import FormatError
+            raise FormatError(f"filtered chunk element of {es} bytes")
+        addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
+    else:
+        addr, size, mask, _ = decode_records(raw, 0, so, -1, 0, -1, -1, 0, 8)
+        size[:] = chunk_nbytes
+    return addr, size, mask
+
+
+class ArrayLookup:
+    """Chunk records of a fixed or extensible array index found one at a time: element
+    ``linear(scaled)`` is read from the page or data block holding it (``elements.block``),
+    whose records are decoded once and kept."""
+
+    def __init__(self, ctx, elements, filtered, chunk_nbytes, linear):
+        self.ctx, self.elements, self.linear = ctx, elements, linear
+        self.filtered, self.chunk_nbytes = filtered, chunk_nbytes
+        self._decoded = {}
+
+    def __call__(self, scaled):
+        """(address, stored size, filter mask) of the chunk at grid position ``scaled``, or
+        None when it is not allocated."""
+        i = self.linear(scaled)
+        if i is None:
+            return None
+        blk = self.elements.block(i)
+        if blk is None:
+            return None
+        first, rows = blk
+        cols = self._decoded.get(first)
+        if cols is None:
+            cols = self._decoded[first] = element_columns(self.ctx, rows, self.filtered,
+                                                          self.chunk_nbytes)
+        addr = int(cols[0][i - first])
+        if addr == self.ctx.undefined:
+            return None
+        return addr, int(cols[1][i - first]), int(cols[2][i - first])
 
 
 def _prod(xs):

@@ -22,15 +22,26 @@ def decode_records(raw, addr_pos, sizeof_addr, size_pos, size_width, mask_pos, s
     A position of -1 means the field is absent (size then 0, mask 0, scaled 0).
     """
     n = raw.shape[0]
-    addr = le_column(raw, addr_pos, sizeof_addr).copy()
-    size = le_column(raw, size_pos, size_width).astype(np.int64) if size_pos >= 0 else \
-        np.zeros(n, np.int64)
-    mask = le_column(raw, mask_pos, 4).astype(np.uint32) if mask_pos >= 0 else \
-        np.zeros(n, np.uint32)
+    fields = [("a", addr_pos, sizeof_addr), ("s", size_pos, size_width), ("m", mask_pos, 4)] + \
+        [(f"o{d}", scaled_pos + d * scaled_width, scaled_width) for d in range(ndims)
+         if scaled_pos >= 0]
+    fields = [f for f in fields if f[1] >= 0]
+    if all(w in (1, 2, 4, 8) for _, _, w in fields):
+        # one structured view of the rows: a field per column, no copies until astype
+        rec = np.ascontiguousarray(raw).view(np.dtype({
+            "names": [f[0] for f in fields], "formats": [f"<u{f[2]}" for f in fields],
+            "offsets": [f[1] for f in fields], "itemsize": raw.shape[1]})).reshape(n)
+        col = rec.__getitem__
+    else:
+        cols = {name: le_column(raw, pos, width) for name, pos, width in fields}
+        col = cols.__getitem__
+    addr = col("a").astype(np.uint64)
+    size = col("s").astype(np.int64) if size_pos >= 0 else np.zeros(n, np.int64)
+    mask = col("m").astype(np.uint32) if mask_pos >= 0 else np.zeros(n, np.uint32)
     scaled = np.zeros((n, ndims), np.int64)
     if scaled_pos >= 0:
         for d in range(ndims):
-            scaled[:, d] = le_column(raw, scaled_pos + d * scaled_width, scaled_width)
+            scaled[:, d] = col(f"o{d}")
     return addr, size, mask, scaled
 
 
