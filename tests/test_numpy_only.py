@@ -13,29 +13,14 @@ import numpy as np
 import pytest
 
 from test_filters import _create_nbit
+from tools.bench.common import run_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-# the child's first statements: a finder refusing every module that is neither standard
-# library nor numpy nor purehep, as if nothing else were installed
-BLOCKER = """
-import importlib.abc, sys
-class _NumpyOnly(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        top = name.partition(".")[0]
-        if top in sys.stdlib_module_names or top in ("numpy", "purehep") or top[:1] == "_":
-            return None
-        raise ModuleNotFoundError(f"No module named {name!r} (numpy-only run)", name=name)
-sys.meta_path.insert(0, _NumpyOnly())
-"""
 
 
 def run_numpy_only(code, **env):
     """Run ``code`` in a fresh numpy-only Python from the repository root; its stdout."""
-    out = subprocess.run([sys.executable, "-c", BLOCKER + code], capture_output=True,
-                         text=True, cwd=ROOT, env={**os.environ, **env})
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out.stdout
+    return run_python(code, numpy_only=True, env=env)[1]
 
 
 def test_blocker_blocks():

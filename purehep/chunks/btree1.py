@@ -1,12 +1,10 @@
 """Chunk index of layout versions 1-4 with index type 0: a version 1 B-tree of type-1 nodes
 (spec III.A.1); keys give each chunk's stored size, filter mask and element offsets."""
-import bisect
-
 import numpy as np
 
 from ..errors import FormatError
 from ..format import btree1
-from .table import ChunkTable
+from .table import ChunkTable, search
 
 
 def _columns(ctx, raw, ndims):
@@ -49,8 +47,7 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         if got is None:
             n = btree1.decode_node(ctx, addr, btree1.CHUNK, ndims, level)
             child, size, mask, offs = _columns(ctx, n.entries, ndims)
-            keys = offs[:, :rank].tolist()      # lists compare as tuples do
-            got = nodes[addr] = (n.level, keys, child.tolist(), size.tolist(), mask.tolist())
+            got = nodes[addr] = (n.level, offs[:, :rank], child, size, mask)
         return got
 
     def find(scaled):
@@ -59,13 +56,14 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         while True:
             level, keys, child, size, mask = node(addr, level)
             if level == 0:
-                i = bisect.bisect_left(keys, target)
-                if i < len(keys) and keys[i] == target and child[i] != ctx.undefined:
-                    return child[i], size[i], mask[i]
+                i = search(keys, target, "left")
+                if i < len(keys) and keys[i].tolist() == target and \
+                        int(child[i]) != ctx.undefined:
+                    return int(child[i]), int(size[i]), int(mask[i])
                 return None
-            i = bisect.bisect_right(keys, target) - 1
+            i = search(keys, target, "right") - 1
             if i < 0:
                 return None
-            addr, level = child[i], level - 1
+            addr, level = int(child[i]), level - 1
 
     return find

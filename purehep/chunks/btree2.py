@@ -1,12 +1,10 @@
 """Version 2 B-tree index (spec VII.E; III.A.2 record types 10 and 11): each record holds a
 chunk's address, (type 11) stored size and filter mask, and its scaled offsets."""
-import bisect
-
 import numpy as np
 
 from ..errors import FormatError
 from ..format.btree2 import BTree2, ChunkRecordContext
-from .table import ChunkTable
+from .table import ChunkTable, search
 
 
 def _tree(ctx, layout):
@@ -62,8 +60,7 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         if got is None:
             raw, children, _ = tree._read_node(addr, nrec, level)
             a, s, m, sc = _columns(ctx, tree, np.frombuffer(raw, np.uint8), rank, chunk_nbytes)
-            got = nodes[addr] = (sc.tolist(), a.tolist(), s.tolist(),
-                                 m.tolist(), children)
+            got = nodes[addr] = (sc, a, s, m, children)
         return got
 
     def find(scaled):
@@ -71,9 +68,9 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
         while addr is not None:
             keys, a, s, m, children = node(addr, nrec, level)
-            i = bisect.bisect_left(keys, key)
-            if i < len(keys) and keys[i] == key:
-                return (a[i], s[i], m[i]) if a[i] != ctx.undefined else None
+            i = search(keys, key, "left")
+            if i < len(keys) and keys[i].tolist() == key:
+                return (int(a[i]), int(s[i]), int(m[i])) if int(a[i]) != ctx.undefined else None
             if not children:
                 return None
             addr, nrec, _ = children[i]

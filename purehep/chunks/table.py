@@ -46,17 +46,23 @@ def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None
     return ChunkTable(scaled, addr[keep], size[keep], mask[keep])
 
 
+def _element_layout(ctx, es, filtered):
+    """(address bytes, stored-size bytes) of an array-index element of ``es`` bytes: an
+    address, then for filtered chunks the stored size and a 4-byte filter mask."""
+    so = ctx.sizeof_offsets
+    width = es - so - 4
+    if filtered and not 1 <= width <= 8:
+        from ..errors import FormatError
+        raise FormatError(f"filtered chunk element of {es} bytes")
+    return so, width
+
+
 def element_columns(ctx, raw, filtered, chunk_nbytes):
     """(addresses uint64, sizes int64, filter masks uint32) of array-index elements ``raw``
-    (n, element size): an address, then for filtered chunks the stored size and the mask."""
+    (n, element size)."""
     from ..kernels.chunkindex import decode_records
-    so = ctx.sizeof_offsets
-    es = raw.shape[1]
+    so, width = _element_layout(ctx, raw.shape[1], filtered)
     if filtered:
-        width = es - so - 4
-        if not 1 <= width <= 8:
-            from ..errors import FormatError
-            raise FormatError(f"filtered chunk element of {es} bytes")
         addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
     else:
         addr, size, mask, _ = decode_records(raw, 0, so, -1, 0, -1, -1, 0, 8)
@@ -66,32 +72,44 @@ def element_columns(ctx, raw, filtered, chunk_nbytes):
 
 class ArrayLookup:
     """Chunk records of a fixed or extensible array index found one at a time: element
-    ``linear(scaled)`` is read from the page or data block holding it (``elements.block``),
-    whose records are decoded once and kept."""
+    ``linear(scaled)`` is taken from the page or data block holding it
+    (``elements.block``, which keeps what it read) and decoded alone."""
 
     def __init__(self, ctx, elements, filtered, chunk_nbytes, linear):
         self.ctx, self.elements, self.linear = ctx, elements, linear
         self.filtered, self.chunk_nbytes = filtered, chunk_nbytes
-        self._decoded = {}
+        self.layout = None
 
     def __call__(self, scaled):
         """(address, stored size, filter mask) of the chunk at grid position ``scaled``, or
         None when it is not allocated."""
         i = self.linear(scaled)
-        if i is None:
-            return None
         blk = self.elements.block(i)
         if blk is None:
             return None
         first, rows = blk
-        cols = self._decoded.get(first)
-        if cols is None:
-            cols = self._decoded[first] = element_columns(self.ctx, rows, self.filtered,
-                                                          self.chunk_nbytes)
-        addr = int(cols[0][i - first])
+        row = rows[i - first].tobytes()
+        if self.layout is None:
+            self.layout = _element_layout(self.ctx, len(row), self.filtered)
+        so, width = self.layout
+        addr = int.from_bytes(row[:so], "little")
         if addr == self.ctx.undefined:
             return None
-        return addr, int(cols[1][i - first]), int(cols[2][i - first])
+        if not self.filtered:
+            return addr, self.chunk_nbytes, 0
+        return (addr, int.from_bytes(row[so:so + width], "little"),
+                int.from_bytes(row[so + width:so + width + 4], "little"))
+
+
+def search(keys, target, side):
+    """Where ``target`` (a list of ints) goes among the rows of ``keys`` (n, rank) int64,
+    sorted as tuples (the B-trees' key order): numpy's searchsorted for one column, else a
+    bisection comparing rows as lists."""
+    if keys.shape[1] == 1:
+        return int(np.searchsorted(keys[:, 0], target[0], side))
+    import bisect
+    find = bisect.bisect_left if side == "left" else bisect.bisect_right
+    return find(range(keys.shape[0]), target, key=lambda i: keys[i].tolist())
 
 
 def _prod(xs):

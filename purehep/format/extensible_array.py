@@ -216,7 +216,7 @@ class Elements:
         _check_prefix(ctx, buf, iaddr, b"EAIB", hdr, "extensible array index block")
         raw = np.frombuffer(buf, np.uint8)
         pos = 6 + so
-        self.index_rows = raw[pos:pos + hdr.index_elements * es].reshape(-1, es)
+        self.index_rows = raw[pos:pos + hdr.index_elements * es].reshape(-1, es).copy()
         pos += hdr.index_elements * es
         self.dblk_addrs = addresses(ctx, raw[pos:pos + n_dblk * so])
         self.sblk_addrs = addresses(ctx, raw[pos + n_dblk * so:pos + (n_dblk + n_sblk) * so])
@@ -256,7 +256,7 @@ class Elements:
                 buf = self.ctx.read(daddr, head + 4, "extensible array data block")
                 _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
                 rows = self._blocks[first] = np.frombuffer(buf, np.uint8)[
-                    prefix:prefix + cnt * hdr.element_size].reshape(cnt, hdr.element_size)
+                    prefix:prefix + cnt * hdr.element_size].reshape(cnt, hdr.element_size).copy()
             return first, rows
         p = (i - first) // self.page_n
         pfirst = first + p * self.page_n
@@ -275,7 +275,8 @@ class Elements:
             checksum.verify(self.ctx, pbuf, "extensible array data block page",
                             self.ctx.absolute(paddr))
             n = min(self.page_n, self.total - pfirst)
-            rows = self._blocks[pfirst] = np.frombuffer(pbuf, np.uint8)[:n * es].reshape(n, es)
+            rows = np.frombuffer(pbuf, np.uint8)[:n * es].reshape(n, es).copy()
+            self._blocks[pfirst] = rows
         return pfirst, rows
 
     def _secondary_block(self, s, nd, ne):
@@ -289,7 +290,8 @@ class Elements:
                 _check_prefix(ctx, sbuf, saddr, b"EASB", hdr, "extensible array secondary block")
                 sraw = np.frombuffer(sbuf, np.uint8)
                 p = 6 + so + hdr.block_offset_size
-                sec = (sraw[p:p + bm_size], addresses(ctx, sraw[p + bm_size:p + bm_size + nd * so]))
+                dstart = p + bm_size
+                sec = (sraw[p:dstart].copy(), addresses(ctx, sraw[dstart:dstart + nd * so]))
             self._secondary[s] = sec
         return self._secondary[s]
 

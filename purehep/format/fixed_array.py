@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from ..errors import ChecksumError, FormatError
+from ..errors import ChecksumError
 from . import checksum
 from .context import Cursor
 
@@ -142,7 +142,7 @@ class Elements:
         n, es = hdr.max_entries, hdr.entry_size
         if not self.npages:
             self.present = np.ones(1, bool)
-            self._pages[0] = raw[prefix:prefix + n * es].reshape(n, es)
+            self._pages[0] = raw[prefix:prefix + n * es].reshape(n, es).copy()  # unpin the map
             return
         from ..kernels.chunkindex import bitmap_expand
         self.present = bitmap_expand(raw[prefix:prefix + (self.npages + 7) // 8], self.npages)
@@ -202,4 +202,4 @@ class Elements:
         paddr = hdr.data_block_address + self.dsize + p * (self.page_n * es + 4)
         pbuf = ctx.read(paddr, cnt * es + 4, "fixed array data block page")
         checksum.verify(ctx, pbuf, "fixed array data block page", ctx.absolute(paddr))
-        return np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es)
+        return np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es).copy()  # unpin
