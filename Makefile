@@ -29,9 +29,10 @@ test: $(VENV)/.installed-test h5dump
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	$(MAKE) --no-print-directory test-nojit
 
-# the numpy-only path: the same kernels as plain Python
+# the kernels' loop forms as plain Python against their numpy forms (tests/test_numpy_only.py,
+# part of the suite, runs purehep with numpy as the only third-party package)
 test-nojit: $(VENV)/.installed-test
-	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_nojit.py
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_kernels.py
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m tools.bench

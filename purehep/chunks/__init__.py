@@ -1,9 +1,11 @@
 """Chunked storage (spec IV.A.2.i layout class 2; Appendix C chunk indexes).
 
-``ChunkedStorage`` decodes a dataset's chunk index once, in bulk, into numpy columns (scaled
-offsets, addresses, stored sizes, filter masks), builds a lookup from chunk grid position to
-row, and reads selections: only the touched chunks are read, filtered chunks are decoded on a
-thread pool, and each chunk's overlap is copied into one preallocated output by a kernel.
+``ChunkedStorage`` finds the chunks of small reads one at a time (``record_at``: B-trees
+descended, only the array index pages holding them read, all kept), and for bigger reads
+decodes the dataset's chunk index once, in bulk, into numpy columns (scaled offsets,
+addresses, stored sizes, filter masks), builds a lookup from chunk grid position to row, and
+reads selections: only the touched chunks are read, filtered chunks are decoded on a thread
+pool, and each chunk's overlap is copied into one preallocated output by a kernel.
 """
 import os
 
@@ -19,7 +21,7 @@ INDEX_MODULES = {L.BTREE1: "btree1", L.SINGLE: "single", L.IMPLICIT: "implicit",
                  L.BTREE2: "btree2"}
 DENSE_LOOKUP_LIMIT = 1 << 24          # grid cells for a dense position -> row table
 SCRATCH_BYTES = 8 << 20               # decoded-chunk scratch per task
-SMALL_BOX_CHUNKS = 4                  # boxes touching at most this many chunks: read_box
+SMALL_BOX_CHUNKS = 8                  # boxes touching at most this many chunks: read_box
 
 
 def init_geometry(store, ctx, layout, shape, maxshape, file_dtype):
@@ -83,15 +85,34 @@ class ChunkedStorage:
     def index_name(self):
         return L.INDEX_NAMES.get(self.index_type, f"index type {self.index_type}")
 
+    def _index_call(self, name):
+        import importlib
+        mod = importlib.import_module(f".{INDEX_MODULES[self.index_type]}", __name__)
+        return getattr(mod, name)(self.ctx, self.layout, self.shape, self.maxshape,
+                                  self.chunk_nbytes, bool(self.filters))
+
     @property
     def table(self):
         """The decoded chunk index (a ChunkTable), decoded on first use and kept."""
         if self._table is None:
-            import importlib
-            mod = importlib.import_module(f".{INDEX_MODULES[self.index_type]}", __name__)
-            self._table = mod.load(self.ctx, self.layout, self.shape, self.maxshape,
-                                   self.chunk_nbytes, bool(self.filters))
+            self._table = self._index_call("load")
         return self._table
+
+    def record_at(self, scaled):
+        """(address, stored size, filter mask) of the chunk at grid position ``scaled`` (a
+        sequence of ints inside the grid), or None when it is not allocated. From the decoded
+        index when there is one; else the index module's ``lookup`` reads only the nodes or
+        pages on the way to it (and keeps them)."""
+        if self._table is None:
+            find = self.__dict__.get("_find")
+            if find is None:
+                find = self._find = self._index_call("lookup") or (lambda scaled: None)
+            return find(scaled)
+        row = self.row_at(scaled, self.grid)
+        if row < 0:
+            return None
+        t = self._table
+        return int(t.addresses[row]), int(t.sizes[row]), int(t.masks[row])
 
     def chunk_info(self):
         """dict of numpy arrays: offsets (n, rank) in elements, addresses, sizes, filter_masks."""

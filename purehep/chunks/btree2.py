@@ -4,33 +4,77 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format.btree2 import BTree2, ChunkRecordContext
-from .table import ChunkTable
+from .table import ChunkTable, search
+
+
+def _tree(ctx, layout):
+    rank = len(layout.chunk_shape)
+    tree = BTree2.decode(ctx, layout.address, record_context=ChunkRecordContext(rank))
+    if tree.type not in (10, 11):
+        raise FormatError(f"v2 B-tree of type {tree.type} is not a chunk index",
+                          "v2 B-tree header", ctx.absolute(layout.address))
+    so = ctx.sizeof_offsets
+    width = tree.record_size - so - 4 - 8 * rank
+    if (tree.type == 11 and not 1 <= width <= 8) or \
+            (tree.type == 10 and tree.record_size != so + 8 * rank):
+        raise FormatError(f"record size {tree.record_size} does not fit rank {rank}",
+                          "v2 B-tree header", ctx.absolute(layout.address))
+    return tree
+
+
+def _columns(ctx, tree, raw, rank, chunk_nbytes):
+    """(addresses, sizes, masks, scaled offsets) of records ``raw`` (n, record size)."""
+    from ..kernels.chunkindex import decode_records
+    so = ctx.sizeof_offsets
+    raw = np.ascontiguousarray(raw).reshape(-1, tree.record_size)
+    if tree.type == 11:
+        width = tree.record_size - so - 4 - 8 * rank
+        return decode_records(raw, 0, so, so, width, so + width, so + width + 4, rank, 8)
+    addr, size, mask, scaled = decode_records(raw, 0, so, -1, 0, -1, so, rank, 8)
+    size[:] = chunk_nbytes
+    return addr, size, mask, scaled
 
 
 def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     rank = len(layout.chunk_shape)
     if layout.address is None:
         return ChunkTable.empty(rank)
-    tree = BTree2.decode(ctx, layout.address, record_context=ChunkRecordContext(rank))
-    if tree.type not in (10, 11):
-        raise FormatError(f"v2 B-tree of type {tree.type} is not a chunk index",
-                          "v2 B-tree header", ctx.absolute(layout.address))
-    raw = tree.record_bytes()
-    so = ctx.sizeof_offsets
-    from ..kernels.chunkindex import decode_records
-    raw = np.ascontiguousarray(raw).reshape(-1, tree.record_size)
-    if tree.type == 11:
-        width = tree.record_size - so - 4 - 8 * rank
-        if not 1 <= width <= 8:
-            raise FormatError(f"record size {tree.record_size} does not fit rank {rank}",
-                              "v2 B-tree header", ctx.absolute(layout.address))
-        addr, size, mask, scaled = decode_records(raw, 0, so, so, width, so + width,
-                                                  so + width + 4, rank, 8)
-    else:
-        if tree.record_size != so + 8 * rank:
-            raise FormatError(f"record size {tree.record_size} does not fit rank {rank}",
-                              "v2 B-tree header", ctx.absolute(layout.address))
-        addr, size, mask, scaled = decode_records(raw, 0, so, -1, 0, -1, so, rank, 8)
-        size[:] = chunk_nbytes
+    tree = _tree(ctx, layout)
+    addr, size, mask, scaled = _columns(ctx, tree, tree.record_bytes(), rank, chunk_nbytes)
     keep = addr != np.uint64(ctx.undefined)
     return ChunkTable(scaled, addr, size, mask).select(keep)
+
+
+def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
+    """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
+    the root (records ordered by their scaled offsets as tuples, as the library compares
+    them); only the nodes on the way are read (and kept)."""
+    if layout.address is None:
+        return None
+    rank = len(layout.chunk_shape)
+    tree = _tree(ctx, layout)
+    nodes = {}
+
+    def node(addr, nrec, level):
+        got = nodes.get(addr)
+        if got is None:
+            raw, children, _ = tree._read_node(addr, nrec, level)
+            a, s, m, sc = _columns(ctx, tree, np.frombuffer(raw, np.uint8), rank, chunk_nbytes)
+            got = nodes[addr] = (sc, a, s, m, children)
+        return got
+
+    def find(scaled):
+        key = [int(p) for p in scaled]
+        addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
+        while addr is not None:
+            keys, a, s, m, children = node(addr, nrec, level)
+            i = search(keys, key, "left")
+            if i < len(keys) and keys[i].tolist() == key:
+                return (int(a[i]), int(s[i]), int(m[i])) if int(a[i]) != ctx.undefined else None
+            if not children:
+                return None
+            addr, nrec, _ = children[i]
+            level -= 1
+        return None
+
+    return find

@@ -298,52 +298,44 @@ def _chunk_name(st, scaled):
 def box_reader(st):
     """A function ``(starts, stops) -> the elements of that box`` for small reads (None when
     the box touches more than SMALL_BOX_CHUNKS chunks: ``read`` is the path for those). Each
-    touched chunk is found by grid arithmetic and taken straight from the map (unfiltered
-    chunks of an in-memory or mapped file), from the decoded-chunk cache, or read and
-    decoded; its overlap is copied by numpy slicing, with no coordinate arrays and no thread
-    pool. Unallocated chunks read as the fill value."""
+    touched chunk is found with ``st.record_at`` (no whole-index decode) and taken straight
+    from the map (unfiltered chunks of an in-memory or mapped file), from the decoded-chunk
+    cache, or read and decoded; its overlap is copied by numpy slicing, with no coordinate
+    arrays and no thread pool. Unallocated chunks read as the fill value."""
     cs, dtype, cn, shape = st.chunk_shape, st.dtype, st.chunk_nbytes, st.shape
-    cell = [int(np.prod(st.grid[d + 1:], dtype=np.int64)) for d in range(st.rank)]
-    geometry = tuple(zip(cs, cell))
-    row_of = st.row_of_key
-    table = st.table
     raw_edges = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
-    whole = getattr(st.ctx.source, "array", None)
-    mapped = None
-    if whole is not None and not st.filters:
-        mapped = table.addresses.astype(np.int64) + st.ctx.base_address
-        mapped[st.rows_past_eof(whole.size)] = -1      # decoded below: TruncatedError
+    whole = getattr(st.ctx.source, "array", None) if not st.filters else None
+    base = st.ctx.base_address
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
 
-    def chunk_at(key):
-        """The chunk at grid key ``key`` (file dtype, chunk shape), or None: unallocated."""
+    def chunk_at(pos):
+        """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
+        unallocated."""
         nonlocal last
-        row = row_of(key)
-        if row < 0:
+        rec = st.record_at(pos)
+        if rec is None:
             return None
-        if mapped is not None and mapped[row] >= 0:
-            a = mapped[row]
-            return whole[a:a + cn].view(dtype).reshape(cs)
-        if last[0] == row:
+        addr, size, mask = rec
+        if whole is not None and 0 <= base + addr and base + addr + cn <= whole.size:
+            return whole[base + addr:base + addr + cn].view(dtype).reshape(cs)
+        if last[0] == addr:
             return last[1]
-        scaled = table.scaled[row]
-        filtered = not (raw_edges and any((p + 1) * c > n for p, c, n in zip(scaled, cs, shape)))
-        data = decode_chunk(st, int(table.addresses[row]), int(table.sizes[row]),
-                            int(table.masks[row]), scaled, filtered)
+        filtered = not (raw_edges and any((p + 1) * c > n for p, c, n in zip(pos, cs, shape)))
+        data = decode_chunk(st, addr, size, mask, pos, filtered)
         chunk = data[:cn].view(dtype).reshape(cs)
-        if st.cache is not None and st.cache.get(int(table.addresses[row])) is data:
-            last = (row, chunk)
+        if st.cache is not None and st.cache.get(addr) is data:
+            last = (addr, chunk)
         return chunk
 
     def read(starts, stops):
-        key, part = 0, []
-        for s, e, (c, g) in zip(starts, stops, geometry):
+        pos, part = [], []
+        for s, e, c in zip(starts, stops, cs):
             p = s // c
             if (e - 1) // c != p:
                 return read_several(starts, stops)
-            key += p * g
+            pos.append(p)
             part.append(slice(s - p * c, e - p * c))
-        chunk = chunk_at(key)
+        chunk = chunk_at(pos)
         if chunk is None:
             return np.full([e - s for s, e in zip(starts, stops)], st.fill, dtype)
         return chunk[tuple(part)].copy()
@@ -352,14 +344,14 @@ def box_reader(st):
         if st.chunks_touched(starts, stops) > SMALL_BOX_CHUNKS:
             return None
         out = np.empty([e - s for s, e in zip(starts, stops)], dtype)
-        axes = []                 # per dimension: (key part, chunk slice, output slice)
-        for s, e, (c, g) in zip(starts, stops, geometry):
-            axes.append([(p * g, slice(max(s, p * c) - p * c, min(e, p * c + c) - p * c),
+        axes = []                 # per dimension: (grid position, chunk slice, output slice)
+        for s, e, c in zip(starts, stops, cs):
+            axes.append([(p, slice(max(s, p * c) - p * c, min(e, p * c + c) - p * c),
                           slice(max(s, p * c) - s, min(e, p * c + c) - s))
                          for p in range(s // c, (e - 1) // c + 1)])
         for parts in itertools.product(*axes):
-            keys, src, dst = zip(*parts)
-            chunk = chunk_at(sum(keys))
+            pos, src, dst = zip(*parts)
+            chunk = chunk_at(pos)
             out[dst] = st.fill if chunk is None else chunk[src]
         return out
 

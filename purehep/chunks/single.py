@@ -14,3 +14,12 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     mask = info.get("filter_mask", 0)
     return ChunkTable(np.zeros((1, rank), np.int64), np.array([layout.address], np.uint64),
                       np.array([size], np.int64), np.array([mask], np.uint32))
+
+
+def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
+    """``find(scaled)`` -> the only chunk's (address, size, filter mask) at grid position 0."""
+    t = load(ctx, layout, shape, maxshape, chunk_nbytes, filtered)
+    if not len(t):
+        return None
+    rec = int(t.addresses[0]), int(t.sizes[0]), int(t.masks[0])
+    return lambda scaled: rec if not any(scaled) else None

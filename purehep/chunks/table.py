@@ -28,19 +28,8 @@ def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None
     """Rows of array-index elements (fixed/extensible array; spec VII.C/VII.D element layouts)
     to a ChunkTable: element i is the chunk with linear index i over ``max_chunks`` (with the
     unlimited dimension, if any, moved first, as the library "swizzles" it)."""
-    from ..kernels.chunkindex import decode_records
-    so = ctx.sizeof_offsets
     rank = len(max_chunks)
-    es = raw.shape[1]
-    if filtered:
-        width = es - so - 4
-        if not 1 <= width <= 8:
-            from ..errors import FormatError
-            raise FormatError(f"filtered chunk element of {es} bytes")
-        addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
-    else:
-        addr, size, mask, _ = decode_records(raw, 0, so, -1, 0, -1, -1, 0, 8)
-        size[:] = chunk_nbytes
+    addr, size, mask = element_columns(ctx, raw, filtered, chunk_nbytes)
     keep = np.flatnonzero(addr != np.uint64(ctx.undefined))
     order = list(range(rank))
     dims = list(max_chunks)
@@ -55,6 +44,72 @@ def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None
     for i, d in enumerate(order):
         scaled[:, d] = scaled_sw[:, i]
     return ChunkTable(scaled, addr[keep], size[keep], mask[keep])
+
+
+def _element_layout(ctx, es, filtered):
+    """(address bytes, stored-size bytes) of an array-index element of ``es`` bytes: an
+    address, then for filtered chunks the stored size and a 4-byte filter mask."""
+    so = ctx.sizeof_offsets
+    width = es - so - 4
+    if filtered and not 1 <= width <= 8:
+        from ..errors import FormatError
+        raise FormatError(f"filtered chunk element of {es} bytes")
+    return so, width
+
+
+def element_columns(ctx, raw, filtered, chunk_nbytes):
+    """(addresses uint64, sizes int64, filter masks uint32) of array-index elements ``raw``
+    (n, element size)."""
+    from ..kernels.chunkindex import decode_records
+    so, width = _element_layout(ctx, raw.shape[1], filtered)
+    if filtered:
+        addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
+    else:
+        addr, size, mask, _ = decode_records(raw, 0, so, -1, 0, -1, -1, 0, 8)
+        size[:] = chunk_nbytes
+    return addr, size, mask
+
+
+class ArrayLookup:
+    """Chunk records of a fixed or extensible array index found one at a time: element
+    ``linear(scaled)`` is taken from the page or data block holding it
+    (``elements.block``, which keeps what it read) and decoded alone."""
+
+    def __init__(self, ctx, elements, filtered, chunk_nbytes, linear):
+        self.ctx, self.elements, self.linear = ctx, elements, linear
+        self.filtered, self.chunk_nbytes = filtered, chunk_nbytes
+        self.layout = None
+
+    def __call__(self, scaled):
+        """(address, stored size, filter mask) of the chunk at grid position ``scaled``, or
+        None when it is not allocated."""
+        i = self.linear(scaled)
+        blk = self.elements.block(i)
+        if blk is None:
+            return None
+        first, rows = blk
+        row = rows[i - first].tobytes()
+        if self.layout is None:
+            self.layout = _element_layout(self.ctx, len(row), self.filtered)
+        so, width = self.layout
+        addr = int.from_bytes(row[:so], "little")
+        if addr == self.ctx.undefined:
+            return None
+        if not self.filtered:
+            return addr, self.chunk_nbytes, 0
+        return (addr, int.from_bytes(row[so:so + width], "little"),
+                int.from_bytes(row[so + width:so + width + 4], "little"))
+
+
+def search(keys, target, side):
+    """Where ``target`` (a list of ints) goes among the rows of ``keys`` (n, rank) int64,
+    sorted as tuples (the B-trees' key order): numpy's searchsorted for one column, else a
+    bisection comparing rows as lists."""
+    if keys.shape[1] == 1:
+        return int(np.searchsorted(keys[:, 0], target[0], side))
+    import bisect
+    find = bisect.bisect_left if side == "left" else bisect.bisect_right
+    return find(range(keys.shape[0]), target, key=lambda i: keys[i].tolist())
 
 
 def _prod(xs):

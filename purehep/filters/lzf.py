@@ -25,17 +25,20 @@ def set_local(opts, dtype, chunks):
     return (4, 261, dtype.itemsize * int(np.prod(chunks)))
 
 
+_PY_SECONDS_PER_BYTE = 1e-6     # the plain-Python loop against the compiled one
+
+
 def decode(data, client_data, element_size, chunk_nbytes):
     from ..kernels.lzf import lzf_decoded_size, lzf_decompress
     src = np.frombuffer(data, np.uint8)
     hint = int(client_data[2]) if len(client_data) > 2 else 0
     out = np.empty(max(hint, int(chunk_nbytes or 0), 1), np.uint8)
-    n = lzf_decompress(src, out)
+    n = lzf_decompress.run(out.size * _PY_SECONDS_PER_BYTE, src, out)
     if n == -2:
-        size = lzf_decoded_size(src)
+        size = lzf_decoded_size.run(src.size * _PY_SECONDS_PER_BYTE, src)
         if size >= 0:
             out = np.empty(max(size, 1), np.uint8)
-            n = lzf_decompress(src, out)
+            n = lzf_decompress.run(out.size * _PY_SECONDS_PER_BYTE, src, out)
     if n < 0:
         raise FormatError("corrupt LZF data")
     return out[:n]
@@ -45,7 +48,7 @@ def encode(data, client_data, element_size, chunk_nbytes):
     from ..kernels.lzf import lzf_compress
     src = np.frombuffer(data, np.uint8)
     out = np.empty(src.size + 16, np.uint8)
-    n = lzf_compress(src, out)
+    n = lzf_compress.run(src.size * 4 * _PY_SECONDS_PER_BYTE, src, out)
     if n <= 0 or n >= src.size:
         return None
     return out[:n]

@@ -193,6 +193,109 @@ def read_elements(ctx, addr):
     return hdr, out
 
 
+class Elements:
+    """Random access to the elements of the extensible array at ``addr``: the header and the
+    index block are read here; ``block(i)`` reads only the secondary block, data block and
+    page holding element ``i`` (each once: they are kept)."""
+
+    def __init__(self, ctx, addr):
+        self.ctx = ctx
+        self.header = hdr = ExtensibleArrayHeader.decode(ctx, addr)
+        self.total = hdr.max_index_set
+        self.page_n = 1 << hdr.page_bits
+        self._blocks = {}          # first element index -> uint8 rows
+        self._secondary = {}       # super block -> (page bitmap, data block addresses)
+        self._checked = set()      # paged data blocks whose own prefix was checked
+        if hdr.index_block_address is None or self.total == 0:
+            self.index_rows = None
+            return
+        so, es = ctx.sizeof_offsets, hdr.element_size
+        self.n_iblk_super, n_dblk, n_sblk, isize = hdr.index_block_layout(ctx)
+        iaddr = hdr.index_block_address
+        buf = ctx.read(iaddr, isize, "extensible array index block")
+        _check_prefix(ctx, buf, iaddr, b"EAIB", hdr, "extensible array index block")
+        raw = np.frombuffer(buf, np.uint8)
+        pos = 6 + so
+        self.index_rows = raw[pos:pos + hdr.index_elements * es].reshape(-1, es).copy()
+        pos += hdr.index_elements * es
+        self.dblk_addrs = addresses(ctx, raw[pos:pos + n_dblk * so])
+        self.sblk_addrs = addresses(ctx, raw[pos + n_dblk * so:pos + (n_dblk + n_sblk) * so])
+        self.sblocks = hdr.super_blocks()
+        self.starts = [start for _, _, start in self.sblocks]
+        self.dfirst = np.concatenate(([0], np.cumsum([nd for nd, _, _ in self.sblocks])))
+
+    def block(self, i):
+        """(first element index, uint8 rows) of the index block elements, data block or
+        data block page holding element ``i``; None when that block is not allocated."""
+        import bisect
+        hdr = self.header
+        if self.index_rows is None or not 0 <= i < self.total:
+            return None
+        if i < hdr.index_elements:
+            return 0, self.index_rows
+        j = i - hdr.index_elements
+        s = bisect.bisect_right(self.starts, j) - 1
+        nd, ne, start = self.sblocks[s]
+        k = (j - start) // ne
+        first = hdr.index_elements + start + k * ne
+        if s < self.n_iblk_super:
+            daddr, bitmap = self.dblk_addrs[int(self.dfirst[s]) + k], None
+        else:
+            sec = self._secondary_block(s, nd, ne)
+            if sec is None:
+                return None
+            bitmap, addrs = sec
+            daddr = addrs[k]
+        if daddr is None:
+            return None
+        prefix, npages, head, _ = hdr.data_block_layout(self.ctx, ne)
+        cnt = min(ne, self.total - first)
+        if not npages:
+            rows = self._blocks.get(first)
+            if rows is None:
+                buf = self.ctx.read(daddr, head + 4, "extensible array data block")
+                _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
+                rows = self._blocks[first] = np.frombuffer(buf, np.uint8)[
+                    prefix:prefix + cnt * hdr.element_size].reshape(cnt, hdr.element_size).copy()
+            return first, rows
+        p = (i - first) // self.page_n
+        pfirst = first + p * self.page_n
+        rows = self._blocks.get(pfirst)
+        if rows is None:
+            bit = k * npages + p
+            if not (int(bitmap[bit >> 3]) >> (7 - (bit & 7))) & 1:
+                return None
+            if daddr not in self._checked:
+                buf = self.ctx.read(daddr, prefix + 4, "extensible array data block")
+                _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
+                self._checked.add(daddr)
+            es = hdr.element_size
+            paddr = daddr + prefix + 4 + p * (self.page_n * es + 4)
+            pbuf = self.ctx.read(paddr, self.page_n * es + 4, "extensible array data block page")
+            checksum.verify(self.ctx, pbuf, "extensible array data block page",
+                            self.ctx.absolute(paddr))
+            n = min(self.page_n, self.total - pfirst)
+            rows = np.frombuffer(pbuf, np.uint8)[:n * es].reshape(n, es).copy()
+            self._blocks[pfirst] = rows
+        return pfirst, rows
+
+    def _secondary_block(self, s, nd, ne):
+        if s not in self._secondary:
+            saddr = self.sblk_addrs[s - self.n_iblk_super]
+            sec = None
+            if saddr is not None:
+                hdr, ctx, so = self.header, self.ctx, self.ctx.sizeof_offsets
+                _, bm_size, ssize = hdr.secondary_block_layout(ctx, nd, ne)
+                sbuf = ctx.read(saddr, ssize, "extensible array secondary block")
+                _check_prefix(ctx, sbuf, saddr, b"EASB", hdr, "extensible array secondary block")
+                sraw = np.frombuffer(sbuf, np.uint8)
+                p = 6 + so + hdr.block_offset_size
+                dstart = p + bm_size
+                sec = (sraw[p:dstart].copy(), addresses(ctx, sraw[dstart:dstart + nd * so]))
+            self._secondary[s] = sec
+        return self._secondary[s]
+
+
 def addresses(ctx, raw):
     """The addresses packed in ``raw`` (None for the undefined address)."""
     so = ctx.sizeof_offsets

@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import ChecksumError
 from . import checksum
 from .context import Cursor
 
@@ -115,32 +115,91 @@ def encode(ctx, elements, entry_size, client_id, page_bits, alloc, version=0):
 
 def read_elements(ctx, addr):
     """(header, uint8 array (max_entries, entry_size)) of the fixed array at ``addr``."""
-    hdr = FixedArrayHeader.decode(ctx, addr)
-    es, n = hdr.entry_size, hdr.max_entries
-    out = np.full((n, es), 0xFF, np.uint8)
-    if hdr.data_block_address is None or n == 0:
-        return hdr, out
-    daddr = hdr.data_block_address
-    page_n = 1 << hdr.page_bits
-    prefix, npages, dsize, _ = hdr.data_block_layout(ctx)
-    paged = npages > 0
-    bitmap_size = (npages + 7) // 8
-    buf = ctx.read(daddr, dsize, "fixed array data block")
-    hdr.check_data_block(ctx, buf, daddr)
-    checksum.verify(ctx, buf, "fixed array data block", ctx.absolute(daddr))
-    raw = np.frombuffer(buf, np.uint8)
-    if not paged:
-        out[:] = raw[prefix:prefix + n * es].reshape(n, es)
-        return hdr, out
-    from ..kernels.chunkindex import bitmap_expand
-    init = bitmap_expand(raw[prefix:prefix + bitmap_size], npages)
-    page_bytes = page_n * es + 4
-    for p in np.flatnonzero(init):
-        p = int(p)
-        first = p * page_n
-        cnt = min(page_n, n - first)
-        paddr = daddr + dsize + p * page_bytes
+    arr = Elements(ctx, addr)
+    return arr.header, arr.all()
+
+
+class Elements:
+    """Random access to the elements of the fixed array at ``addr``: the header and the
+    data block (with its page bitmap when paged) are read here; ``block(i)`` reads only the
+    page holding element ``i`` (once: pages are kept)."""
+
+    def __init__(self, ctx, addr):
+        self.ctx = ctx
+        self.header = hdr = FixedArrayHeader.decode(ctx, addr)
+        self.page_n = 1 << hdr.page_bits
+        self._pages = {}
+        self.npages = 0
+        if hdr.data_block_address is None or hdr.max_entries == 0:
+            self.present = None
+            return
+        daddr = hdr.data_block_address
+        prefix, self.npages, self.dsize, _ = hdr.data_block_layout(ctx)
+        buf = ctx.read(daddr, self.dsize, "fixed array data block")
+        hdr.check_data_block(ctx, buf, daddr)
+        checksum.verify(ctx, buf, "fixed array data block", ctx.absolute(daddr))
+        raw = np.frombuffer(buf, np.uint8)
+        n, es = hdr.max_entries, hdr.entry_size
+        if not self.npages:
+            self.present = np.ones(1, bool)
+            self._pages[0] = raw[prefix:prefix + n * es].reshape(n, es).copy()  # unpin the map
+            return
+        from ..kernels.chunkindex import bitmap_expand
+        self.present = bitmap_expand(raw[prefix:prefix + (self.npages + 7) // 8], self.npages)
+
+    def block(self, i):
+        """(first element index, uint8 rows) of the page (or unpaged data block) holding
+        element ``i``; None when the array has no data block or the page is unset."""
+        if self.present is None:
+            return None
+        p = i // self.page_n if self.npages else 0
+        rows = self._pages.get(p)
+        if rows is None:
+            if not self.present[p]:
+                return None
+            rows = self._pages[p] = self._read_page(p)
+        return p * self.page_n, rows
+
+    def all(self):
+        """Every element: a uint8 array (max_entries, entry_size), unset pages as rows of
+        0xFF (the undefined address)."""
+        hdr = self.header
+        out = np.full((hdr.max_entries, hdr.entry_size), 0xFF, np.uint8)
+        for first, rows in self.blocks():
+            out[first:first + len(rows)] = rows
+        return out
+
+    def blocks(self):
+        """(first element index, uint8 rows) of every set page, in order. The pages are
+        read in one piece and their checksums verified together."""
+        if self.present is None:
+            return
+        if not self.npages:
+            yield 0, self._pages[0]
+            return
+        hdr, ctx = self.header, self.ctx
+        es, pn = hdr.entry_size, self.page_n
+        full = hdr.max_entries // pn                   # pages holding page_n elements
+        pb = pn * es + 4
+        start = hdr.data_block_address + self.dsize
+        mat = np.frombuffer(ctx.read(start, full * pb, "fixed array data block pages"),
+                            np.uint8).reshape(full, pb)
+        if ctx.verify_checksums and full:
+            from ..kernels.checksum import lookup3_rows
+            bad = np.flatnonzero(self.present[:full] & (lookup3_rows(mat[:, :-4]) !=
+                                 mat[:, -4:].copy().view("<u4").reshape(-1)))
+            if len(bad):
+                raise ChecksumError("checksum mismatch", "fixed array data block page",
+                                    ctx.absolute(start + int(bad[0]) * pb))
+        for p in np.flatnonzero(self.present):
+            p = int(p)
+            yield p * pn, (mat[p, :-4].reshape(pn, es) if p < full else self._read_page(p))
+
+    def _read_page(self, p):
+        hdr, ctx = self.header, self.ctx
+        es = hdr.entry_size
+        cnt = min(self.page_n, hdr.max_entries - p * self.page_n)
+        paddr = hdr.data_block_address + self.dsize + p * (self.page_n * es + 4)
         pbuf = ctx.read(paddr, cnt * es + 4, "fixed array data block page")
         checksum.verify(ctx, pbuf, "fixed array data block page", ctx.absolute(paddr))
-        out[first:first + cnt] = np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es)
-    return hdr, out
+        return np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es).copy()  # unpin

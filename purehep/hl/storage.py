@@ -228,7 +228,11 @@ class ChunkedAdapter:
 
     def __init__(self, chunked):
         self.chunked = chunked
-        self.storage_size = chunked.storage_size
+
+    @property
+    def storage_size(self):
+        """Bytes stored in chunks (decodes the chunk index: asked for, not at open)."""
+        return self.chunked.storage_size
 
     def read(self, sel, copy=True):
         if sel is None or sel.is_full:

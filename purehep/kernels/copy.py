@@ -20,13 +20,133 @@ Arguments (all int64 unless said):
   chunk      (rank,) chunk dimensions (elements)
   cstrides   (rank,) chunk strides in bytes; ostrides: output strides in bytes
   out        uint8 1-D: the C-contiguous output bytes; itemsize: element size in bytes
+
+The numpy form copies the chunks lying wholly inside a dense selection with one fancy-index
+assignment into a blocked view of the output, batch by batch, and every other chunk with one
+slicing assignment each (about 10 us a chunk); the compiled loop takes over when a process has
+copied enough chunks one by one to repay loading it.
 """
 import numpy as np
 
-from ._jit import njit
+from ._jit import loop
+
+_SECONDS_PER_CHUNK = 10e-6    # the numpy form's cost per chunk copied by slicing
+_GATHER_BYTES = 1 << 20       # bytes gathered per batch of whole chunks
 
 
-@njit
+def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, count,
+                chunk, cstrides, out, ostrides, itemsize):
+    """Chunk t's bytes start at src[src_pos[t]] (skipped if < 0); its grid position is
+    scaled[t]."""
+    args = (rlo, rhi, ubase, coords, cbase, start, count, chunk)
+    plan = _Plan(src_pos, scaled, upos, *args)
+    if _copy_chunks_loop.worth(plan.sliced * _SECONDS_PER_CHUNK):
+        _copy_chunks_loop(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start,
+                          count, chunk, cstrides, out, ostrides, itemsize)
+    else:
+        plan.run(src, out, itemsize)
+
+
+def copy_table_chunks(src, base, rows, t0, t1, tab_addr, tab_scaled, upos, rlo, rhi, ubase,
+                      coords, cbase, start, count, chunk, cstrides, out, ostrides, itemsize):
+    """Like copy_chunks for touched chunks t0..t1, reading each chunk's address and grid
+    position from the decoded index through ``rows`` (-1 = unallocated). Chunk bytes start
+    at src[base + tab_addr[row]]."""
+    r = rows[t0:t1]
+    keep = np.flatnonzero(r >= 0)
+    rk = r[keep]
+    src_pos = tab_addr[rk].astype(np.int64) + base
+    up = upos[t0:t1][keep] if upos.shape[0] else upos
+    plan = _Plan(src_pos, tab_scaled[rk], up, rlo, rhi, ubase, coords, cbase, start, count,
+                 chunk)
+    if _copy_table_chunks_loop.worth(plan.sliced * _SECONDS_PER_CHUNK):
+        _copy_table_chunks_loop(src, base, rows, t0, t1, tab_addr, tab_scaled, upos, rlo, rhi,
+                                ubase, coords, cbase, start, count, chunk, cstrides, out,
+                                ostrides, itemsize)
+    else:
+        plan.run(src, out, itemsize)
+
+
+class _Plan:
+    """The numpy form: which chunks go whole into a blocked view of the output (``whole``),
+    which are copied one by one (``sliced`` of them)."""
+
+    def __init__(self, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, count,
+                 chunk):
+        keep = src_pos >= 0
+        if not keep.all():
+            src_pos, scaled = src_pos[keep], scaled[keep]
+            upos = upos[keep] if upos.shape[0] else upos
+        self.src_pos, self.scaled, self.upos = src_pos, scaled, upos
+        self.sel = (rlo, rhi, ubase, coords, cbase, start, count, chunk)
+        self.whole = np.zeros(len(src_pos), bool)
+        if (cbase < 0).all() and len(src_pos):
+            origin = scaled * chunk
+            self.whole = ((origin >= start) & (origin + chunk <= start + count)).all(axis=1)
+        self.sliced = len(src_pos) - int(self.whole.sum())
+
+    def run(self, src, out, itemsize):
+        rlo, rhi, ubase, coords, cbase, start, count, chunk = self.sel
+        rank = chunk.shape[0]
+        cs = tuple(int(c) for c in chunk) + (itemsize,)
+        cn = int(np.prod(cs))
+        outnd = out.reshape(tuple(int(c) for c in count) + (itemsize,))
+        if self.sliced < len(self.src_pos):
+            _copy_whole(src, self.src_pos[self.whole], self.scaled[self.whole], start, chunk,
+                        outnd, cs, cn)
+        for t in np.flatnonzero(~self.whole):
+            p, sc = int(self.src_pos[t]), self.scaled[t]
+            csel, osel = [], []
+            arrays = False
+            for d in range(rank):
+                o = int(sc[d]) * cs[d]
+                if cbase[d] < 0:
+                    s0 = int(start[d])
+                    lo, hi = max(o, s0) - s0, min(o + cs[d], s0 + int(count[d])) - s0
+                    part = slice(s0 + lo - o, s0 + hi - o)
+                else:
+                    u = int(ubase[d] + self.upos[t, d])
+                    lo, hi = int(rlo[u]), int(rhi[u])
+                    part = coords[cbase[d] + lo:cbase[d] + hi] - o
+                    if hi > lo and int(part[-1] - part[0]) == hi - lo - 1:
+                        part = slice(int(part[0]), int(part[-1]) + 1)
+                    else:
+                        arrays = True
+                if hi <= lo:
+                    break
+                csel.append(part)
+                osel.append(slice(lo, hi))
+            else:
+                if arrays:
+                    csel = np.ix_(*[np.arange(c.start, c.stop) if isinstance(c, slice) else c
+                                    for c in csel])
+                outnd[tuple(osel)] = src[p:p + cn].reshape(cs)[tuple(csel)]
+
+
+def _copy_whole(src, pos, scaled, start, chunk, outnd, cs, cn):
+    """Whole chunks (every element inside the dense selection) into a blocked view of the
+    output: dimension d split into (blocks, chunk[d]) from the first chunk boundary."""
+    rank = chunk.shape[0]
+    first = -(-start // chunk)                      # first chunk index starting in the box
+    off = first * chunk - start
+    nblk = (np.asarray(outnd.shape[:rank]) - off) // chunk
+    view = outnd[tuple(slice(int(o), int(o + b * c)) for o, b, c in zip(off, nblk, chunk))]
+    view = view.reshape(sum(((int(b), int(c)) for b, c in zip(nblk, chunk)), ()) + cs[-1:])
+    view = view.transpose(tuple(range(0, 2 * rank, 2)) + tuple(range(1, 2 * rank, 2))
+                          + (2 * rank,))
+    blocks = scaled - first
+    per = max(1, _GATHER_BYTES // cn)
+    span = np.arange(cn, dtype=np.int64)
+    for a in range(0, len(pos), per):
+        p = pos[a:a + per]
+        if len(p) > 1 and (np.diff(p) == cn).all():
+            data = src[int(p[0]):int(p[0]) + len(p) * cn]
+        else:
+            data = src[(p[:, None] + span).reshape(-1)]
+        view[tuple(blocks[a:a + per].T)] = data.reshape((len(p),) + cs)
+
+
+@loop
 def _copy_one(src, p, sc, upos, t, rlo, rhi, ubase, coords, cbase, start, count, chunk, cstrides,
               out, ostrides, itemsize, lo, hi, idx, origin):
     """Copy the selected part of one chunk (bytes at src[p:], grid position ``sc``)."""
@@ -88,8 +208,8 @@ def _copy_one(src, p, sc, upos, t, rlo, rhi, ubase, coords, cbase, start, count,
             break
 
 
-@njit
-def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, count,
+@loop
+def _copy_chunks_loop(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, start, count,
                 chunk, cstrides, out, ostrides, itemsize):
     """Chunk t's bytes start at src[src_pos[t]] (skipped if < 0); its grid position is
     scaled[t]."""
@@ -104,8 +224,8 @@ def copy_chunks(src, src_pos, scaled, upos, rlo, rhi, ubase, coords, cbase, star
                       count, chunk, cstrides, out, ostrides, itemsize, lo, hi, idx, origin)
 
 
-@njit
-def copy_table_chunks(src, base, rows, t0, t1, tab_addr, tab_scaled, upos, rlo, rhi, ubase,
+@loop
+def _copy_table_chunks_loop(src, base, rows, t0, t1, tab_addr, tab_scaled, upos, rlo, rhi, ubase,
                       coords, cbase, start, count, chunk, cstrides, out, ostrides, itemsize):
     """Like copy_chunks for touched chunks t0..t1, reading each chunk's address and grid
     position from the decoded index through ``rows`` (-1 = unallocated): no per-chunk

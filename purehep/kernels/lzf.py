@@ -6,10 +6,10 @@ copy length + 2 bytes from that far back.
 """
 import numpy as np
 
-from ._jit import njit
+from ._jit import loop
 
 
-@njit
+@loop
 def lzf_decompress(src, out):
     """Decode ``src`` into ``out``; returns the number of bytes written, -1 if corrupt, or -2
     if ``out`` is too small (liblzf's E2BIG; ``lzf_decoded_size`` then gives the size)."""
@@ -52,7 +52,7 @@ def lzf_decompress(src, out):
     return op
 
 
-@njit
+@loop
 def lzf_decoded_size(src):
     """The number of bytes ``src`` decodes to (its control bytes walked, nothing copied), or
     -1 if it is corrupt."""
@@ -84,7 +84,7 @@ def lzf_decoded_size(src):
     return op
 
 
-@njit
+@loop
 def lzf_compress(src, out):
     """Greedy LZF compression of ``src`` into ``out``; returns the size or 0 if it won't fit."""
     n = src.shape[0]

@@ -8,10 +8,10 @@ precision, bit offset).
 """
 import numpy as np
 
-from ._jit import njit
+from ._jit import loop
 
 
-@njit
+@loop
 def _one_byte(out, pos, k, begin_i, end_i, src, state, size, prec, off):
     # state[0] = byte index j in src, state[1] = bits left in src[j]
     j = state[0]
@@ -47,7 +47,7 @@ def _one_byte(out, pos, k, begin_i, end_i, src, state, size, prec, off):
     state[1] = buf_len
 
 
-@njit
+@loop
 def nbit_decompress(src, out, nelmts, elsize, ops):
     """Unpack ``nelmts`` elements of ``elsize`` bytes from ``src`` into ``out`` (zeroed)."""
     state = np.empty(2, np.int64)

@@ -42,6 +42,34 @@ def cold(code, repeat=5):
     return statistics.median(times)
 
 
+# a fresh Python's first statements that make it numpy-only: every module that is neither
+# standard library nor numpy nor purehep fails to import, as if nothing else were installed
+NUMPY_ONLY = """
+import importlib.abc, sys
+class _NumpyOnly(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in sys.stdlib_module_names or top in ("numpy", "purehep") or top[:1] == "_":
+            return None
+        raise ModuleNotFoundError(f"No module named {name!r} (numpy-only run)", name=name)
+sys.meta_path.insert(0, _NumpyOnly())
+"""
+
+
+def run_python(code, numpy_only=False, env=None):
+    """(seconds, stdout) of a fresh Python running ``code`` from the repository root."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    full = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    full.update(env or {})
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", (NUMPY_ONLY if numpy_only else "") + code],
+                         capture_output=True, text=True, cwd=root, env=full)
+    secs = time.perf_counter() - t0
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return secs, out.stdout
+
+
 def report(title, rows, baseline="h5py"):
     """Print rows of (name, seconds) with the ratio to the baseline's time."""
     base = dict(rows).get(baseline)

@@ -1,0 +1,192 @@
+"""Each kernel's numpy form against its loop form (numba-compiled when numba is installed,
+plain Python otherwise), on edge sizes and random data, and the dispatch rules: small work
+never loads numba."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from purehep.kernels import checksum as C, copy as K, scaleoffset as SO, shuffle as S
+from purehep.kernels import sparse as SP
+from purehep.kernels.chunkindex import bitmap_expand, decode_records
+
+rng = np.random.default_rng(0)
+SIZES = [0, 1, 3, 4, 11, 12, 13, 24, 25, 100, 1001, 4097]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_lookup3(n):
+    d = rng.integers(0, 256, n).astype(np.uint8)
+    ref = int(C._lookup3_loop(d, 7))
+    assert C._py_lookup3(d.tobytes(), n, 7) == ref
+    assert C.lookup3(d.tobytes(), 7) == ref
+    rows = rng.integers(0, 256, (5, n)).astype(np.uint8)
+    assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
+
+
+@pytest.mark.parametrize("n", SIZES + [720, 721, 722, 30_001])
+def test_fletcher32(n, monkeypatch):
+    monkeypatch.setattr(C, "_FLETCHER_SLICE", 1000)     # several numpy passes
+    for d in (rng.integers(0, 256, n).astype(np.uint8), np.zeros(n, np.uint8),
+              np.full(n, 255, np.uint8)):
+        assert C.fletcher32_numpy(d) == int(C._fletcher32_loop(d))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 8, 16])
+@pytest.mark.parametrize("n", [0, 7, 64, 1001])
+def test_shuffle(size, n):
+    src = rng.integers(0, 256, n).astype(np.uint8)
+    a, b = np.empty_like(src), np.empty_like(src)
+    S._unshuffle_loop(src, a, size)
+    S.unshuffle_numpy(src, b, size)
+    assert (a == b).all()
+    S._shuffle_loop(src, a, size)
+    S.shuffle_numpy(src, b, size)
+    assert (a == b).all()
+    S.unshuffle_numpy(a.copy(), b, size)
+    assert (b == src).all()
+    # unaligned buffers take the strided-copy branch
+    buf = np.zeros(n + 1, np.uint8)
+    un = buf[1:]
+    S.shuffle_numpy(src, un, size)
+    assert (un == a).all()
+
+
+def test_decode_records_and_bitmap():
+    raw = rng.integers(0, 256, (50, 23)).astype(np.uint8)
+    addr, size, mask, scaled = decode_records(raw, 0, 8, 8, 3, 11, 15, 2, 4)
+    for i in range(50):
+        le = lambda a, w: int.from_bytes(raw[i, a:a + w].tobytes(), "little")  # noqa: E731
+        assert int(addr[i]) == le(0, 8) and int(size[i]) == le(8, 3) and int(mask[i]) == le(11, 4)
+        assert scaled[i].tolist() == [le(15, 4), le(19, 4)]
+    bits = bitmap_expand(np.array([0b10100000, 0b1], np.uint8), 16)
+    assert np.flatnonzero(bits).tolist() == [0, 2, 15]
+
+
+@pytest.mark.parametrize("minbits", [1, 3, 8, 13, 32, 63, 64])
+def test_unpack_bits(minbits):
+    n = 1000
+    vals = [int(v) for v in rng.integers(0, 2 ** 62, n)]
+    vals = [v & ((1 << minbits) - 1) for v in vals]
+    stream = "".join(format(v, f"0{minbits}b") for v in vals)
+    stream += "0" * (-len(stream) % 8)
+    src = np.frombuffer(int(stream, 2).to_bytes(len(stream) // 8, "big"), np.uint8)
+    assert SO.unpack_bits(src, n, minbits).tolist() == vals
+
+
+def test_sparse_kernels():
+    dims = (7, 9, 5)
+    lin = np.sort(rng.choice(315, 120, replace=False))
+    first, final = SP.row_runs(lin, 5)
+    covered = np.concatenate([np.arange(a, b + 1) for a, b in zip(first, final)])
+    assert (covered == lin).all() and ((first // 5) == (final // 5)).all()
+    assert (np.diff(first)[np.diff(first) > 0] > 0).all()
+    lo = np.stack(np.unravel_index(first, dims), 1).astype(np.int64)
+    hi = lo.copy()
+    hi[:, -1] += final - first
+    for k in (1, 0):
+        keys = [lo[:, k]] + [hi[:, d] for d in range(2, k, -1)] + \
+            [lo[:, d] for d in range(2, -1, -1) if d != k]
+        order = np.lexsort(keys).astype(np.int64)
+        lo, hi = SP.merge_axis(lo, hi, order, k)
+    assert sorted(SP.blocks_to_linear(lo, hi, np.asarray(dims)).tolist()) == lin.tolist()
+    coords = rng.integers(0, 100, (30, 2))
+    ck, lk = SP.chunk_keys(coords, np.array([7, 9]), np.array([15, 12]))
+    assert (ck == (coords[:, 0] // 7) * 12 + coords[:, 1] // 9).all()
+    assert (lk == (coords[:, 0] % 7) * 9 + coords[:, 1] % 9).all()
+
+
+def _copy_case(shape, chunk, sel, present=0.8):
+    """Output of copying every chunk of a ``shape`` array in ``chunk`` chunks into the
+    selection ``sel`` (per dimension: a (start, n) dense run or a sorted coordinate array),
+    both forms, against numpy fancy indexing."""
+    rank = len(shape)
+    itemsize = 4
+    full = rng.integers(0, 1 << 30, shape).astype("<i4")
+    grid = [-(-s // c) for s, c in zip(shape, chunk)]
+    scaled = np.stack(np.unravel_index(np.arange(int(np.prod(grid))), grid), 1).astype(np.int64)
+    cn = int(np.prod(chunk)) * itemsize
+    src = np.zeros(len(scaled) * cn, np.uint8)
+    for t, sc in enumerate(scaled):
+        blk = np.zeros(chunk, "<i4")
+        part = tuple(slice(p * c, min((p + 1) * c, s)) for p, c, s in zip(sc, chunk, shape))
+        blk[tuple(slice(0, x.stop - x.start) for x in part)] = full[part]
+        src[t * cn:(t + 1) * cn] = blk.view(np.uint8).reshape(-1)
+    src_pos = np.arange(len(scaled), dtype=np.int64) * cn
+    src_pos[rng.random(len(scaled)) > present] = -1
+    rlo, rhi, carr, ubase, cbase, start, count, uposs = [], [], [], [], [], [], [], []
+    pu = pc = 0
+    for d, s in enumerate(sel):
+        if isinstance(s, tuple):
+            start.append(s[0]), count.append(s[1]), ubase.append(0), cbase.append(-1)
+            uposs.append(scaled[:, d])
+        else:
+            k = s // chunk[d]
+            touched, lo = np.unique(k, return_index=True)
+            hi = np.append(lo[1:], len(s))
+            start.append(int(s[0])), count.append(len(s)), ubase.append(pu), cbase.append(pc)
+            where = np.searchsorted(touched, scaled[:, d])
+            bad = (where >= len(touched)) | (touched[np.minimum(where, len(touched) - 1)]
+                                              != scaled[:, d])
+            src_pos[bad] = -1
+            uposs.append(np.minimum(where, len(touched) - 1))
+            rlo.append(lo), rhi.append(hi), carr.append(s)
+            pu += len(touched)
+            pc += len(s)
+    cat = lambda p: np.concatenate(p).astype(np.int64) if p else np.zeros(1, np.int64)  # noqa
+    upos = np.stack(uposs, 1).astype(np.int64)
+    args = [cat(rlo), cat(rhi), np.array(ubase), cat(carr), np.array(cbase), np.array(start),
+            np.array(count), np.array(chunk, np.int64)]
+    cstr = np.array([int(np.prod(chunk[d + 1:])) * itemsize for d in range(rank)])
+    ostr = np.array([int(np.prod(count[d + 1:])) * itemsize for d in range(rank)])
+    outs = []
+    for form in ("loop", "numpy"):
+        out = np.full(int(np.prod(count)) * itemsize, 0xEE, np.uint8)
+        if form == "loop":
+            K._copy_chunks_loop(src, src_pos, scaled, upos, *args, cstr, out, ostr, itemsize)
+        else:
+            K._Plan(src_pos, scaled, upos, *args).run(src, out, itemsize)
+        outs.append(out)
+    assert (outs[0] == outs[1]).all()
+    # where the loop copied, the values are the array's
+    idx = np.ix_(*[np.arange(s[0], s[0] + s[1]) if isinstance(s, tuple) else s for s in sel])
+    got = outs[1].view("<i4").reshape(count)
+    written = outs[1].reshape(tuple(count) + (4,)).view("<u4")[..., 0] != 0xEEEEEEEE
+    assert (got[written] == full[idx][written]).all()
+
+
+@pytest.mark.parametrize("case", [
+    ((100,), (7,), [(0, 100)]), ((100,), (7,), [(13, 50)]), ((100,), (10,), [(20, 60)]),
+    ((30, 12), (7, 5), [(0, 30), (0, 12)]), ((30, 12), (7, 5), [(3, 20), (2, 9)]),
+    ((30, 12), (7, 5), [np.array([0, 3, 4, 5, 22, 29]), (1, 10)]),
+    ((30, 12), (7, 5), [(2, 25), np.array([0, 1, 2, 7, 11])]),
+    ((9, 8, 7), (2, 3, 4), [np.array([1, 2, 3, 8]), (1, 6), np.array([0, 5, 6])]),
+    ((9, 8, 7), (3, 4, 7), [(0, 9), (0, 8), (0, 7)]),
+])
+def test_copy_forms(case):
+    shape, chunk, sel = case
+    _copy_case(shape, chunk, sel)
+
+
+def test_small_read_loads_no_numba(tmp_path):
+    """A fresh process opening and reading a small gzip + shuffle + fletcher32 chunked
+    dataset (and walking it) never imports numba."""
+    h5py = pytest.importorskip("h5py")
+    p = tmp_path / "s.h5"
+    with h5py.File(p, "w", libver="latest") as f:
+        f.create_dataset("x", data=np.arange(10000, dtype="f4"), chunks=(1000,),
+                         compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("y", data=np.arange(100).reshape(10, 10), chunks=(3, 3),
+                         maxshape=(None, None))
+    code = ("import sys, numpy as np, purehep\n"
+            f"with purehep.File({str(p)!r}) as f:\n"
+            "    assert (f['x'][()] == np.arange(10000, dtype='f4')).all()\n"
+            "    assert f['x'][5:7].tolist() == [5, 6]\n"
+            "    assert (f['y'][2:9, 1:8] == np.arange(100).reshape(10, 10)[2:9, 1:8]).all()\n"
+            "print('numba' in sys.modules)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, check=True)
+    assert out.stdout.strip() == "False"
