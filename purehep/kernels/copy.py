@@ -135,11 +135,16 @@ def _copy_whole(src, pos, scaled, start, chunk, outnd, cs, cn):
     view = view.transpose(tuple(range(0, 2 * rank, 2)) + tuple(range(1, 2 * rank, 2))
                           + (2 * rank,))
     blocks = scaled - first
+    if cn >= _GATHER_BYTES:           # big chunks: one slice each (no per-byte index)
+        for i in range(len(pos)):
+            p0 = int(pos[i])
+            view[tuple(int(b) for b in blocks[i])] = src[p0:p0 + cn].reshape(cs)
+        return
     per = max(1, _GATHER_BYTES // cn)
     span = np.arange(cn, dtype=np.int64)
     for a in range(0, len(pos), per):
         p = pos[a:a + per]
-        if len(p) > 1 and (np.diff(p) == cn).all():
+        if len(p) == 1 or (np.diff(p) == cn).all():
             data = src[int(p[0]):int(p[0]) + len(p) * cn]
         else:
             data = src[(p[:, None] + span).reshape(-1)]

@@ -1,0 +1,318 @@
+"""Objects already in the file as nodes of the writer's object graph (purehep.write.model):
+links, attributes and storage loaded from the file on first use, with snapshots of what the
+last stage emitted, so that a commit rewrites only what changed."""
+from ..format import local_heap, symbol_table
+from ..format import messages as M
+from ..format.messages import layout as L, link as m_link
+from . import model
+from .header import (DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, FILTERS, ATTRIBUTE,
+                     STAB, ATTR_INFO)
+class ExistingLink(model.LinkEntry):
+    """A link read from the file: ``raw`` is its encoding (link message body, or the symbol
+    table entry for symbol-table groups); the target node is loaded on first use."""
+
+    def __init__(self, session, kind, address=None, path=None, filename=None, order=0,
+                 raw=None, entry=None):
+        self.kind, self.path, self.filename, self.order = kind, path, filename, order
+        self._session, self.address, self._node = session, address, None
+        self.raw, self.entry = raw, entry
+
+    @property
+    def node(self):
+        if self._node is None and self.kind == model.HARD:
+            self._node = self._session.node_at(self.address)
+        return self._node
+
+    @node.setter
+    def node(self, value):
+        self._node = value
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+class ExistingAttr(model.AttrEntry):
+    """An attribute read from the file, kept as its message (``raw``, ``flags``)."""
+
+    def __init__(self, name, dtype, shape, raw, flags, order):
+        super().__init__(name, dtype, shape, None, order)
+        self.raw, self.flags = raw, flags
+
+
+class Existing:
+    """Shared by the nodes of objects already in the file."""
+
+    def _init_existing(self, session, address):
+        self.session = session
+        self.address = address
+        self._attrs = None
+        self.track_times, self.times = False, None
+
+    @property
+    def header(self):
+        from ..hl.base import header_of
+        return header_of(self.session.ctx, self.address)
+
+    @property
+    def attrs(self):
+        if self._attrs is None:
+            self._load_attrs()
+        return self._attrs
+
+    @attrs.setter
+    def attrs(self, value):
+        self._attrs = value
+
+    def _load_attrs(self):
+        ctx, h = self.session.ctx, self.header
+        info_raw = h.first(ATTR_INFO)
+        info = M.decode(ctx, info_raw) if info_raw is not None else None
+        self.attr_info = info
+        self.track_order = bool(info and info.track_order) or bool(h.flags & 0x04)
+        found = []
+        if info is not None and info.dense:
+            from ..format.dense_storage import _index
+            from ..format.fractal_heap import FractalHeap
+            heap = FractalHeap.decode(ctx, info.fractal_heap_address)
+            tree = _index(ctx, info.name_index_address, (8,), "name index")
+            for rec in tree.records():
+                body, offset = heap.get(rec.heap_id)
+                found.append((bytes(body), rec.flags, rec.creation_order, offset))
+        for raw in h.find(ATTRIBUTE):
+            found.append((bytes(raw.data), raw.flags, raw.creation_order, raw.offset))
+        attrs = []
+        for i, (body, flags, order, offset) in enumerate(found):
+            from .. format.object_header import RawMessage
+            msg = M.decode(ctx, RawMessage(ATTRIBUTE, flags, memoryview(body), offset))
+            try:
+                dtype = msg.datatype.dtype
+            except Exception:           # a type purehep reads but cannot express
+                dtype = None
+            attrs.append(ExistingAttr(msg.name, dtype, msg.dataspace.shape, body, flags,
+                                      order if order is not None else i))
+        if self.track_order:
+            attrs.sort(key=lambda a: a.order)
+        self._attrs = {a.name: a for a in attrs}
+        self.attr_counter = max([a.order + 1 for a in attrs] +
+                                [info.max_creation_index or 0 if info else 0])
+        self._attr_snap = self._attr_state()
+
+    def _attr_state(self):
+        return [(n, id(a), id(a.value), a.shape) for n, a in self._attrs.items()]
+
+    def attrs_changed(self):
+        return self._attrs is not None and self._attr_state() != self._attr_snap
+
+
+class ExistingGroup(Existing, model.GroupNode):
+    def __init__(self, session, address):
+        self._init_existing(session, address)
+        self._links = None
+        h = self.header
+        info_raw = h.first(LINK_INFO)
+        self.link_info = M.decode(session.ctx, info_raw) if info_raw is not None else None
+        self.old_style = h.first(STAB) is not None
+        self.track_order = bool(self.link_info and self.link_info.track_order)
+        self.link_counter = (self.link_info.max_creation_index or 0) if self.link_info else 0
+        self.attr_counter = 0
+
+    @property
+    def links(self):
+        if self._links is None:
+            self._load_links()
+        return self._links
+
+    @links.setter
+    def links(self, value):
+        self._links = value
+
+    def _load_links(self):
+        s, ctx, h = self.session, self.session.ctx, self.header
+        out = []
+        if self.old_style:
+            stab = M.decode(ctx, h.first(STAB))
+            heap = local_heap.LocalHeap.decode(ctx, stab.heap_address)
+            for name, e in symbol_table.group_entries(ctx, stab.btree_address, heap):
+                name = name.decode("utf-8", "surrogateescape")
+                if e.cache_type == 2:
+                    target = heap.string(e.soft_link_offset, ctx).decode("utf-8",
+                                                                         "surrogateescape")
+                    out.append(ExistingLink(s, model.SOFT, path=target, entry=e, raw=name))
+                else:
+                    out.append(ExistingLink(s, model.HARD, address=e.header_address, entry=e,
+                                            raw=name))
+            for link in out:              # raw is only meaningful for link messages
+                link.stab_name, link.raw = link.raw, None
+            self._links = {link.stab_name: link for link in out}
+        else:
+            info = self.link_info
+            bodies = []
+            if info is not None and info.dense:
+                from ..format.dense_storage import dense_messages
+                bodies = dense_messages(ctx, info.fractal_heap_address, info.name_index_address)
+            else:
+                bodies = [(bytes(r.data), r.offset) for r in h.find(LINK)]
+            links = []
+            for body, offset in bodies:
+                lk = M.decode_body(ctx, LINK, body, offset)
+                kind = {m_link.HARD: model.HARD, m_link.SOFT: model.SOFT,
+                        m_link.EXTERNAL: model.EXTERNAL}.get(lk.type, "user")
+                e = ExistingLink(s, kind, address=lk.address, path=lk.target,
+                                 filename=lk.filename, order=lk.creation_order or 0,
+                                 raw=bytes(body))
+                links.append((lk.name, e))
+            if self.track_order:
+                links.sort(key=lambda x: x[1].order)
+            else:
+                links.sort(key=lambda x: x[0].encode("utf-8", "surrogateescape"))
+            self._links = dict(links)
+        self._link_snap = self._link_state()
+
+    def _link_state(self):
+        return list(self._links.items())
+
+    def links_changed(self):
+        if self._links is None:
+            return False
+        snap = self._link_snap
+        return len(snap) != len(self._links) or any(
+            n != m or e is not f for (n, e), (m, f) in zip(snap, self._links.items()))
+
+
+class ExistingDatatype(Existing, model.DatatypeNode):
+    def __init__(self, session, address):
+        self._init_existing(session, address)
+        self.track_order = bool(self.header.flags & 0x04)
+        self.attr_counter = 0
+        t = M.decode(session.ctx, self.header.first(DATATYPE))
+        self.dtype = getattr(t, "dtype", None)
+
+
+class ExistingDataset(Existing, model.DatasetNode):
+    def __init__(self, session, address):
+        self._init_existing(session, address)
+        ctx, h = session.ctx, self.header
+        self.track_order = bool(h.flags & 0x04)
+        self.attr_counter = 0
+        space = M.decode(ctx, h.first(DATASPACE))
+        dtype_msg = M.decode(ctx, h.first(DATATYPE))
+        self.space_msg = space
+        self.type_msg = dtype_msg
+        self.shape = space.shape
+        self.maxshape = space.maxshape
+        self.dtype = dtype_msg.dtype
+        lay = M.decode(ctx, h.first(LAYOUT)) if h.first(LAYOUT) is not None else None
+        self.layout_msg = lay
+        self.layout = {L.COMPACT: "compact", L.CONTIGUOUS: "contiguous", L.CHUNKED: "chunked",
+                       L.STRUCTURED: "sparse"}.get(getattr(lay, "layout_class", None), "other")
+        if self.layout == "contiguous" and h.first(0x07) is not None:
+            self.layout = "external"
+        self.chunks = tuple(lay.chunk_shape) if self.layout in ("chunked", "sparse") else None
+        pipe = M.decode(ctx, h.first(FILTERS)) if h.first(FILTERS) is not None else None
+        if self.layout == "sparse":
+            from ..sparse.storage import pipelines_of
+            self.section_filters = pipelines_of(pipe, lay.nsections)
+            self.filters = ()
+        else:
+            self.filters = tuple(pipe.filters) if pipe is not None else ()
+        fill = h.first(FILL)
+        fv = M.decode(ctx, fill) if fill is not None else None
+        self.fill = fv.value if fv is not None and fv.value is not None and \
+            len(fv.value) == dtype_msg.file_dtype.itemsize else None
+        self.early = bool(fv is not None and fv.alloc_time == 1)
+        self.stored_dtype = None
+        self.wide_chunk_sizes = bool(lay is not None and lay.version >= 5)
+        if self.layout in ("chunked", "sparse"):
+            if lay.version >= 4:
+                self.index = (lay.index_type, dict(lay.index_info))
+            else:
+                self.index = (L.BTREE1, {})
+        else:
+            self.index = None
+        self._store = None
+        self._snap_shape = self.shape
+        self._snap_records = None
+        self._snap_address = None
+
+    @property
+    def store(self):
+        if self._store is None:
+            self._store = self.session.open_store(self)
+        return self._store
+
+    @store.setter
+    def store(self, value):
+        self._store = value
+
+    def committed(self):
+        """Remember the stored state (a commit just wrote it)."""
+        self._snap_shape = self.shape
+        st = self._store
+        from .storage import ChunkStore, ContiguousStore
+        if isinstance(st, ChunkStore):
+            for rec in st.records.values():
+                rec[3] = 0                   # committed chunks are never written over
+            self._snap_records = {k: (r[0], r[1], r[2]) for k, r in st.records.items()}
+        elif isinstance(st, ContiguousStore):
+            self._snap_address = st.address
+        elif self.layout == "sparse" and st is not None:
+            self._snap_records = dict(st.records)
+        elif st is not None:
+            st._touched = False
+
+    def data_changed(self):
+        if self.shape != self._snap_shape:
+            return True
+        st = self._store
+        if st is None:
+            return False
+        from .storage import ChunkStore, ContiguousStore
+        if isinstance(st, ChunkStore):
+            cur = {k: (r[0], r[1], r[2]) for k, r in st.records.items()}
+            return cur != self._snap_records
+        if isinstance(st, ContiguousStore):
+            return st.address != self._snap_address
+        if self.layout == "sparse":
+            return bool(st.dirty) or st.records != self._snap_records
+        return bool(getattr(st, "_touched", False))
+
+
+from .storage import MemoryStore as _MemoryStore  # noqa: E402
+
+
+class TrackedMemoryStore(_MemoryStore):
+    """A MemoryStore that notes being written (its dataset is then rewritten at commit)."""
+    _touched = False
+
+    def write(self, args, values):
+        super().write(args, values)
+        self._touched = True
+
+    def resize(self, shape, fill):
+        super().resize(shape, fill)
+        self._touched = True
+
+
+def _target(entry, em):
+    """The object header address a hard link points to (without loading the object)."""
+    if isinstance(entry, ExistingLink) and entry._node is None:
+        return entry.address
+    return em.addresses.get(id(entry.node))
+
+
+class _Addresses(dict):
+    """The emitter's object addresses: this commit's new objects over the session's."""
+
+    def __init__(self, base):
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, key):
+        return self.base[key]
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        return self.base.get(key, default)
+
+
