@@ -1,0 +1,477 @@
+"""``purehep dump``: h5dump's output for a file, group, dataset or attribute.
+
+The layout is h5dump 1.10's DDL: ``GROUP``/``DATASET``/``ATTRIBUTE`` blocks in name order,
+``DATATYPE`` and ``DATASPACE`` lines (see ddl.py), data arranged as h5dump arranges it (see
+ddl_data.py), hard links to objects already shown as ``HARDLINK "/first/path"``, soft, external
+and user-defined links as their own blocks. Options as h5dump's: ``-H`` header only, ``-A``
+header and attributes, ``-d/-a/-g`` one dataset/attribute/group (repeatable), ``-s/-S/-c/-k``
+a hyperslab of a dataset, ``-p`` storage properties, ``-n`` the list of contents, ``-o FILE``
+data to a file (text, or raw with ``-b``), ``--json`` values that round-trip.
+
+Every object named on the command line is looked up before anything is printed, and each block
+is closed even when an object inside it cannot be read (the error goes to stderr, as h5dump's).
+"""
+import sys
+
+import numpy as np
+
+from ..format.messages import datatype as T
+from .common import attr_names, links_by_name, open_file
+from .ddl import INDENT, space_text, type_text
+from .ddl_data import Lines, strings
+from .dump_props import properties
+from .dump_select import Subset
+
+BLOCK_ELEMENTS = 1 << 17          # elements formatted at a time
+
+
+def register(sub):
+    p = sub.add_parser("dump", help="print objects, attributes and data (like h5dump)")
+    p.add_argument("-H", "--header", action="store_true", help="header only, no data")
+    p.add_argument("-A", "--attributes", action="store_true",
+                   help="header and attribute values, no dataset data")
+    p.add_argument("-d", "--dataset", metavar="PATH", action="append", help="a dataset")
+    p.add_argument("-a", "--attribute", metavar="PATH", action="append",
+                   help="an attribute (OBJECT/NAME)")
+    p.add_argument("-g", "--group", metavar="PATH", action="append", help="a group")
+    p.add_argument("-s", "--start", metavar="LIST", help="hyperslab start (with -d)")
+    p.add_argument("-S", "--stride", metavar="LIST", help="hyperslab stride")
+    p.add_argument("-c", "--count", metavar="LIST", help="hyperslab count")
+    p.add_argument("-k", "--block", metavar="LIST", help="hyperslab block")
+    p.add_argument("-p", "--properties", action="store_true",
+                   help="storage layout, filters, fill value and allocation time")
+    p.add_argument("-n", "--contents", action="store_true", help="list of contents")
+    p.add_argument("-o", "--output", metavar="FILE", help="write data to FILE")
+    p.add_argument("-b", "--binary", nargs="?", const="NATIVE", metavar="ORDER",
+                   choices=["NATIVE", "FILE", "MEMORY", "LE", "BE"],
+                   help="with -o: raw binary data (NATIVE, FILE, MEMORY, LE or BE)")
+    p.add_argument("--json", action="store_true", help="JSON whose values round-trip")
+    p.add_argument("file")
+    p.set_defaults(run=run)
+
+
+def run(args, out):
+    if args.binary and not args.output:
+        raise ValueError("-b needs -o FILE for the binary data")
+    with open_file(args.file) as f:
+        if args.json:
+            from . import dump_json
+            return dump_json.run(args, f, out)
+        dumper = Dumper(f, args, out)
+        targets = dumper.resolve()              # errors here leave nothing on stdout
+        data_file = open(args.output, "wb" if args.binary else "w") if args.output else None
+        try:
+            dumper.data_file = data_file
+            out(f'HDF5 "{args.file}" {{')
+            try:
+                dumper.dump(targets)
+            finally:
+                out("}")
+        finally:
+            if data_file is not None:
+                data_file.close()
+    return 1 if dumper.errors else 0
+
+
+class Dumper:
+    def __init__(self, f, args, out):
+        self.f, self.args, self.out = f, args, out
+        self.ctx = f._ctx
+        self.paths = None           # object header address -> first path (h5trav's order)
+        self.anonymous = []         # committed datatypes no link reaches
+        self.shown = {}             # address -> path of objects already printed
+        self.errors = 0
+        self.data_file = None
+
+    # -- what to dump -------------------------------------------------------------------------
+    def resolve(self):
+        """The objects named by -d/-a/-g (or the root group), looked up before printing."""
+        import purehep
+        a = self.args
+        if a.contents:
+            return [("contents", None, None)]
+        subset = Subset.parse(a) if any((a.start, a.stride, a.count, a.block)) else None
+        if subset is not None and not a.dataset:
+            raise ValueError("-s/-S/-c/-k select part of a dataset: name it with -d")
+        targets = []
+        for path in a.group or ():
+            g = self.f[path]
+            if not isinstance(g, purehep.Group):
+                raise ValueError(f"{path} is not a group")
+            targets.append(("group", path, g))
+        for path in a.dataset or ():
+            path, inline = Subset.split_path(path)
+            ds = self.f[path]
+            if not isinstance(ds, purehep.Dataset):
+                raise ValueError(f"{path} is not a dataset")
+            chosen = inline or subset
+            if chosen is not None:
+                chosen.check(ds.shape)
+            targets.append(("dataset", path, (ds, chosen)))
+        for path in a.attribute or ():
+            owner, _, name = path.rstrip("/").rpartition("/")
+            obj = self.f[owner or "/"]
+            if name not in obj.attrs:
+                raise KeyError(f"no attribute {name!r} on {owner or '/'}")
+            targets.append(("attribute", path, (obj, name)))
+        return targets or [("group", "/", self.f)]
+
+    def dump(self, targets):
+        for kind, path, obj in targets:
+            if kind == "contents":
+                self.contents()
+            elif kind == "group":
+                self.group(path, obj, "")
+            elif kind == "dataset":
+                self.dataset(path, obj[0], "", subset=obj[1])
+            else:
+                self.attribute(path, *obj, "")
+
+    def fail(self, what, exc):
+        if isinstance(exc, BrokenPipeError):
+            raise exc
+        self.errors += 1
+        print(f"purehep dump error: {what}: {exc}", file=sys.stderr)
+
+    # -- paths and references -------------------------------------------------------------------
+    def first_paths(self):
+        """address -> the first path of every object, depth first in name order (h5dump names
+        hard links, committed datatypes and referenced objects by it); committed datatypes
+        that datasets use but no link reaches are named ``/#address``, as h5dump names them."""
+        if self.paths is None:
+            import purehep
+            from ..format.messages import link as L
+            from ..hl.base import open_object
+            paths, used = {self.f.addr: "/"}, []
+            stack = [(iter(links_by_name(self.f)), "")]
+            while stack:
+                link = next(stack[-1][0], None)
+                if link is None:
+                    stack.pop()
+                    continue
+                if link.type != L.HARD or link.address in paths:
+                    continue
+                path = paths[link.address] = stack[-1][1] + "/" + link.name
+                try:
+                    obj = open_object(self.f, link.address, path)
+                    if isinstance(obj, purehep.Group):
+                        stack.append((iter(links_by_name(obj)), path))
+                    elif isinstance(obj, purehep.Dataset):
+                        used.append(self.committed_type(obj))
+                except (purehep.PurehepError, OSError, KeyError, ValueError):
+                    continue
+            self.anonymous = sorted({a for a in used if a is not None and a not in paths})
+            for addr in self.anonymous:
+                paths[addr] = f"/#{addr}"
+            self.paths = paths
+        return self.paths
+
+    def committed_type(self, obj):
+        """The object header address of the committed datatype an object's datatype message
+        refers to, or None."""
+        from ..format.messages import shared_location
+        from ..hl.base import DATATYPE
+        raw = obj._oh.first(DATATYPE)
+        if raw is None or not raw.shared:
+            return None
+        where, loc = shared_location(self.ctx, raw)
+        return loc if where == "header" else None
+
+    def reference(self, ref):
+        from ..hl.base import header_of, object_kind
+        if ref is None or not ref:
+            return "NULL"
+        addr = getattr(ref, "address", None)
+        if addr is None:
+            return "NULL"
+        try:
+            kind = object_kind(header_of(self.ctx, addr)).upper()
+        except Exception:  # noqa: BLE001 - a dangling reference prints as h5dump prints it
+            return f"UNKNOWN {addr}"
+        path = self.first_paths().get(addr, "?")
+        if getattr(ref, "selection", None) is not None or type(ref).__name__ == "RegionReference":
+            return f'{kind} "{path}"'
+        return f'{kind} {addr} "{path}"'
+
+    def named_type(self, obj):
+        """``"/path"`` when the object's datatype message is a committed datatype."""
+        loc = self.committed_type(obj)
+        return None if loc is None else f'"{self.first_paths().get(loc, f"/#{loc}")}"'
+
+    # -- blocks ---------------------------------------------------------------------------------
+    def group(self, name, g, pad, path=None):
+        """A group block; ``path`` is the path it is reached by (None for a group named on
+        the command line, always shown in full)."""
+        import purehep
+        from ..format.messages import link as L
+        out = self.out
+        out(f'{pad}GROUP "{name}" {{')
+        inner = pad + INDENT
+        try:
+            if g.addr in self.shown and path is not None:
+                out(f'{inner}HARDLINK "{self.shown[g.addr]}"')
+                return
+            path = path or g.name
+            self.shown[g.addr] = path
+            self.attributes(g, inner)
+            if path == "/" and self.first_paths():
+                for addr in self.anonymous:
+                    self.named_datatype(f"#{addr}", self.open_at(addr, f"/#{addr}"), inner,
+                                        f"/#{addr}")
+            for link in links_by_name(g):
+                if link.type == L.SOFT:
+                    out(f'{inner}SOFTLINK "{link.name}" {{')
+                    out(f'{inner}{INDENT}LINKTARGET "{link.target}"')
+                    out(f"{inner}}}")
+                elif link.type == L.EXTERNAL:
+                    out(f'{inner}EXTERNAL_LINK "{link.name}" {{')
+                    out(f'{inner}{INDENT}TARGETFILE "{link.filename}"')
+                    out(f'{inner}{INDENT}TARGETPATH "{link.target}"')
+                    out(f"{inner}}}")
+                elif link.type != L.HARD:
+                    out(f'{inner}USERDEFINED_LINK "{link.name}" {{')
+                    out(f"{inner}{INDENT}LINKCLASS {link.type}")
+                    out(f"{inner}}}")
+                else:
+                    child = path.rstrip("/") + "/" + link.name
+                    try:
+                        obj = g[link.name]
+                    except (purehep.PurehepError, OSError, KeyError, ValueError) as exc:
+                        self.fail(child, exc)
+                        continue
+                    self.member(link.name, obj, inner, child)
+        finally:
+            out(f"{pad}}}")
+
+    def open_at(self, addr, name):
+        from ..hl.base import open_object
+        return open_object(self.f, addr, name)
+
+    def member(self, name, obj, pad, path):
+        import purehep
+        if isinstance(obj, purehep.Group):
+            return self.group(name, obj, pad, path)
+        kind = "DATASET" if isinstance(obj, purehep.Dataset) else "DATATYPE"
+        if obj.addr in self.shown:
+            self.out(f'{pad}{kind} "{name}" {{')
+            self.out(f'{pad}{INDENT}HARDLINK "{self.shown[obj.addr]}"')
+            self.out(f"{pad}}}")
+            return
+        self.shown[obj.addr] = path
+        if kind == "DATASET":
+            self.dataset(name, obj, pad)
+        else:
+            self.named_datatype(name, obj, pad, path)
+
+    def named_datatype(self, name, obj, pad, path):
+        dt = obj.datatype
+        end = "" if dt.cls == 6 else ";"
+        self.out(f'{pad}DATATYPE "{name}" {type_text(dt, pad)}{end}')
+        self.shown[obj.addr] = path
+        if len(obj.attrs):
+            self.attributes(obj, pad + INDENT)
+
+    def dataset(self, name, ds, pad, subset=None):
+        out, inner, a = self.out, pad + INDENT, self.args
+        out(f'{pad}DATASET "{name}" {{')
+        try:
+            named = self.named_type(ds)
+            out(f"{inner}DATATYPE  {named or type_text(ds._type, inner)}")
+            out(f"{inner}DATASPACE  {space_text(ds.shape, ds.maxshape)}")
+            if a.properties:
+                for line in properties(ds, self.ctx):
+                    out(inner + line)
+            if not a.header and not a.attributes:
+                if subset is not None:
+                    out(f"{inner}SUBSET {{")
+                    for line in subset.header():
+                        out(f"{inner}{INDENT}{line}")
+                    self.dataset_data(ds, inner + INDENT, subset)
+                    out(f"{inner}}}")
+                else:
+                    self.dataset_data(ds, inner)
+            self.attributes(ds, inner)
+        finally:
+            out(f"{pad}}}")
+
+    def attributes(self, obj, pad):
+        for name in attr_names(obj):
+            self.attribute(name, obj, name, pad)
+
+    def attribute(self, label, obj, name, pad):
+        out, inner = self.out, pad + INDENT
+        out(f'{pad}ATTRIBUTE "{label}" {{')
+        try:
+            msg = obj.attrs._attrs[name]
+            dt, space = msg.datatype, msg.dataspace
+            out(f"{inner}DATATYPE  {type_text(dt, inner)}")
+            out(f"{inner}DATASPACE  {space_text(space.shape, space.maxshape)}")
+            if not self.args.header:
+                self.attribute_data(obj, name, dt, space.shape, inner)
+        except BrokenPipeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported; the block is still closed
+            self.fail(f"attribute {name!r} of {obj.name}", exc)
+        finally:
+            out(f"{pad}}}")
+
+    # -- data ------------------------------------------------------------------------------------
+    def attribute_data(self, obj, name, dt, shape, pad):
+        self.out(f"{pad}DATA {{")
+        try:
+            if shape is None:
+                return
+            from ..hl.attrs import attribute_value
+            value = attribute_value(self.ctx, obj.attrs._attrs[name])
+            if dt.cls == T.VLEN and not dt.vlen_string and shape == ():
+                holder = np.empty(1, object)
+                holder[0] = value
+                value = holder
+            value = np.asarray(value)
+            if dt.cls == T.REFERENCE and dt.ref_type == 0:
+                return self.reference_data(value, pad)
+            items = strings(dt, value, len(pad) // 3 + 1, self.reference)
+            lines = Lines(len(items), shape[-1] if shape else 1, _positions(shape), pad)
+            for line in lines.feed(items) + lines.finish():
+                self.out(line)
+        finally:
+            self.out(f"{pad}}}")
+
+    def dataset_data(self, ds, pad, subset=None):
+        if getattr(ds, "is_sparse", False):
+            return self.sparse_data(ds, pad)
+        if self.data_file is not None:
+            return self.data_to_file(ds, pad, subset)
+        self.out(f"{pad}DATA {{")
+        try:
+            if ds.shape is None:
+                return
+            dt = ds._type
+            if dt.cls == T.REFERENCE and dt.ref_type == 0 and subset is None:
+                return self.reference_data(ds[()], pad)
+            level = len(pad) // 3 + 1
+            for line in self.data_lines(ds, dt, pad, level, subset):
+                self.out(line)
+        except BrokenPipeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported; the block is still closed
+            self.fail(f"data of {ds.name}", exc)
+        finally:
+            self.out(f"{pad}}}")
+
+    def data_lines(self, ds, dt, pad, level, subset=None):
+        """The data lines of a dataset (or a hyperslab of it), formatted block by block."""
+        shape = ds.shape
+        if subset is None:
+            total = int(np.prod(shape, dtype=np.int64)) if shape else 1
+            row = shape[-1] if shape else 1
+            positions = _positions(shape)
+            blocks = _row_blocks(ds, shape)
+        else:
+            total, row = subset.size, subset.row
+            positions = subset.position
+            blocks = subset.blocks(ds, BLOCK_ELEMENTS)
+        lines = Lines(total, row, positions, pad)
+        for values in blocks:
+            yield from lines.feed(strings(dt, values, level, self.reference))
+        yield from lines.finish()
+
+    def reference_data(self, refs, pad):
+        """Object references (the values of a dataset or attribute): each target named, and a
+        dataset's data shown under it, as h5dump does."""
+        import purehep
+        for ref in np.asarray(refs, dtype=object).reshape(-1):
+            self.out(pad + INDENT + self.reference(ref))
+            if not ref:
+                continue
+            try:
+                target = self.f[ref]
+            except (purehep.PurehepError, OSError, KeyError, ValueError):
+                continue
+            if isinstance(target, purehep.Dataset) and target.shape is not None:
+                inner = pad + INDENT * 2
+                self.out(f"{inner}DATA {{")
+                try:
+                    for line in self.data_lines(target, target._type, inner, len(inner) // 3 + 1):
+                        self.out(line)
+                finally:
+                    self.out(f"{inner}}}")
+
+    def sparse_data(self, ds, pad):
+        """A sparse dataset has no h5dump form; its defined elements are counted, never
+        materialised densely (a sparse dump belongs to purehep.sparse)."""
+        self.out(f"{pad}DATA {{")
+        self.out(f"{pad}{INDENT}(sparse: {ds.nnz} defined elements of "
+                 f"{int(np.prod(ds.shape, dtype=np.int64))})")
+        self.out(f"{pad}}}")
+
+    def data_to_file(self, ds, pad, subset):
+        """``-o FILE``: the data go to the file (h5dump's text lines, or raw with ``-b``) and
+        the DATA block on stdout stays empty."""
+        self.out(f"{pad}DATA {{")
+        try:
+            if ds.shape is None:
+                return
+            if self.args.binary:
+                from .dump_select import binary_blocks
+                for raw in binary_blocks(ds, subset, self.args.binary, BLOCK_ELEMENTS):
+                    self.data_file.write(raw)
+                return
+            self.data_file.write("\n")
+            for line in self.data_lines(ds, ds._type, "   ", 2, subset):
+                self.data_file.write(line + "\n")
+        finally:
+            self.out(f"{pad}}}")
+
+    # -- contents ---------------------------------------------------------------------------------
+    def contents(self):
+        import purehep
+        from ..format.messages import link as L
+        out = self.out
+        out("FILE_CONTENTS {")
+        try:
+            out(" group      /")
+            seen = {self.f.addr}
+
+            def walk(group, prefix):
+                for link in links_by_name(group):
+                    path = f"{prefix}/{link.name}"
+                    if link.type == L.SOFT:
+                        out(f" link       {path} -> {link.target}")
+                    elif link.type == L.EXTERNAL:
+                        out(f" ext link   {path} -> {link.filename} {link.target}")
+                    elif link.type != L.HARD:
+                        out(f" unknown type of UD link {path} -> ???")
+                    else:
+                        try:
+                            obj = group[link.name]
+                        except (purehep.PurehepError, OSError, KeyError, ValueError) as exc:
+                            self.fail(path, exc)
+                            continue
+                        kind = ("group" if isinstance(obj, purehep.Group) else "dataset"
+                                if isinstance(obj, purehep.Dataset) else "datatype")
+                        out(f" {kind:<10} {path}")
+                        if kind == "group" and obj.addr not in seen:
+                            seen.add(obj.addr)
+                            walk(obj, path)
+            walk(self.f, "")
+        finally:
+            out(" }")
+
+
+def _positions(shape):
+    if not shape:
+        return lambda k: (k,)
+    return lambda k: np.unravel_index(k, shape)
+
+
+def _row_blocks(ds, shape):
+    """The dataset's values in blocks of whole leading-axis slices (about BLOCK_ELEMENTS
+    elements each), so a large dataset is never formatted in one piece."""
+    if not shape or ds.size <= BLOCK_ELEMENTS or shape[0] <= 1:
+        yield ds[...]
+        return
+    per = max(1, int(np.prod(shape[1:], dtype=np.int64)))
+    step = max(1, BLOCK_ELEMENTS // per)
+    for start in range(0, shape[0], step):
+        yield ds[start:start + step]
