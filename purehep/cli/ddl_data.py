@@ -97,10 +97,23 @@ def _bitfields(dt, values):
     return _hex_bytes(native, dt.size)
 
 
+_NAME_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                               "\b": "\\b", "\f": "\\f", '"': '\\"', "'": "\\'"})
+
+
 def _enum(dt, values):
-    names = dict(zip(dt.enum_values, dt.enum_names))
-    return [names.get(v, str(v)) if isinstance(names.get(v, ""), str) else
-            names[v].decode("latin-1") for v in values.reshape(-1).tolist()]
+    """Member names (escaped as h5dump escapes names); a value no member has prints as its
+    bytes in memory order."""
+    names = {v: (n if isinstance(n, str) else n.decode("latin-1")).translate(_NAME_ESCAPES)
+             for v, n in zip(dt.enum_values, dt.enum_names)}
+    flat = values.reshape(-1)
+    out = [names.get(v) for v in flat.tolist()]
+    unknown = [i for i, x in enumerate(out) if x is None]
+    if unknown:
+        raw = _hex_bytes(flat[unknown].astype(f"<{flat.dtype.kind}{dt.size}"), dt.size)
+        for i, text in zip(unknown, raw):
+            out[i] = text
+    return out
 
 
 def _members(dt, values):

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from ..errors import PurehepError
 from ..format.messages import datatype as T
 from .common import attr_names, links_by_name, open_file
 from .ddl import INDENT, space_text, type_text
@@ -23,6 +24,12 @@ from .dump_props import properties
 from .dump_select import Subset
 
 BLOCK_ELEMENTS = 1 << 17          # elements formatted at a time
+COMMENT = 0x0D
+
+
+def _key(obj):
+    """An object's identity across the files external links lead to."""
+    return id(obj._file), obj.addr
 
 
 def register(sub):
@@ -79,6 +86,7 @@ class Dumper:
         self.ctx = f._ctx
         self.paths = None           # object header address -> first path (h5trav's order)
         self.anonymous = []         # committed datatypes no link reaches
+        self.following = set()      # (file, path) of external links being followed
         self.shown = {}             # address -> path of objects already printed
         self.errors = 0
         self.data_file = None
@@ -208,13 +216,14 @@ class Dumper:
         out(f'{pad}GROUP "{name}" {{')
         inner = pad + INDENT
         try:
-            if g.addr in self.shown and path is not None:
-                out(f'{inner}HARDLINK "{self.shown[g.addr]}"')
+            if _key(g) in self.shown and path is not None:
+                out(f'{inner}HARDLINK "{self.shown[_key(g)]}"')
                 return
             path = path or g.name
-            self.shown[g.addr] = path
+            self.shown[_key(g)] = path
+            self.comment(g, inner)
             self.attributes(g, inner)
-            if path == "/" and self.first_paths():
+            if path == "/" and g._file is self.f and self.first_paths():
                 for addr in self.anonymous:
                     self.named_datatype(f"#{addr}", self.open_at(addr, f"/#{addr}"), inner,
                                         f"/#{addr}")
@@ -227,7 +236,10 @@ class Dumper:
                     out(f'{inner}EXTERNAL_LINK "{link.name}" {{')
                     out(f'{inner}{INDENT}TARGETFILE "{link.filename}"')
                     out(f'{inner}{INDENT}TARGETPATH "{link.target}"')
-                    out(f"{inner}}}")
+                    try:
+                        self.external(g, link, inner + INDENT)
+                    finally:
+                        out(f"{inner}}}")
                 elif link.type != L.HARD:
                     out(f'{inner}USERDEFINED_LINK "{link.name}" {{')
                     out(f"{inner}{INDENT}LINKCLASS {link.type}")
@@ -243,6 +255,32 @@ class Dumper:
         finally:
             out(f"{pad}}}")
 
+    def external(self, group, link, pad):
+        """The target of an external link, shown inside the link's block as h5dump 1.10 shows
+        it (each file/path pair once along a chain of links, so cycles end)."""
+        import purehep
+        try:
+            other = group._file._external_file(link.filename)
+            key = (id(other), link.target)
+            if key in self.following:
+                return
+            obj = other[link.target]
+        except (purehep.PurehepError, OSError, KeyError, ValueError) as exc:
+            self.fail(f"external link {link.filename}/{link.target}", exc)
+            return
+        self.following.add(key)
+        try:
+            self.member(link.target, obj, pad, link.target)
+        finally:
+            self.following.discard(key)
+
+    def comment(self, obj, pad):
+        """``COMMENT "..."``: the object comment message (spec IV.A.2.n)."""
+        raw = obj._oh.first(COMMENT)
+        if raw is not None:
+            text = bytes(raw.data).split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            self.out(f'{pad}COMMENT "{text}"')
+
     def open_at(self, addr, name):
         from ..hl.base import open_object
         return open_object(self.f, addr, name)
@@ -252,12 +290,12 @@ class Dumper:
         if isinstance(obj, purehep.Group):
             return self.group(name, obj, pad, path)
         kind = "DATASET" if isinstance(obj, purehep.Dataset) else "DATATYPE"
-        if obj.addr in self.shown:
+        if _key(obj) in self.shown:
             self.out(f'{pad}{kind} "{name}" {{')
-            self.out(f'{pad}{INDENT}HARDLINK "{self.shown[obj.addr]}"')
+            self.out(f'{pad}{INDENT}HARDLINK "{self.shown[_key(obj)]}"')
             self.out(f"{pad}}}")
             return
-        self.shown[obj.addr] = path
+        self.shown[_key(obj)] = path
         if kind == "DATASET":
             self.dataset(name, obj, pad)
         else:
@@ -267,7 +305,7 @@ class Dumper:
         dt = obj.datatype
         end = "" if dt.cls == 6 else ";"
         self.out(f'{pad}DATATYPE "{name}" {type_text(dt, pad)}{end}')
-        self.shown[obj.addr] = path
+        self.shown[_key(obj)] = path
         if len(obj.attrs):
             self.attributes(obj, pad + INDENT)
 
@@ -275,8 +313,13 @@ class Dumper:
         out, inner, a = self.out, pad + INDENT, self.args
         out(f'{pad}DATASET "{name}" {{')
         try:
+            self.comment(ds, inner)
+            try:
+                dt = ds._type
+            except PurehepError as exc:
+                return self.undefined_type(ds, inner, exc)
             named = self.named_type(ds)
-            out(f"{inner}DATATYPE  {named or type_text(ds._type, inner)}")
+            out(f"{inner}DATATYPE  {named or type_text(dt, inner)}")
             out(f"{inner}DATASPACE  {space_text(ds.shape, ds.maxshape)}")
             if a.properties:
                 for line in properties(ds, self.ctx):
@@ -293,6 +336,19 @@ class Dumper:
             self.attributes(ds, inner)
         finally:
             out(f"{pad}}}")
+
+    def undefined_type(self, ds, pad, exc):
+        """A datatype purehep cannot decode: a reference of a kind libhdf5 1.10 does not know
+        either prints as h5dump prints it (``UNDEFINED``, no data); anything else is an error."""
+        from ..hl.base import DATATYPE
+        raw = ds._oh.first(DATATYPE)
+        if raw is None or raw.shared or not raw.data or raw.data[0] & 0x0F != T.REFERENCE:
+            raise exc
+        self.out(f"{pad}DATATYPE  H5T_REFERENCE {{ UNDEFINED }}")
+        self.out(f"{pad}DATASPACE  {space_text(ds.shape, ds.maxshape)}")
+        if not self.args.header and not self.args.attributes:
+            self.out(f"{pad}DATA {{")
+            self.out(f"{pad}}}")
 
     def attributes(self, obj, pad):
         for name in attr_names(obj):
@@ -342,6 +398,9 @@ class Dumper:
             return self.sparse_data(ds, pad)
         if self.data_file is not None:
             return self.data_to_file(ds, pad, subset)
+        if ds._type.cls == T.TIME:
+            self.out(f"{pad}DATA{{ not yet implemented.}}")      # as h5dump 1.10
+            return
         self.out(f"{pad}DATA {{")
         try:
             if ds.shape is None:
@@ -388,14 +447,14 @@ class Dumper:
                 target = self.f[ref]
             except (purehep.PurehepError, OSError, KeyError, ValueError):
                 continue
-            if isinstance(target, purehep.Dataset) and target.shape is not None:
-                inner = pad + INDENT * 2
-                self.out(f"{inner}DATA {{")
-                try:
+            inner = pad + INDENT * 2
+            self.out(f"{inner}DATA {{")
+            try:
+                if isinstance(target, purehep.Dataset) and target.shape is not None:
                     for line in self.data_lines(target, target._type, inner, len(inner) // 3 + 1):
                         self.out(line)
-                finally:
-                    self.out(f"{inner}}}")
+            finally:
+                self.out(f"{inner}}}")
 
     def sparse_data(self, ds, pad):
         """A sparse dataset has no h5dump form; its defined elements are counted, never
@@ -468,8 +527,14 @@ def _positions(shape):
 def _row_blocks(ds, shape):
     """The dataset's values in blocks of whole leading-axis slices (about BLOCK_ELEMENTS
     elements each), so a large dataset is never formatted in one piece."""
-    if not shape or ds.size <= BLOCK_ELEMENTS or shape[0] <= 1:
-        yield ds[...]
+    if not shape:
+        value = ds[()]
+        holder = np.empty(1, object if isinstance(value, np.ndarray) else np.asarray(value).dtype)
+        holder[0] = value
+        yield holder
+        return
+    if ds.size <= BLOCK_ELEMENTS or shape[0] <= 1:
+        yield ds[()]
         return
     per = max(1, int(np.prod(shape[1:], dtype=np.int64)))
     step = max(1, BLOCK_ELEMENTS // per)
