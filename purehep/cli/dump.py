@@ -11,6 +11,7 @@ data to a file (text, or raw with ``-b``), ``--json`` values that round-trip.
 Every object named on the command line is looked up before anything is printed, and each block
 is closed even when an object inside it cannot be read (the error goes to stderr, as h5dump's).
 """
+import os
 import sys
 
 import numpy as np
@@ -262,15 +263,15 @@ class Dumper:
         try:
             other = group._file._external_file(link.filename)
             key = (id(other), link.target)
-            if key in self.following:
-                return
+            if _same_file(other, self.f) or key in self.following:
+                return                  # h5dump does not follow links back into its file
             obj = other[link.target]
         except (purehep.PurehepError, OSError, KeyError, ValueError) as exc:
             self.fail(f"external link {link.filename}/{link.target}", exc)
             return
         self.following.add(key)
         try:
-            self.member(link.target, obj, pad, link.target)
+            self.member(link.target, obj, pad, "/" + link.target.lstrip("/"))
         finally:
             self.following.discard(key)
 
@@ -379,13 +380,9 @@ class Dumper:
                 return
             from ..hl.attrs import attribute_value
             value = attribute_value(self.ctx, obj.attrs._attrs[name])
-            if dt.cls == T.VLEN and not dt.vlen_string and shape == ():
-                holder = np.empty(1, object)
-                holder[0] = value
-                value = holder
-            value = np.asarray(value)
-            if dt.cls == T.REFERENCE and dt.ref_type == 0:
-                return self.reference_data(value, pad)
+            value = _scalar(value, dt) if shape == () else np.asarray(value)
+            if dt.cls == T.REFERENCE and dt.ref_type in (0, 1):
+                return self.reference_data(value, pad, dt.ref_type)
             items = strings(dt, value, len(pad) // 3 + 1, self.reference)
             lines = Lines(len(items), shape[-1] if shape else 1, _positions(shape), pad)
             for line in lines.feed(items) + lines.finish():
@@ -398,16 +395,20 @@ class Dumper:
             return self.sparse_data(ds, pad)
         if self.data_file is not None:
             return self.data_to_file(ds, pad, subset)
-        if ds._type.cls == T.TIME:
-            self.out(f"{pad}DATA{{ not yet implemented.}}")      # as h5dump 1.10
+        if _has_time(ds._type):                 # as h5dump 1.10 does
+            shallow = ds._type.cls == T.TIME or any(m.type.cls == T.TIME
+                                                    for m in ds._type.members)
+            self.out(f"{pad}DATA{{ not yet implemented.}}" if shallow else f"{pad}DATA {{")
+            if not shallow:
+                self.out(f"{pad}}}")
             return
         self.out(f"{pad}DATA {{")
         try:
             if ds.shape is None:
                 return
             dt = ds._type
-            if dt.cls == T.REFERENCE and dt.ref_type == 0 and subset is None:
-                return self.reference_data(ds[()], pad)
+            if dt.cls == T.REFERENCE and dt.ref_type in (0, 1) and subset is None:
+                return self.reference_data(ds[()], pad, dt.ref_type)
             level = len(pad) // 3 + 1
             for line in self.data_lines(ds, dt, pad, level, subset):
                 self.out(line)
@@ -435,26 +436,48 @@ class Dumper:
             yield from lines.feed(strings(dt, values, level, self.reference))
         yield from lines.finish()
 
-    def reference_data(self, refs, pad):
-        """Object references (the values of a dataset or attribute): each target named, and a
-        dataset's data shown under it, as h5dump does."""
+    def reference_data(self, refs, pad, ref_type):
+        """References (the values of a dataset or attribute) as h5dump shows them: an object
+        reference names its target and shows a dataset's data under it; a region reference
+        shows the target dataset with the region's blocks or points, its type and space."""
         import purehep
+        inner = pad + INDENT
         for ref in np.asarray(refs, dtype=object).reshape(-1):
-            self.out(pad + INDENT + self.reference(ref))
             if not ref:
+                self.out(inner + "NULL")
                 continue
             try:
-                target = self.f[ref]
-            except (purehep.PurehepError, OSError, KeyError, ValueError):
+                target = self.f[ref] if ref_type == 0 else self.open_at(ref.address, None)
+            except (purehep.PurehepError, OSError, KeyError, ValueError) as exc:
+                self.fail("reference", exc)
                 continue
-            inner = pad + INDENT * 2
-            self.out(f"{inner}DATA {{")
+            if ref_type == 1:
+                self.region(ref, target, inner)
+                continue
+            self.out(inner + self.reference(ref))
+            self.out(f"{inner}{INDENT}DATA {{")
             try:
                 if isinstance(target, purehep.Dataset) and target.shape is not None:
-                    for line in self.data_lines(target, target._type, inner, len(inner) // 3 + 1):
+                    deeper = inner + INDENT
+                    for line in self.data_lines(target, target._type, deeper,
+                                                len(deeper) // 3 + 1):
                         self.out(line)
             finally:
-                self.out(f"{inner}}}")
+                self.out(f"{inner}{INDENT}}}")
+
+    def region(self, ref, target, pad):
+        path = self.first_paths().get(ref.address, "?")
+        sel = ref.selection
+        if sel is None or sel.kind not in (1, 2):
+            self.out(f'{pad}DATASET "{path}"')
+            return
+        self.out(f'{pad}DATASET "{path}" {{')
+        try:
+            self.out(f"{pad}{INDENT}REGION_TYPE {_region_text(sel, target.shape)}")
+            self.out(f"{pad}{INDENT}DATATYPE  {type_text(target._type, pad + INDENT)}")
+            self.out(f"{pad}{INDENT}DATASPACE  {space_text(target.shape, target.maxshape)}")
+        finally:
+            self.out(f"{pad}}}")
 
     def sparse_data(self, ds, pad):
         """A sparse dataset has no h5dump form; its defined elements are counted, never
@@ -524,14 +547,51 @@ def _positions(shape):
     return lambda k: np.unravel_index(k, shape)
 
 
+def _has_time(dt):
+    """h5dump 1.10 prints no data for a type with a time class anywhere in it."""
+    return dt.cls == T.TIME or (dt.base is not None and _has_time(dt.base)) or any(
+        _has_time(m.type) for m in dt.members)
+
+
+def _same_file(a, b):
+    pa, pb = a._source.path, b._source.path
+    return a is b or (pa is not None and pb is not None and os.path.samefile(pa, pb))
+
+
+def _region_text(sel, shape):
+    """``POINT  (1,2), (3,4)`` or ``BLOCK  (0,0)-(1,1), ...`` of a dataspace selection."""
+    def pos(p):
+        return "(" + ",".join(str(int(x)) for x in p) + ")"
+    if sel.kind == 1:
+        return "POINT  " + ", ".join(pos(p) for p in sel.points)
+    if sel.blocks is not None:
+        corners = [(b[0], b[1]) for b in sel.blocks]
+    else:
+        count = [int(c) for c in sel.count]
+        if min(count) < 0 or np.prod(count, dtype=np.int64) > 1 << 20:
+            return "BLOCK  (unlimited)"
+        corners = []
+        for idx in np.ndindex(*count):
+            lo = sel.start + np.asarray(idx) * sel.stride
+            corners.append((lo, lo + sel.block - 1))
+    return "BLOCK  " + ", ".join(f"{pos(lo)}-{pos(hi)}" for lo, hi in corners)
+
+
+def _scalar(value, dt):
+    """A one-element array holding a scalar dataset's or attribute's value (a vlen sequence
+    or array value stays one element)."""
+    if dt.cls == T.VLEN and not dt.vlen_string:
+        holder = np.empty(1, object)
+        holder[0] = value
+        return holder
+    return np.asarray(value)[None]
+
+
 def _row_blocks(ds, shape):
     """The dataset's values in blocks of whole leading-axis slices (about BLOCK_ELEMENTS
     elements each), so a large dataset is never formatted in one piece."""
     if not shape:
-        value = ds[()]
-        holder = np.empty(1, object if isinstance(value, np.ndarray) else np.asarray(value).dtype)
-        holder[0] = value
-        yield holder
+        yield _scalar(ds[()], ds._type)
         return
     if ds.size <= BLOCK_ELEMENTS or shape[0] <= 1:
         yield ds[()]
