@@ -37,6 +37,18 @@ def attr_names(obj):
     return sorted(obj.attrs, key=lambda n: n.encode("utf-8", "surrogateescape"))
 
 
+def committed_type(obj):
+    """The object header address of the committed datatype an object's datatype message
+    refers to (spec IV.A.2 shared messages), or None."""
+    from ..format.messages import shared_location
+    from ..hl.base import DATATYPE
+    raw = obj._oh.first(DATATYPE)
+    if raw is None or not raw.shared:
+        return None
+    where, loc = shared_location(obj._ctx, raw)
+    return loc if where == "header" else None
+
+
 class Progress:
     """A progress line on stderr when it is a terminal (long inspect/check runs)."""
 

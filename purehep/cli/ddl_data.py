@@ -213,6 +213,7 @@ class Lines:
         self.base = len(pad) + len(INDENT)
         self.start = 0           # flat number of the first pending element
         self.pending = []
+        self.plane = None        # elements per separately printed plane (no comma after each)
 
     def feed(self, items):
         self.pending.extend(items)
@@ -220,6 +221,15 @@ class Lines:
 
     def finish(self):
         return self._lines(final=True)
+
+    def _ends(self, i):
+        return bool(self.plane) and (self.start + i + 1) % self.plane == 0
+
+    def _join(self, items, k, j):
+        if not self.plane:
+            return ", ".join(items[k:j])
+        return "".join(x + ("" if i == j - 1 else " " if self._ends(i) else ", ")
+                       for i, x in zip(range(k, j), items[k:j]))
 
     def _lines(self, final):
         items = self.pending
@@ -229,6 +239,10 @@ class Lines:
         widths = np.fromiter(map(len, items), np.int64, n) + 1
         if self.start + n == self.total:
             widths[-1] -= 1               # the last element has no comma
+        if self.plane:
+            ends = np.arange(n) + self.start + 1
+            widths[ends % self.plane == 0] = np.fromiter(
+                map(len, items), np.int64, n)[ends % self.plane == 0]
         cum = np.cumsum(widths + 1)       # column taken by "<space>item,"
         out, k, pad, last = [], 0, self.pad, self.total - 1
         while k < n:
@@ -240,8 +254,8 @@ class Lines:
             j = max(min(j, row_end, n), k + 1)                          # exclusive
             if j == n and n < row_end and not final:
                 break                      # the line may continue with the next block
-            text = ", ".join(items[k:j])
-            out.append(pad + prefix + text + ("," if self.start + j - 1 < last else ""))
+            out.append(pad + prefix + self._join(items, k, j) +
+                       ("," if self.start + j - 1 < last and not self._ends(j - 1) else ""))
             k = j
         self.start += k
         self.pending = items[k:]

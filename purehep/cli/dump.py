@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import PurehepError
 from ..format.messages import datatype as T
-from .common import attr_names, links_by_name, open_file
+from .common import attr_names, committed_type, links_by_name, open_file
 from .ddl import INDENT, space_text, type_text
 from .ddl_data import Lines, strings
 from .dump_props import properties
@@ -122,7 +122,7 @@ class Dumper:
             obj = self.f[owner or "/"]
             if name not in obj.attrs:
                 raise KeyError(f"no attribute {name!r} on {owner or '/'}")
-            targets.append(("attribute", path, (obj, name)))
+            targets.append(("attribute", name, (obj, name)))
         return targets or [("group", "/", self.f)]
 
     def dump(self, targets):
@@ -166,7 +166,7 @@ class Dumper:
                     if isinstance(obj, purehep.Group):
                         stack.append((iter(links_by_name(obj)), path))
                     elif isinstance(obj, purehep.Dataset):
-                        used.append(self.committed_type(obj))
+                        used.append(committed_type(obj))
                 except (purehep.PurehepError, OSError, KeyError, ValueError):
                     continue
             self.anonymous = sorted({a for a in used if a is not None and a not in paths})
@@ -174,17 +174,6 @@ class Dumper:
                 paths[addr] = f"/#{addr}"
             self.paths = paths
         return self.paths
-
-    def committed_type(self, obj):
-        """The object header address of the committed datatype an object's datatype message
-        refers to, or None."""
-        from ..format.messages import shared_location
-        from ..hl.base import DATATYPE
-        raw = obj._oh.first(DATATYPE)
-        if raw is None or not raw.shared:
-            return None
-        where, loc = shared_location(self.ctx, raw)
-        return loc if where == "header" else None
 
     def reference(self, ref):
         from ..hl.base import header_of, object_kind
@@ -204,7 +193,7 @@ class Dumper:
 
     def named_type(self, obj):
         """``"/path"`` when the object's datatype message is a committed datatype."""
-        loc = self.committed_type(obj)
+        loc = committed_type(obj)
         return None if loc is None else f'"{self.first_paths().get(loc, f"/#{loc}")}"'
 
     # -- blocks ---------------------------------------------------------------------------------
@@ -266,9 +255,8 @@ class Dumper:
             if _same_file(other, self.f) or key in self.following:
                 return                  # h5dump does not follow links back into its file
             obj = other[link.target]
-        except (purehep.PurehepError, OSError, KeyError, ValueError) as exc:
-            self.fail(f"external link {link.filename}/{link.target}", exc)
-            return
+        except (purehep.PurehepError, OSError, KeyError, ValueError):
+            return                      # a dangling external link is shown as a link only
         self.following.add(key)
         try:
             self.member(link.target, obj, pad, "/" + link.target.lstrip("/"))
@@ -432,6 +420,8 @@ class Dumper:
             positions = subset.position
             blocks = subset.blocks(ds, BLOCK_ELEMENTS)
         lines = Lines(total, row, positions, pad)
+        if subset is not None and len(shape) >= 3:
+            lines.plane = subset.shape[-2] * subset.shape[-1]   # h5dump ends each plane
         for values in blocks:
             yield from lines.feed(strings(dt, values, level, self.reference))
         yield from lines.finish()
@@ -513,7 +503,7 @@ class Dumper:
         out("FILE_CONTENTS {")
         try:
             out(" group      /")
-            seen = {self.f.addr}
+            seen = {self.f.addr: "/"}
 
             def walk(group, prefix):
                 for link in links_by_name(group):
@@ -532,9 +522,12 @@ class Dumper:
                             continue
                         kind = ("group" if isinstance(obj, purehep.Group) else "dataset"
                                 if isinstance(obj, purehep.Dataset) else "datatype")
+                        if obj.addr in seen:
+                            out(f" {kind:<10} {path} -> {seen[obj.addr]}")
+                            continue
                         out(f" {kind:<10} {path}")
-                        if kind == "group" and obj.addr not in seen:
-                            seen.add(obj.addr)
+                        seen[obj.addr] = path
+                        if kind == "group":
                             walk(obj, path)
             walk(self.f, "")
         finally:

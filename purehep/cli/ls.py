@@ -6,7 +6,8 @@ adds, as h5ls does, attributes with their types, the location (``1:address``), l
 chunk shape, storage use, filters and the type; ``-d`` the data; ``-a`` raw data addresses."""
 import numpy as np
 
-from .common import FILTER_NAMES, attr_names, links_by_name, open_file, split_target
+from .common import (FILTER_NAMES, attr_names, committed_type, links_by_name, open_file,
+                     split_target)
 from .ddl_data import strings
 from ..format.messages import datatype as T
 
@@ -27,8 +28,8 @@ def register(sub):
     p.set_defaults(run=run)
 
 
-def type_name(dt):
-    """h5ls's description of a format-level datatype."""
+def type_name(dt, indent=15):
+    """h5ls's description of a format-level datatype (nested lines start at ``indent``)."""
     if dt.cls == T.FIXED:
         if dt.order == "<" and (dt.size, dt.signed) in _INT_NATIVE and not dt.bit_offset \
                 and dt.precision == dt.size * 8:
@@ -49,21 +50,36 @@ def type_name(dt):
     if dt.cls == T.OPAQUE:
         return f"{dt.size}-byte opaque type\n{' ' * 15}(tag = \"{dt.tag.decode('latin-1')}\")"
     if dt.cls == T.COMPOUND:
-        lines = ["struct {"] + [f'{" " * 19}"{m.name}"{" " * max(1, 15 - len(m.name))}'
-                                f'+{m.offset:<5} {type_name(m.type)}' for m in dt.members]
-        return "\n".join(lines + [f"{' ' * 15}}} {dt.size} bytes"])
+        pad = " " * (indent + 4)
+        lines = ["struct {"] + [f'{pad}{chr(34) + m.name + chr(34):<18} '
+                                f'+{m.offset:<4} {type_name(m.type, indent + 4)}'
+                                for m in dt.members]
+        return "\n".join(lines + [f"{' ' * indent}}} {dt.size} bytes"])
     if dt.cls == T.ENUM:
         lines = [f"enum {type_name(dt.base)} {{"] + [
             f"{' ' * 19}{n if isinstance(n, str) else n.decode('latin-1'):<16} = {v}"
             for n, v in zip(dt.enum_names, dt.enum_values)]
         return "\n".join(lines + [f"{' ' * 15}}}"])
     if dt.cls == T.ARRAY:
-        return f"[{']['.join(map(str, dt.dims))}] {type_name(dt.base)}"
+        return f"[{','.join(map(str, dt.dims))}] {type_name(dt.base, indent)}"
     if dt.cls == T.VLEN:
         return f"variable length of\n{' ' * 19}{type_name(dt.base)}"
     if dt.cls == T.REFERENCE:
         return "object reference" if dt.ref_type == 0 else "dataset region reference"
     return dt.class_name
+
+
+def _storage(ds):
+    """h5ls's storage line: logical and allocated bytes and their ratio."""
+    import purehep
+    if ds.dtype.hasobject:
+        return "information not available"
+    try:
+        stored, logical = ds.id.get_storage_size(), ds.nbytes
+    except purehep.PurehepError as exc:
+        return f"unavailable ({exc})"
+    text = f"{logical} logical bytes, {stored} allocated bytes"
+    return text + (f", {100.0 * logical / stored:.2f}% utilization" if stored else "")
 
 
 def _dims(shape, maxshape, verbose):
@@ -122,23 +138,25 @@ class Lister:
                 out(f"    Attribute: {name} (unreadable: {exc})")
         out(f"    Location:  1:{obj.addr}")
         out(f"    Links:     {getattr(obj._oh, 'refcount', 1)}")
+        raw = obj._oh.first(0x0D)
+        if raw is not None:
+            text = bytes(raw.data).split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            out(f'    Comment:   "{text}"')
         if isinstance(obj, purehep.Dataset):
             if obj.chunks:
                 nbytes = int(np.prod(obj.chunks)) * obj._type.size
                 out(f"    Chunks:    {{{', '.join(map(str, obj.chunks))}}} {nbytes} bytes")
-            try:
-                stored, logical = obj.id.get_storage_size(), obj.nbytes
-                use = f"{100.0 * logical / stored:.2f}% utilization" if stored else \
-                    "0.00% utilization"
-                out(f"    Storage:   {logical} logical bytes, {stored} allocated bytes, {use}")
-            except purehep.PurehepError as exc:
-                out(f"    Storage:   unavailable ({exc})")
-            for f in obj._filters or ():
-                name = f.name or FILTER_NAMES.get(f.id, "filter")
-                params = f" OPT {{{', '.join(map(str, f.client_data))}}}" if f.client_data \
-                    else ""
-                out(f"    Filter-{f.id}:  {name}{params}")
-            out(f"    Type:      {type_name(obj._type)}")
+            out("    Storage:   " + _storage(obj))
+            for i, f in enumerate(obj._filters or ()):
+                name = FILTER_NAMES.get(f.id) or f.name or "filter"
+                params = f"OPT {{{', '.join(map(str, f.client_data))}}}" if f.client_data \
+                    else " {}"
+                out(f"    Filter-{i}:  {name}-{f.id} {params}")
+            loc = committed_type(obj)
+            shared = f"shared-1:{loc} " if loc is not None else ""
+            out(f"    Type:      {shared}{type_name(obj._type)}")
+        elif not isinstance(obj, purehep.Group):
+            out(f"    Type:      shared-1:{obj.addr} {type_name(obj.datatype)}")
 
     def addresses(self, ds):
         lay = ds._layout
@@ -172,7 +190,7 @@ class Lister:
                 self.out(_name(shown) + f"Soft Link {{{link.target}}}")
                 continue
             if link.type == L.EXTERNAL:
-                self.out(_name(shown) + f"External Link {{{link.filename}//{link.target}}}")
+                self.out(_name(shown) + f"External Link {{{link.filename}//{link.target.lstrip('/')}}}")
                 continue
             if link.type != L.HARD:
                 self.out(_name(shown) + "UD Link {cannot follow UD links}")
