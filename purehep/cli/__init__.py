@@ -40,10 +40,12 @@ class Output:
         if self._size >= self.LIMIT:
             self.flush()
 
-    def block(self, text):
-        """Write a large piece of text (already newline-terminated) after pending lines."""
-        self.flush()
-        self.stream.write(text)
+    def extend(self, lines):
+        """Append many lines at once."""
+        self._parts.extend(lines)
+        self._size += sum(map(len, lines)) + len(lines)
+        if self._size >= self.LIMIT:
+            self.flush()
 
     def flush(self):
         if self._parts:

@@ -12,6 +12,7 @@ line breaking looks up each line's end in the cumulative widths with ``searchsor
 Python work is per line, not per element.
 """
 import re
+from bisect import bisect_right
 
 import numpy as np
 
@@ -236,26 +237,32 @@ class Lines:
         n = len(items)
         if n == 0:
             return []
-        widths = np.fromiter(map(len, items), np.int64, n) + 1
+        lens = np.fromiter(map(len, items), np.int64, n)
+        widths = lens + 1                          # with the comma
         if self.start + n == self.total:
-            widths[-1] -= 1               # the last element has no comma
+            widths[-1] -= 1                        # the last element has no comma
         if self.plane:
-            ends = np.arange(n) + self.start + 1
-            widths[ends % self.plane == 0] = np.fromiter(
-                map(len, items), np.int64, n)[ends % self.plane == 0]
-        cum = np.cumsum(widths + 1)       # column taken by "<space>item,"
-        out, k, pad, last = [], 0, self.pad, self.total - 1
+            ends = (np.arange(n) + self.start + 1) % self.plane == 0
+            widths[ends] = lens[ends]
+        cum = np.cumsum(widths + 1).tolist()       # column taken by "<space>item,"
+        widths = widths.tolist()
+        out, k, pad, start, row, total = [], 0, self.pad, self.start, self.row, self.total
+        base, positions, plain = self.base, self.positions, not self.plane
+        flat = row >= total and plain and len(positions(start)) == 1    # 1-D: simplest lines
         while k < n:
-            g = self.start + k
-            prefix = "(" + ",".join(map(str, self.positions(g))) + "): "
-            col = self.base + len(prefix) + int(widths[k])
-            row_end = (g // self.row + 1) * self.row - self.start      # exclusive, local
-            j = int(np.searchsorted(cum, cum[k] + (WIDTH - col), side="right"))
-            j = max(min(j, row_end, n), k + 1)                          # exclusive
+            g = start + k
+            prefix = f"({g}): " if flat else "(" + ",".join(map(str, positions(g))) + "): "
+            row_end = (g // row + 1) * row - start                          # exclusive, local
+            limit = cum[k] + WIDTH - base - len(prefix) - widths[k]
+            j = bisect_right(cum, limit, k + 1, row_end if row_end < n else n)
             if j == n and n < row_end and not final:
                 break                      # the line may continue with the next block
-            out.append(pad + prefix + self._join(items, k, j) +
-                       ("," if self.start + j - 1 < last and not self._ends(j - 1) else ""))
+            if plain:
+                text = ", ".join(items[k:j]) + ("," if start + j < total else "")
+            else:
+                text = self._join(items, k, j) + (
+                    "," if start + j < total and not self._ends(j - 1) else "")
+            out.append(pad + prefix + text)
             k = j
         self.start += k
         self.pending = items[k:]

@@ -398,8 +398,8 @@ class Dumper:
             if dt.cls == T.REFERENCE and dt.ref_type in (0, 1) and subset is None:
                 return self.reference_data(ds[()], pad, dt.ref_type)
             level = len(pad) // 3 + 1
-            for line in self.data_lines(ds, dt, pad, level, subset):
-                self.out(line)
+            for block in self.data_lines(ds, dt, pad, level, subset):
+                self.out.extend(block)
         except BrokenPipeError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported; the block is still closed
@@ -408,7 +408,8 @@ class Dumper:
             self.out(f"{pad}}}")
 
     def data_lines(self, ds, dt, pad, level, subset=None):
-        """The data lines of a dataset (or a hyperslab of it), formatted block by block."""
+        """The data lines of a dataset (or a hyperslab of it): lists of lines, one list per
+        block of values formatted."""
         shape = ds.shape
         if subset is None:
             total = int(np.prod(shape, dtype=np.int64)) if shape else 1
@@ -423,8 +424,8 @@ class Dumper:
         if subset is not None and len(shape) >= 3:
             lines.plane = subset.shape[-2] * subset.shape[-1]   # h5dump ends each plane
         for values in blocks:
-            yield from lines.feed(strings(dt, values, level, self.reference))
-        yield from lines.finish()
+            yield lines.feed(strings(dt, values, level, self.reference))
+        yield lines.finish()
 
     def reference_data(self, refs, pad, ref_type):
         """References (the values of a dataset or attribute) as h5dump shows them: an object
@@ -449,9 +450,9 @@ class Dumper:
             try:
                 if isinstance(target, purehep.Dataset) and target.shape is not None:
                     deeper = inner + INDENT
-                    for line in self.data_lines(target, target._type, deeper,
-                                                len(deeper) // 3 + 1):
-                        self.out(line)
+                    for block in self.data_lines(target, target._type, deeper,
+                                                 len(deeper) // 3 + 1):
+                        self.out.extend(block)
             finally:
                 self.out(f"{inner}{INDENT}}}")
 
@@ -490,8 +491,8 @@ class Dumper:
                     self.data_file.write(raw)
                 return
             self.data_file.write("\n")
-            for line in self.data_lines(ds, ds._type, "   ", 2, subset):
-                self.data_file.write(line + "\n")
+            for block in self.data_lines(ds, ds._type, "   ", 2, subset):
+                self.data_file.write("".join(line + "\n" for line in block))
         finally:
             self.out(f"{pad}}}")
 
@@ -535,9 +536,18 @@ class Dumper:
 
 
 def _positions(shape):
-    if not shape:
+    """flat element number -> its coordinates (plain integer arithmetic, one call per line)."""
+    if len(shape) <= 1:
         return lambda k: (k,)
-    return lambda k: np.unravel_index(k, shape)
+    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+
+    def position(k):
+        at = []
+        for s in strides:
+            q, k = divmod(k, s)
+            at.append(q)
+        return at
+    return position
 
 
 def _has_time(dt):
