@@ -251,7 +251,8 @@ class Lines:
         flat = row >= total and plain and len(positions(start)) == 1    # 1-D: simplest lines
         while k < n:
             g = start + k
-            prefix = f"({g}): " if flat else "(" + ",".join(map(str, positions(g))) + "): "
+            at = positions(g)
+            prefix = f"({at[0]}): " if flat else "(" + ",".join(map(str, at)) + "): "
             row_end = (g // row + 1) * row - start                          # exclusive, local
             limit = cum[k] + WIDTH - base - len(prefix) - widths[k]
             j = bisect_right(cum, limit, k + 1, row_end if row_end < n else n)

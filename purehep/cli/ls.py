@@ -190,7 +190,8 @@ class Lister:
                 self.out(_name(shown) + f"Soft Link {{{link.target}}}")
                 continue
             if link.type == L.EXTERNAL:
-                self.out(_name(shown) + f"External Link {{{link.filename}//{link.target.lstrip('/')}}}")
+                target = link.target.lstrip("/")
+                self.out(_name(shown) + f"External Link {{{link.filename}//{target}}}")
                 continue
             if link.type != L.HARD:
                 self.out(_name(shown) + "UD Link {cannot follow UD links}")
