@@ -7,7 +7,7 @@ import numpy as np
 
 from .backend import (DATA_GROUP, commit_chunks, create_raw_data, is_vlen_string, raw_path,
                       write_virtual_dataset)
-from .staging import StagedGroup
+from .group import StagedGroup
 
 DATA_VERSION = 4
 CORRUPT_DATA_VERSIONS = frozenset([2, 3])
@@ -205,16 +205,16 @@ class VersionedHDF5File:
         name = staged.name
         raw = self.f.get(raw_path(name))
         if raw is None:
-            create_raw_data(self.f, name, staged.dtype, staged.chunks, staged.fillvalue,
+            create_raw_data(self.f, name, staged.dtype, staged.grid, staged.fillvalue,
                             staged.filters)
         elif raw.dtype != staged.dtype and not (is_vlen_string(raw.dtype)
                                                 and is_vlen_string(staged.dtype)):
             raise ValueError(f"dtypes are not compatible ({staged.dtype} != {raw.dtype})")
         if staged.dirty:
-            commit_chunks(self.f, name, staged.modified_chunks(), staged.chunks, staged.dtype,
+            commit_chunks(self.f, name, staged.modified_chunks(), staged.grid, staged.dtype,
                           staged.fillvalue, staged.mapping)
         return write_virtual_dataset(group, name, staged.shape, staged.dtype,
-                                    staged.chunks, staged.fillvalue, staged.mapping)
+                                    staged.grid, staged.fillvalue, staged.mapping)
 
     def __repr__(self):
         return f'<VersionedHDF5File object "{self.f.filename}" (mode {self.f.mode})>'

@@ -12,6 +12,11 @@ from .hashing import Hashtable, chunk_hash, fill_hash
 
 DATA_GROUP = "_version_data"
 FILTER_KEYS = ("compression", "compression_opts", "shuffle", "fletcher32", "scaleoffset")
+FILTER_DEFAULTS = {"compression": None, "compression_opts": None, "shuffle": False,
+                   "fletcher32": False, "scaleoffset": None}
+DEFAULT_CHUNK_SIZE = 4096       # the package's chunk length for create_dataset(chunks=None)
+H5PY_NAMED_FILTERS = frozenset([1, 2, 3, 4, 6, 32000])   # deflate shuffle fletcher32 szip
+                                                         # scaleoffset lzf
 
 
 def raw_path(name):
@@ -32,6 +37,16 @@ def normalize_chunks(chunks, shape, dtype):
     if len(shape) != 1:
         raise ValueError("chunks must be specified for multi-dimensional datasets")
     return guess_chunk(shape, None, dtype.itemsize)
+
+
+def raw_filters(raw):
+    """The filter arguments the package reads back from ``raw`` (its ``Filters.from_dataset``
+    under h5py 3.16, whose ``compression`` is ``'unknown'`` when a filter h5py does not name
+    is present)."""
+    found = {key: getattr(raw, key) for key in FILTER_KEYS}
+    if found["compression"] is None and set(raw.filter_ids) - H5PY_NAMED_FILTERS:
+        found["compression"] = "unknown"
+    return found
 
 
 def chunk_slices(index, chunks, shape):
