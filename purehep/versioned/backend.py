@@ -77,7 +77,9 @@ def commit_chunks(f, name, modified, chunks, dtype, fillvalue, mapping):
     table re-uses its rows, any other is appended to raw_data. ``mapping`` (chunk index ->
     raw rows) is updated in place."""
     raw = f[raw_path(name)]
-    table = Hashtable(f[f"/{DATA_GROUP}/{name}/hash_table"])
+    group = f[f"/{DATA_GROUP}/{name}"]       # (no hash table left by rebuild_hash_table
+    table = Hashtable(group["hash_table"]) if "hash_table" in group \
+        else Hashtable.create(group)        # when no version held the dataset)
     pending = []
     fill = fill_hash(chunks, dtype, fillvalue)   # edge chunks never match: shapes differ
     for index, chunk in modified:
@@ -115,6 +117,44 @@ def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping)
     vds.attrs["chunks"] = np.array(chunks, np.int64)
     vds.attrs["raw_data"] = raw_path(name)
     return vds
+
+
+def dataset_names(group, prefix=""):
+    """Paths of the datasets that own a raw_data below ``group`` (``_version_data``; the
+    versions apart), depth first in name order as the package finds them."""
+    found = []
+    for key, obj in group.items():
+        if hasattr(obj, "shape") or (not prefix and key == "versions"):
+            continue
+        if "raw_data" in obj:
+            found.append(prefix + key)
+        else:
+            found.extend(dataset_names(obj, f"{prefix}{key}/"))
+    return found
+
+
+def rebuild_hash_table(f, name):
+    """Replace dataset ``name``'s hash table by one hashing what the versions map, as the
+    package's ``Hashtable.from_versions_traverse``: versions in name order, each one's
+    mappings in order, a digest's first rows kept. No version holding ``name`` leaves no
+    hash table (as the package leaves it)."""
+    group = f[f"/{DATA_GROUP}/{name}"]
+    if "hash_table" in group:
+        del group["hash_table"]
+    table = None
+    for version in f[f"/{DATA_GROUP}/versions"].values():
+        if name not in version:
+            continue
+        dataset = version[name]
+        table = table or Hashtable.create(group)
+        for vmap in dataset.virtual_sources():
+            region = tuple(slice(a, b + 1) for a, b in zip(*vmap.vspace.get_select_bounds()))
+            start, stop = vmap.src_space.get_select_bounds()
+            digest = chunk_hash(dataset[region])
+            if stop[0] >= start[0] and table.get(digest) is None:
+                table.add(digest, int(start[0]), int(stop[0]) + 1)
+    if table is not None:
+        table.write()
 
 
 def source_blocks(dataset):
