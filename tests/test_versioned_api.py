@@ -217,7 +217,7 @@ def test_get_diff_as_the_packages(files, writer):
                     continue
                 expected = diff_items(theirs.get_diff(name, a, b))
                 got = mine.get_diff(name, a, b)
-                assert diff_items(got) == expected, (name, a, b)
+                assert str(diff_items(got)) == str(expected), (name, a, b)   # NaN fills
                 assert all(isinstance(key, versioned.Region) for key in got)
                 checked += bool(expected)
         assert checked >= 10
