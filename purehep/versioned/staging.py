@@ -134,8 +134,8 @@ class StagedDataset:
         edges shrunk to, axis by axis, then the old edges of the axes grown, each step in
         raw_data order); chunks of a creation array growing past the array (as it was when
         first grown) move after the others, last axis first, each in C order (the
-        package's views of the array cannot grow);
-        chunks past the new shape are forgotten."""
+        package's views of the array cannot grow); chunks past the new shape are
+        forgotten."""
         size = _new_shape(self.shape, size, axis)
         if len(size) != self.ndim or min(size, default=0) < 0:
             raise ValueError(f"Invalid shape {size} for dataset of shape {self.shape}")
@@ -166,9 +166,9 @@ class StagedDataset:
             region = chunk_slices(index, self.grid, shrunk)
             if region != chunk_slices(index, self.grid, old):
                 _refill(self._modified(index), region, self.fillvalue)
-        self.shape = size
-        if self.chunks is None:
+        if self.chunks is None and size != shrunk:    # known once grown, as the package's
             self.chunks = self.grid
+        self.shape = size
 
     def modified_chunks(self):
         """(index, edge-trimmed chunk) of each modified chunk, in the order modified."""
