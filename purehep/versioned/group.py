@@ -8,7 +8,10 @@ Where the package departs from h5py's Group by accident, h5py's behaviour is kep
 ``require_dataset`` returns an existing compatible dataset (the package's raises TypeError
 for any existing dataset: h5py opens it in the file, where staged datasets are not yet),
 ``visit`` lists datasets too (the package's lists the subgroups only, for the same reason),
-and ``visit``/``visititems`` stop at the first callback result that is not None."""
+and ``visit``/``visititems`` stop at the first callback result that is not None. A staged
+dataset's ``maxshape`` is that of the virtual dataset it was read from (the package's: not
+updated by a resize); a dataset new in this version, which has none in the package, reports
+its shape at creation."""
 import posixpath
 
 import numpy as np
