@@ -328,3 +328,26 @@ def test_shuffle_kernel_sizes_and_alignment(size, offset):
     back = np.empty_like(src)
     unshuffle(out, back, size)
     assert np.array_equal(back, src)
+
+
+@pytest.mark.parametrize("dtype", ["u1", "<i2", ">i4", "<u8", "<f4", ">f8"])
+@pytest.mark.parametrize("fill", [None, 0, 3])
+def test_scaleoffset_written_as_libhdf5_writes(tmp_path, dtype, fill):
+    """purehep's scale-offset chunks read by h5py as h5py's own read back: chunks whose
+    span fills the bits exactly (the all-ones code is the fill value's when one is
+    defined), constant chunks, chunks holding the fill value, chunks of fill alone."""
+    rows = [[3, 0, 0, 0], [3, 1, 0, 2], [5, 5, 5, 5], [0, 0, 0, 0], [3, 3, 3, 3],
+            [7, 0, 3, 4], [4, 3, 0, 1], [250, 3, 7, 100]]
+    data = np.array(rows, dtype=dtype)
+    if data.dtype.kind == "f":
+        data = data + np.array([0.25, 0.5, 0.0, 0.125], dtype)
+    kw = {} if fill is None else {"fillvalue": fill}
+    scale = dict(scaleoffset=2) if data.dtype.kind == "f" else dict(scaleoffset=0)
+    with purehep.File(tmp_path / "p.h5", "w") as f:
+        f.create_dataset("x", data=data, chunks=(1, 4), **scale, **kw)
+    with h5py.File(tmp_path / "h.h5", "w") as f:
+        f.create_dataset("x", data=data, chunks=(1, 4), **scale, **kw)
+    with h5py.File(tmp_path / "p.h5", "r") as p, h5py.File(tmp_path / "h.h5", "r") as h:
+        np.testing.assert_array_equal(p["x"][()], h["x"][()])
+        if data.dtype.kind != "f":
+            np.testing.assert_array_equal(p["x"][()], data)

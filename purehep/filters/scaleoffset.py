@@ -108,34 +108,66 @@ def _pack(values, minbits):
     return np.packbits(bits.astype(np.uint8).reshape(-1)).tobytes()
 
 
+def _ceil_log2(n):
+    """Bits for ``n`` codes (libhdf5's H5Z__scaleoffset_log2: ceil(log2 n))."""
+    return (int(n) - 1).bit_length() if n > 1 else 0
+
+
 def encode(data, client_data, element_size, chunk_nbytes):
     """Scale-offset encoding of one chunk (integers; floats by D-scale), the inverse of
-    ``decode``: the 21-byte header, then the values minus the minimum in ``minbits`` bits."""
+    ``decode``, as libhdf5's precompress: the 21-byte header, then the values minus the
+    minimum in ``minbits`` bits. With a fill value defined, values equal to it (for floats,
+    within 10**-D) take the all-ones code and are left out of the minimum and the span, and
+    the span counts that code: ``minbits = ceil(log2(max - min + 2))``."""
     cd = [int(v) for v in client_data]
-    scale_type, factor, nelmts, cls, size, sign, order = cd[:7]
+    scale_type, factor, nelmts, cls, size, sign, order, fill_defined = cd[:8]
     factor = factor - (1 << 32) if factor >= 1 << 31 else factor
     raw = np.frombuffer(bytes(data), np.uint8)
     order_c = ">" if order == 1 else "<"
+    width = 8 * size
     if cls == 0:
         dt = np.dtype(f"{order_c}{'i' if sign else 'u'}{size}")
-        vals = raw.view(dt).astype(np.dtype(f"{'i' if sign else 'u'}{size}")).astype(object)
-        vals = np.array([int(x) for x in vals], dtype=object)
-        lo, hi = min(vals), max(vals)
-        span = hi - lo
-        minbits = span.bit_length() if factor == 0 else min(factor, 8 * size)
-        if minbits >= 8 * size:
-            return _header(8 * size, b"") + raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
-        packed = np.array([int(x - lo) for x in vals], dtype=np.uint64)
-        minval = (lo & ((1 << (8 * size)) - 1)).to_bytes(8, "little")[:8]
+        vals = [int(x) for x in raw.view(dt)]
+        fill = int(np.frombuffer(_fill_bytes(cd, size), dt.newbyteorder("<"))[0]) \
+            if fill_defined else None
+        live = [v for v in vals if v != fill]
+        lo, hi = (min(live), max(live)) if live else (0, 0)
+        if factor == 0:
+            minbits = width if hi - lo > (1 << width) - 3 else \
+                _ceil_log2(hi - lo + 1 + (fill is not None))
+        else:
+            minbits = min(factor, width)
+        if minbits >= width:
+            return _header(width, b"") + raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
+        code, mask = (1 << minbits) - 1, (1 << width) - 1
+        packed = np.array([code if v == fill else (v - lo) & mask for v in vals], np.uint64)
+        minval = (lo & mask).to_bytes(8, "little")
         return bytes(_header(minbits, minval)) + _pack(packed, minbits)
-    ftype = np.dtype(f"{order_c}f{size}")
-    vals = raw.view(ftype).astype(f"<f{size}")
-    lo = vals.min() if vals.size else 0
-    scaled = np.rint((vals - lo) * (10.0 ** factor)).astype(np.int64)
-    span = int(scaled.max()) if scaled.size else 0
-    minbits = span.bit_length()
-    if minbits >= 8 * size:
-        return _header(8 * size, b"") + vals.tobytes()
-    minval = np.asarray(lo, f"<f{size}").tobytes()
-    return bytes(_header(minbits, minval + bytes(8 - len(minval)))) + \
-        _pack(scaled.astype(np.uint64), minbits)
+    ftype = np.dtype(f"<f{size}")
+    vals = raw.view(np.dtype(f"{order_c}f{size}")).astype(ftype)
+    scale = ftype.type(10.0) ** ftype.type(factor)
+    isfill = np.zeros(vals.shape, bool)
+    if fill_defined:
+        fill = np.frombuffer(_fill_bytes(cd, size), ftype)[0]
+        with np.errstate(all="ignore"):
+            isfill = np.abs(vals - fill) < ftype.type(10.0) ** ftype.type(-factor)
+    live = vals[~isfill]
+    lo, hi = (live.min(), live.max()) if live.size else (ftype.type(0), ftype.type(0))
+    with np.errstate(all="ignore"):
+        spread = float(hi * scale - lo * scale)
+        if not np.isfinite(spread) or np.round(spread) > 2.0 ** (width - 1):
+            return _header(width, b"") + vals.tobytes()
+        minbits = _ceil_log2(_lround(spread) + 1 + bool(fill_defined))
+        if minbits >= width:
+            return _header(width, b"") + vals.tobytes()
+        scaled = np.array([_lround(v) for v in (vals * scale - lo * scale).tolist()], object)
+    code = (1 << minbits) - 1
+    packed = np.array([code if f else int(v) & ((1 << width) - 1)
+                       for v, f in zip(scaled, isfill)], np.uint64)
+    minval = np.asarray(lo, ftype).tobytes()
+    return bytes(_header(minbits, minval + bytes(8 - len(minval)))) + _pack(packed, minbits)
+
+
+def _lround(x):
+    """C's lround: to the nearest integer, halves away from zero."""
+    return int(np.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)

@@ -32,9 +32,9 @@ identical chunks, appends the others and writes each version's virtual datasets.
 back as ordinary purehep groups of virtual datasets; ``delete_versions`` removes versions and
 the chunks only they used.
 """
-from .api import VersionedHDF5File, DATA_VERSION, TIMESTAMP_FMT
+from .api import VersionedHDF5File, DATA_VERSION, TIMESTAMP_FMT, Region
 from .hashing import chunk_hash
 from .replay import delete_version, delete_versions
 
-__all__ = ["VersionedHDF5File", "DATA_VERSION", "TIMESTAMP_FMT", "chunk_hash",
+__all__ = ["VersionedHDF5File", "DATA_VERSION", "TIMESTAMP_FMT", "Region", "chunk_hash",
            "delete_version", "delete_versions"]

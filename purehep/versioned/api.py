@@ -5,9 +5,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .backend import (DATA_GROUP, commit_chunks, create_raw_data, is_vlen_string, raw_path,
-                      write_virtual_dataset)
-from .staging import StagedGroup
+from .backend import (DATA_GROUP, commit_chunks, create_raw_data, dataset_names,
+                      is_vlen_string, raw_path, rebuild_hash_table, write_virtual_dataset)
+from .group import StagedGroup
 
 DATA_VERSION = 4
 CORRUPT_DATA_VERSIONS = frozenset([2, 3])
@@ -49,9 +49,26 @@ class VersionedHDF5File:
 
     def __init__(self, f):
         self.f = f
+        self._closed = False
         if DATA_GROUP not in f:
             initialize(f)
         self._check_data_version()
+
+    @property
+    def closed(self):
+        """True once :meth:`close` was called or the file was closed."""
+        if not self._closed and not self.f:
+            self._closed = True
+        return self._closed
+
+    def close(self):
+        """Let go of the file (which stays open: close it separately), as the package's."""
+        self.__dict__.pop("f", None)
+        self._closed = True
+
+    def _check_open(self, message="File is closed"):
+        if self.closed:
+            raise ValueError(message)
 
     def _check_data_version(self):
         version = int(self._versions.attrs.get("data_version", 1))
@@ -100,6 +117,7 @@ class VersionedHDF5File:
     def __getitem__(self, item):
         """A version's group, by name, by ``None`` (the current version), by a negative
         integer (that many versions before the current one) or by timestamp."""
+        self._check_open()
         if item is None:
             return self.get_version_by_name(self.current_version)
         if isinstance(item, str):
@@ -162,6 +180,7 @@ class VersionedHDF5File:
                       timestamp=None):
         """Yield a group mirroring ``prev_version`` (default the current version, ``''`` for
         none) to modify; on exit it is committed as version ``version_name``."""
+        self._check_open()
         versions = self._versions
         prev_version = FIRST_VERSION if prev_version == "" else \
             prev_version or self.current_version
@@ -205,19 +224,76 @@ class VersionedHDF5File:
         name = staged.name
         raw = self.f.get(raw_path(name))
         if raw is None:
-            create_raw_data(self.f, name, staged.dtype, staged.chunks, staged.fillvalue,
+            create_raw_data(self.f, name, staged.dtype, staged.grid, staged.fillvalue,
                             staged.filters)
         elif raw.dtype != staged.dtype and not (is_vlen_string(raw.dtype)
                                                 and is_vlen_string(staged.dtype)):
             raise ValueError(f"dtypes are not compatible ({staged.dtype} != {raw.dtype})")
         if staged.dirty:
-            commit_chunks(self.f, name, staged.modified_chunks(), staged.chunks, staged.dtype,
+            commit_chunks(self.f, name, staged.modified_chunks(), staged.grid, staged.dtype,
                           staged.fillvalue, staged.mapping)
         return write_virtual_dataset(group, name, staged.shape, staged.dtype,
-                                    staged.chunks, staged.fillvalue, staged.mapping)
+                                    staged.grid, staged.fillvalue, staged.mapping)
+
+    def get_diff(self, name, version1, version2):
+        """The chunk regions of dataset ``name`` that differ between two versions, as the
+        package's: ``{region: (data in version1, data in version2)}``, None for a region
+        only the other version maps; regions mapped to the same raw_data rows in both (and
+        regions of fill values in both) are left out. Regions are :class:`Region` keys."""
+        self._check_open("File is not open.")
+        first, second = self[version1][name], self[version2][name]
+        before, after = _regions(first), _regions(second)
+        diff = {}
+        for region, rows in after.items():
+            if region not in before:
+                diff[region] = (None, second[region])
+            elif rows != before[region]:
+                diff[region] = (first[region], second[region])
+        for region in before:
+            if region not in after:
+                diff[region] = (first[region], None)
+        return diff
+
+    def rebuild_hashtables(self):
+        """Rebuild every dataset's hash table from what the versions map."""
+        for name in dataset_names(self.f[DATA_GROUP]):
+            rebuild_hash_table(self.f, name)
+
+    def rebuild_object_dtype_hashtables(self):
+        """Rebuild the hash tables of the string datasets, then mark the file as of the
+        current data version."""
+        for name in dataset_names(self.f[DATA_GROUP]):
+            if is_vlen_string(self.f[raw_path(name)].dtype):
+                rebuild_hash_table(self.f, name)
+        self._versions.attrs["data_version"] = np.int64(DATA_VERSION)
 
     def __repr__(self):
+        if self.closed:
+            return "<Closed VersionedHDF5File>"
         return f'<VersionedHDF5File object "{self.f.filename}" (mode {self.f.mode})>'
+
+
+class Region(tuple):
+    """A region of a dataset as a tuple of slices (step 1), usable as a dict key (the
+    package's ``ndindex.Tuple`` keys; ``.raw`` is the plain tuple, as ndindex's)."""
+
+    def __hash__(self):
+        return hash(tuple((s.start, s.stop, s.step) for s in self))
+
+    raw = property(tuple)
+
+    def __repr__(self):
+        return f"Region{tuple(self)!r}"
+
+
+def _regions(dataset):
+    """Region of each mapping of a committed virtual dataset -> its source's bounds."""
+    found = {}
+    for vmap in dataset.virtual_sources():
+        start, stop = vmap.vspace.get_select_bounds()
+        found[Region(slice(int(a), int(b) + 1, 1) for a, b in zip(start, stop))] = \
+            vmap.src_space.get_select_bounds()
+    return found
 
 
 def _set_attrs(obj, attrs):

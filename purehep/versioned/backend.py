@@ -12,6 +12,11 @@ from .hashing import Hashtable, chunk_hash, fill_hash
 
 DATA_GROUP = "_version_data"
 FILTER_KEYS = ("compression", "compression_opts", "shuffle", "fletcher32", "scaleoffset")
+FILTER_DEFAULTS = {"compression": None, "compression_opts": None, "shuffle": False,
+                   "fletcher32": False, "scaleoffset": None}
+DEFAULT_CHUNK_SIZE = 4096       # the package's chunk length for create_dataset(chunks=None)
+H5PY_NAMED_FILTERS = frozenset([1, 2, 3, 4, 6, 32000])   # deflate shuffle fletcher32 szip
+                                                         # scaleoffset lzf
 
 
 def raw_path(name):
@@ -32,6 +37,16 @@ def normalize_chunks(chunks, shape, dtype):
     if len(shape) != 1:
         raise ValueError("chunks must be specified for multi-dimensional datasets")
     return guess_chunk(shape, None, dtype.itemsize)
+
+
+def raw_filters(raw):
+    """The filter arguments the package reads back from ``raw`` (its ``Filters.from_dataset``
+    under h5py 3.16, whose ``compression`` is ``'unknown'`` when a filter h5py does not name
+    is present)."""
+    found = {key: getattr(raw, key) for key in FILTER_KEYS}
+    if found["compression"] is None and set(raw.filter_ids) - H5PY_NAMED_FILTERS:
+        found["compression"] = "unknown"
+    return found
 
 
 def chunk_slices(index, chunks, shape):
@@ -62,7 +77,9 @@ def commit_chunks(f, name, modified, chunks, dtype, fillvalue, mapping):
     table re-uses its rows, any other is appended to raw_data. ``mapping`` (chunk index ->
     raw rows) is updated in place."""
     raw = f[raw_path(name)]
-    table = Hashtable(f[f"/{DATA_GROUP}/{name}/hash_table"])
+    group = f[f"/{DATA_GROUP}/{name}"]       # (no hash table left by rebuild_hash_table
+    table = Hashtable(group["hash_table"]) if "hash_table" in group \
+        else Hashtable.create(group)        # when no version held the dataset)
     pending = []
     fill = fill_hash(chunks, dtype, fillvalue)   # edge chunks never match: shapes differ
     for index, chunk in modified:
@@ -100,6 +117,44 @@ def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping)
     vds.attrs["chunks"] = np.array(chunks, np.int64)
     vds.attrs["raw_data"] = raw_path(name)
     return vds
+
+
+def dataset_names(group, prefix=""):
+    """Paths of the datasets that own a raw_data below ``group`` (``_version_data``; the
+    versions apart), depth first in name order as the package finds them."""
+    found = []
+    for key, obj in group.items():
+        if hasattr(obj, "shape") or (not prefix and key == "versions"):
+            continue
+        if "raw_data" in obj:
+            found.append(prefix + key)
+        else:
+            found.extend(dataset_names(obj, f"{prefix}{key}/"))
+    return found
+
+
+def rebuild_hash_table(f, name):
+    """Replace dataset ``name``'s hash table by one hashing what the versions map, as the
+    package's ``Hashtable.from_versions_traverse``: versions in name order, each one's
+    mappings in order, a digest's first rows kept. No version holding ``name`` leaves no
+    hash table (as the package leaves it)."""
+    group = f[f"/{DATA_GROUP}/{name}"]
+    if "hash_table" in group:
+        del group["hash_table"]
+    table = None
+    for version in f[f"/{DATA_GROUP}/versions"].values():
+        if name not in version:
+            continue
+        dataset = version[name]
+        table = table or Hashtable.create(group)
+        for vmap in dataset.virtual_sources():
+            region = tuple(slice(a, b + 1) for a, b in zip(*vmap.vspace.get_select_bounds()))
+            start, stop = vmap.src_space.get_select_bounds()
+            digest = chunk_hash(dataset[region])
+            if stop[0] >= start[0] and table.get(digest) is None:
+                table.add(digest, int(start[0]), int(stop[0]) + 1)
+    if table is not None:
+        table.write()
 
 
 def source_blocks(dataset):

@@ -3,8 +3,8 @@ deleted versions used leave raw_data, the chunks kept move down in raw_data orde
 re-padded with the fill value), the hash table is rebuilt in that order and the kept
 versions' virtual datasets are rewritten to the new rows."""
 from .api import FIRST_VERSION
-from .backend import (DATA_GROUP, is_vlen_string, raw_path, read_mapping, source_blocks,
-                      write_virtual_dataset)
+from .backend import (DATA_GROUP, dataset_names, is_vlen_string, raw_path, read_mapping,
+                      source_blocks, write_virtual_dataset)
 from .hashing import Hashtable
 
 
@@ -24,7 +24,7 @@ def delete_versions(f, versions_to_delete):
     doomed = set(names)
     kept = [v for v in versions if v != FIRST_VERSION and v not in doomed]
     current = _kept_ancestor(versions, versions.attrs["current_version"], doomed)
-    for name in _dataset_names(f[DATA_GROUP]):
+    for name in dataset_names(f[DATA_GROUP]):
         _delete_dataset(f, name, doomed, kept)
     for version in kept:
         prev = versions[version].attrs["prev_version"]
@@ -42,19 +42,6 @@ def _kept_ancestor(versions, name, doomed):
     while name in doomed:
         name = versions[name].attrs["prev_version"]
     return name
-
-
-def _dataset_names(group, prefix=""):
-    """Paths of the datasets that own a raw_data below ``group`` (versions apart)."""
-    found = []
-    for key, obj in group.items():
-        if hasattr(obj, "shape") or (not prefix and key == "versions"):
-            continue
-        if "raw_data" in obj:
-            found.append(prefix + key)
-        else:
-            found.extend(_dataset_names(obj, f"{prefix}{key}/"))
-    return found
 
 
 def _delete_dataset(f, name, doomed, kept):

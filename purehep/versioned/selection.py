@@ -12,11 +12,13 @@ class Selection:
 
     def __init__(self, key, shape):
         self.axes, self.shape = [], []
-        for k, n in zip(_expand(key, len(shape)), shape):
+        self.everything = True      # every axis a slice over all of it (as ndindex's
+        for k, n in zip(_expand(key, len(shape)), shape):    # expand() of ``()``)
             axis, kept = _axis(k, n)
             self.axes.append(axis)
             if kept:
                 self.shape.append(len(axis))
+            self.everything &= isinstance(axis, range) and kept and axis == range(n)
         self.shape = tuple(self.shape)
         if sum(isinstance(a, np.ndarray) for a in self.axes) > 1:
             raise TypeError("only one index array (or negative step) per selection")

@@ -1,58 +1,93 @@
-"""The group-like and dataset-like objects a version is staged in: a dataset reads the chunks
-a read touches from the previous version (or the array it was created from) and keeps the
-chunks written to in memory, in the order first modified, so that the commit hashes those
-only and keeps the previous version's rows for the others."""
-import itertools
+"""The dataset-like objects a version is staged in: a dataset reads the chunks a read touches
+from the previous version (or the array it was created from) and keeps the chunks written to
+in memory, in the order the package's commit stores them, so that the commit hashes those only
+and keeps the previous version's rows for the others."""
 import posixpath
 
 import numpy as np
 
-from ..dtypes import string_dtype
-from .backend import (FILTER_KEYS, chunk_grid, chunk_slices, is_vlen_string, normalize_chunks,
-                      raw_path, read_mapping)
+from .backend import (FILTER_DEFAULTS, chunk_grid, chunk_slices, is_vlen_string, raw_path,
+                      read_mapping)
 from .selection import Selection
 
 
 class StagedDataset:
-    """A dataset of a version being staged (the package's InMemoryDataset), chunk by chunk:
-    a chunk is read from its origin (the array a new dataset was created from, or the
-    previous version's raw_data rows) when touched, and kept in memory once written."""
+    """A dataset of a version being staged (the package's InMemoryDataset, InMemoryArrayDataset
+    and InMemorySparseDataset), chunk by chunk: a chunk is read from its origin (the array a
+    new dataset was created from, or the previous version's raw_data rows) when touched, and
+    kept in memory once written.
 
-    def __init__(self, name, shape, dtype, chunks, fillvalue, *, base=None, raw=None,
-                 mapping=None, attrs=None, filters=None):
+    ``dirty`` keeps the modified chunks in the order the package's commit stores them: it
+    stages each operation's new chunks in a new slab and commits slab after slab, so a
+    dataset created from an array lists its chunks column by column (:func:`slab_order`), and
+    each later write or resize appends the chunks it stages in the order of
+    :meth:`_stage_order`."""
+
+    def __init__(self, name, shape, dtype, grid, fillvalue, *, parent=None, base=None,
+                 raw=None, mapping=None, attrs=None, filters=None, chunks=None,
+                 maxshape=None, wrapped=True):
         self.name = name
+        self.parent = parent        # the StagedGroup holding it
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        self.chunks = tuple(chunks)
+        self.grid = tuple(grid)     # the chunk shape raw_data stores
         self.fillvalue = fillvalue
         self.attrs = dict(attrs or {})
-        self.filters = filters or {}
+        self.filters = filters or {}    # the filters raw_data is created with
+        self.chunks = chunks            # as the package reports it (None: not yet known)
+        self.maxshape = tuple(shape if maxshape is None else maxshape)
+        self._wrapped = wrapped     # a write of everything replaces the data (the package's
+                                    # DatasetWrapper hot swap); not for create_dataset(shape)
         self._base = base       # a new dataset's initial array (its chunks are all dirty)
         self._raw = raw         # the previous version's raw_data
         self.mapping = dict(mapping or {})
         self.dirty = {}         # chunk index -> modified chunk (None: still its origin's),
-                                # in the order first modified
+                                # in the order the commit stores them
+        self._pinned = set()    # chunks still where the creation array put them, in the
+        self._views = None      # package's views of it (of this shape) that cannot grow
 
     @classmethod
-    def new(cls, name, data, chunks, fillvalue, filters):
-        """A dataset created in this version: every chunk is to be stored."""
+    def new(cls, name, data, grid, fillvalue, filters, **kwargs):
+        """A dataset created from an array in this version: every chunk is to be stored."""
         fillvalue = _default_fill(data.dtype, fillvalue)
-        staged = cls(name, data.shape, data.dtype, chunks, fillvalue, base=data, filters=filters)
-        staged._mark(slab_order(chunk_grid(data.shape, staged.chunks)))
+        staged = cls(name, data.shape, data.dtype, grid, fillvalue, filters=filters, **kwargs)
+        staged._rebase(data)
         return staged
 
     @classmethod
-    def from_version(cls, name, dataset):
+    def empty(cls, name, shape, dtype, grid, fillvalue, filters, **kwargs):
+        """A dataset created from a shape alone: nothing is stored until written."""
+        dtype = np.dtype(dtype)
+        staged = cls(name, shape, dtype, grid, _default_fill(dtype, fillvalue),
+                     filters=filters, wrapped=False, **kwargs)
+        return staged
+
+    @classmethod
+    def from_version(cls, name, dataset, parent=None):
         """The committed virtual dataset ``dataset`` of the previous version."""
-        chunks = tuple(int(c) for c in dataset.attrs["chunks"])
+        grid = tuple(int(c) for c in dataset.attrs["chunks"])
         attrs = {k: v for k, v in dataset.attrs.items() if k not in ("chunks", "raw_data")}
         raw = dataset.file[raw_path(name)]
-        return cls(name, dataset.shape, raw.dtype, chunks, _fill(raw), raw=raw,
-                   mapping=read_mapping(dataset, chunks), attrs=attrs)
+        return cls(name, dataset.shape, raw.dtype, grid, _fill(raw), raw=raw,
+                   mapping=read_mapping(dataset, grid), attrs=attrs, parent=parent,
+                   chunks=grid, maxshape=dataset.maxshape)
 
-    # -- numpy-like reading and writing ----------------------------------------------------
+    # -- h5py's description ---------------------------------------------------------------
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
+
+    def _reported(self, key):
+        """A filter property as the package reports it: the arguments recorded for this
+        name in its group (given to create_dataset, or read from raw_data)."""
+        record = self.parent._filters.get(posixpath.basename(self.name), {}) \
+            if self.parent is not None else self.filters
+        return record.get(key, FILTER_DEFAULTS[key])
+
+    compression = property(lambda self: self._reported("compression"))
+    compression_opts = property(lambda self: self._reported("compression_opts"))
+    shuffle = property(lambda self: self._reported("shuffle"))
+    fletcher32 = property(lambda self: self._reported("fletcher32"))
+    scaleoffset = property(lambda self: self._reported("scaleoffset"))
 
     def __len__(self):
         return self.shape[0]
@@ -60,48 +95,100 @@ class StagedDataset:
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self[()], dtype=dtype)
 
+    # -- numpy-like reading and writing ----------------------------------------------------
     def __getitem__(self, key):
         """``array[key]``, read from the chunks it touches only."""
         selection = Selection(key, self.shape)
         out = np.empty(selection.lengths, self.dtype)
-        for index, where, inside in selection.pieces(self.chunks):
+        for index, where, inside in selection.pieces(self.grid):
             out[_orthogonal(where)] = self._chunk(index)[_orthogonal(inside)]
         return out.reshape(selection.shape)
 
     def __setitem__(self, key, value):
-        """``array[key] = value``, modifying the chunks it touches only."""
+        """``array[key] = value``, modifying the chunks it touches only; a key selecting
+        everything replaces the data as a new array (the package's hot swap)."""
         selection = Selection(key, self.shape)
+        if self._wrapped and selection.everything:
+            self._rebase(np.broadcast_to(np.asarray(value, self.dtype), self.shape))
+            return
         value = np.broadcast_to(np.asarray(value, self.dtype), selection.shape)
         value = value.reshape(selection.lengths)
         pieces = {index: (where, inside) for index, where, inside
-                  in selection.pieces(self.chunks)}
-        for index in slab_order(pieces):
-            where, inside = pieces[index]
+                  in selection.pieces(self.grid)}
+        partial, whole = [], []
+        for index, (_, inside) in pieces.items():
+            if index not in self.dirty:
+                region = chunk_slices(index, self.grid, self.shape)
+                covered = all(_count(p) == r.stop - r.start for p, r in zip(inside, region))
+                (whole if covered else partial).append(index)
+        for index in self._stage_order(partial):
+            self._modified(index)
+        for index in self._stage_order(whole):
+            self.dirty[index] = np.full(self.grid, self.fillvalue, self.dtype)
+        for index, (where, inside) in pieces.items():
             self._modified(index)[_orthogonal(inside)] = value[_orthogonal(where)]
 
     def resize(self, size, axis=None):
-        """h5py's resize: new elements hold the fill value; chunks whose extent changes are
-        re-stored, chunks past the new shape are forgotten."""
+        """h5py's resize: new elements hold the fill value. Edge chunks of the previous
+        version whose extent changes are staged as the package stages them (those on the
+        edges shrunk to, axis by axis, then the old edges of the axes grown, each step in
+        raw_data order); chunks of a creation array growing past the array (as it was when
+        first grown) move after the others, last axis first, each in C order (the
+        package's views of the array cannot grow); chunks past the new shape are
+        forgotten."""
         size = _new_shape(self.shape, size, axis)
-        changed = [index for index in dict.fromkeys(itertools.chain(self.dirty, self.mapping))
-                   if _inside(index, self.chunks, size)
-                   and chunk_slices(index, self.chunks, self.shape)
-                   != chunk_slices(index, self.chunks, size)]
-        for axis in range(self.ndim):     # the package resizes one axis after the other
-            for index in slab_order(k for k in changed
-                                    if _extent(k, self.chunks, self.shape, axis)
-                                    != _extent(k, self.chunks, size, axis)):
+        if len(size) != self.ndim or min(size, default=0) < 0:
+            raise ValueError(f"Invalid shape {size} for dataset of shape {self.shape}")
+        old = self.shape
+        shrunk = tuple(min(a, b) for a, b in zip(old, size))
+        self.mapping = {k: v for k, v in self.mapping.items() if _inside(k, self.grid, shrunk)}
+        self.dirty = {k: v for k, v in self.dirty.items() if _inside(k, self.grid, shrunk)}
+        edges = [(ax, shrunk[ax]) for ax in range(self.ndim)
+                 if old[ax] > shrunk[ax] and shrunk[ax] % self.grid[ax]]
+        edges += [(ax, old[ax]) for ax in range(self.ndim)
+                  if size[ax] > old[ax] and old[ax] % self.grid[ax]]
+        for ax, edge in edges:
+            for index in self._stage_order(k for k in self.mapping
+                                           if k not in self.dirty
+                                           and k[ax] == edge // self.grid[ax]):
                 self._modified(index)
-        self.mapping = {k: v for k, v in self.mapping.items() if _inside(k, self.chunks, size)}
-        self.dirty = {k: v for k, v in self.dirty.items() if _inside(k, self.chunks, size)}
+        self._pinned &= self.dirty.keys()
+        if self._pinned and self._views is None and size != shrunk:
+            self._views = old       # the package's views of the array, made on growing
+        for ax in reversed(range(self.ndim)):   # pinned chunks growing past their view
+            if size[ax] > old[ax]:
+                c, room = self.grid[ax], self._views[ax] if self._views else 0
+                moved = sorted(k for k in self._pinned if min((k[ax] + 1) * c, size[ax]) > room)
+                for index in moved:
+                    self.dirty[index] = self.dirty.pop(index)
+                self._pinned.difference_update(moved)
+        for index in self.dirty:      # what a shrink cut off reads as the fill value
+            region = chunk_slices(index, self.grid, shrunk)
+            if region != chunk_slices(index, self.grid, old):
+                _refill(self._modified(index), region, self.fillvalue)
+        if self.chunks is None and size != shrunk:    # known once grown, as the package's
+            self.chunks = self.grid
         self.shape = size
-        for index in changed:
-            _refill(self.dirty[index], chunk_slices(index, self.chunks, size), self.fillvalue)
 
     def modified_chunks(self):
         """(index, edge-trimmed chunk) of each modified chunk, in the order modified."""
         for index in self.dirty:
-            yield index, self._chunk(index)[_local(chunk_slices(index, self.chunks, self.shape))]
+            yield index, self._chunk(index)[_local(chunk_slices(index, self.grid, self.shape))]
+
+    def _stage_order(self, indices):
+        """Chunks staged by one operation in the order the package stacks them in a new
+        slab: by where they come from (fill-value chunks first, then raw_data rows),
+        then in C order."""
+        return sorted(indices, key=lambda index: (1, self.mapping[index][0], index)
+                      if index in self.mapping else (0, 0, index))
+
+    def _rebase(self, data):
+        """Make ``data`` this dataset's content, every chunk to be stored."""
+        self._base = data
+        self.mapping, self.dirty = {}, {}
+        for index in slab_order(chunk_grid(data.shape, self.grid)):
+            self.dirty[index] = None
+        self._pinned, self._views = set(self.dirty), None
 
     def _chunk(self, index):
         """Chunk ``index`` padded to the chunk shape with the fill value (not to modify)."""
@@ -116,27 +203,25 @@ class StagedDataset:
 
     def _load(self, index):
         """Chunk ``index`` as its origin holds it (the fill value if it has none)."""
-        region = chunk_slices(index, self.chunks, self.shape)
+        region = chunk_slices(index, self.grid, self.shape)
         local = _local(region)
         if self._base is not None and index in self.dirty:
-            part = np.array(self._base[region], self.dtype)
+            base = tuple(slice(r.start, min(r.stop, n)) for r, n in zip(region,
+                                                                         self._base.shape))
+            part = np.array(self._base[base], self.dtype)
+            local = _local(base)
         elif index in self.mapping:
             start = self.mapping[index][0]
             part = np.require(self._raw[(slice(start, start + local[0].stop),) + local[1:]],
                               self.dtype, "W")
         else:
             part = None
-        if part is not None and part.shape == self.chunks:
+        if part is not None and part.shape == self.grid:
             return part
-        chunk = np.full(self.chunks, self.fillvalue, self.dtype)
+        chunk = np.full(self.grid, self.fillvalue, self.dtype)
         if part is not None:
             chunk[local] = part
         return chunk
-
-    def _mark(self, indices):
-        """Record modified chunks, keeping the order in which they were first modified."""
-        for index in indices:
-            self.dirty.setdefault(index, None)
 
     def __repr__(self):
         return f'<Staged dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
@@ -146,6 +231,13 @@ def slab_order(indices):
     """Chunk indices in the order the package stacks one operation's chunks: columns of
     chunks along axis 0, the columns in C order of the other axes."""
     return sorted(indices, key=lambda index: (index[1:], index[0]))
+
+
+def _count(part):
+    """How many distinct positions a chunk-local key (slice or array) selects."""
+    if isinstance(part, slice):
+        return len(range(part.start, part.stop, part.step))
+    return len(np.unique(part))
 
 
 def _orthogonal(parts):
@@ -163,10 +255,6 @@ def _local(region):
 
 def _inside(index, chunks, shape):
     return all(i * c < s for i, c, s in zip(index, chunks, shape))
-
-
-def _extent(index, chunks, shape, axis):
-    return chunk_slices(index, chunks, shape)[axis]
 
 
 def _refill(chunk, region, fillvalue):
@@ -195,161 +283,3 @@ def _new_shape(shape, size, axis):
     new = list(shape)
     new[axis] = int(size)
     return tuple(new)
-
-
-class StagedGroup:
-    """A group of a version being staged (the package's InMemoryGroup): a tree of staged
-    groups and datasets, with the attributes to store on the version's group."""
-
-    def __init__(self, file, name=""):
-        self.file = file            # the purehep.File (raw data of existing datasets)
-        self.name = name            # path relative to the version group
-        self.attrs = {}
-        self._members = {}
-
-    @classmethod
-    def from_version(cls, file, group, name=""):
-        """A staged copy of the committed version group ``group`` (datasets read lazily)."""
-        staged = cls(file, name)
-        for key, obj in group.items():
-            path = posixpath.join(name, key)
-            if hasattr(obj, "shape"):
-                staged._members[key] = StagedDataset.from_version(path, obj)
-            else:
-                staged._members[key] = cls.from_version(file, obj, path)
-                staged._members[key].attrs = dict(obj.attrs)
-        return staged
-
-    def _split(self, path, create=False):
-        """The staged group holding ``path`` and the last name of it."""
-        head, _, tail = path.strip("/").rpartition("/")
-        group = self
-        for part in filter(None, head.split("/")):
-            if part not in group._members and create:
-                group._members[part] = StagedGroup(self.file, posixpath.join(group.name, part))
-            group = group._members[part]
-        return group, tail
-
-    def __getitem__(self, path):
-        group, last = self._split(path)
-        return group._members[last]
-
-    def __contains__(self, path):
-        try:
-            self[path]
-        except (KeyError, AttributeError):
-            return False
-        return True
-
-    def __delitem__(self, path):
-        group, last = self._split(path)
-        del group._members[last]
-
-    def __iter__(self):
-        return iter(self._members)
-
-    def __len__(self):
-        return len(self._members)
-
-    def keys(self):
-        return self._members.keys()
-
-    def values(self):
-        return self._members.values()
-
-    def items(self):
-        return self._members.items()
-
-    def __setitem__(self, path, value):
-        """A new dataset of ``value``; one replacing a dataset keeps its fill value and
-        attributes."""
-        if isinstance(value, StagedDataset):
-            value = value[()]
-        old = self[path] if path in self else None
-        if not isinstance(old, StagedDataset):
-            self.create_dataset(path, data=value)
-            return
-        del self[path]
-        self.create_dataset(path, data=value, fillvalue=old.fillvalue).attrs.update(old.attrs)
-
-    def create_group(self, path):
-        group, last = self._split(path, create=True)
-        if last in group._members:
-            raise ValueError(f"{path!r} already exists")
-        group._members[last] = StagedGroup(self.file, posixpath.join(group.name, last))
-        return group._members[last]
-
-    def require_group(self, path):
-        return self[path] if path in self else self.create_group(path)
-
-    def create_dataset(self, path, shape=None, dtype=None, data=None, chunks=None,
-                       fillvalue=None, maxshape=None, **filters):
-        """A new dataset of this version (h5py's arguments; ``maxshape`` is ignored, as every
-        versioned dataset can be resized)."""
-        group, last = self._split(path, create=True)
-        if last in group._members:
-            raise ValueError(f"{path!r} already exists")
-        name = posixpath.join(group.name, last)
-        data = _initial_data(shape, dtype, data, fillvalue)
-        chunks, filters = self._settings(name, data, chunks, filters)
-        staged = StagedDataset.new(name, data, chunks, fillvalue, filters)
-        group._members[last] = staged
-        return staged
-
-    def _settings(self, name, data, chunks, filters):
-        """Chunks and filters of a new dataset: those of its raw data if an older version
-        stored one (filters may only be set the first time), else as given."""
-        unknown = set(filters) - set(FILTER_KEYS)
-        if unknown:
-            raise TypeError(f"unsupported create_dataset arguments: {sorted(unknown)}")
-        raw = self.file.get(raw_path(name))
-        if raw is None:
-            return normalize_chunks(chunks, data.shape, data.dtype), filters
-        existing = tuple(int(c) for c in raw.attrs["chunks"])
-        if chunks is not None and normalize_chunks(chunks, data.shape, data.dtype) != existing:
-            raise ValueError("Chunk size specified but doesn't match already existing "
-                             "chunk size")
-        if any(filters.get(k) not in (None, getattr(raw, k)) for k in filters):
-            raise ValueError("Compression options and other filters can only be specified "
-                             "for the first version of a dataset")
-        return existing, {}
-
-    def datasets(self):
-        """Every staged dataset below this group, by path."""
-        found = {}
-        for member in self._members.values():
-            if isinstance(member, StagedDataset):
-                found[member.name] = member
-            else:
-                found.update(member.datasets())
-        return found
-
-    def groups(self):
-        """Every staged group below this group (parents first)."""
-        for member in self._members.values():
-            if isinstance(member, StagedGroup):
-                yield member
-                yield from member.groups()
-
-    def __repr__(self):
-        return f'<Staged group "/{self.name}" ({len(self)} members)>'
-
-
-def _initial_data(shape, dtype, data, fillvalue):
-    """The array a new dataset starts with: a copy of ``data`` (a read-only array of the
-    dtype is kept as given, a broadcast one thus costing no memory), or one fill value
-    broadcast to ``shape``."""
-    if data is None:
-        if shape is None:
-            raise TypeError("One of data or shape must be specified")
-        data = np.broadcast_to(np.array(_default_fill(np.dtype(dtype), fillvalue), dtype), shape)
-    array = np.asarray(data, dtype=dtype)
-    if array is data and array.flags.writeable:
-        array = array.copy()
-    if array.dtype.kind in "UO":
-        array = array.astype(string_dtype())
-    if shape is not None and tuple(np.atleast_1d(shape)) != array.shape:
-        array = array.reshape(shape)
-    if array.ndim == 0:
-        raise ValueError("scalar datasets are not supported by versioned HDF5")
-    return array

@@ -1,0 +1,278 @@
+"""The group-like object a version is staged in (the package's InMemoryGroup): a tree of
+staged groups and datasets with h5py's Group members, and the attributes to store on the
+version's group.
+
+Members are listed as the package lists them: subgroups first, by name (they exist in the
+file), then datasets in the order they were added (a previous version's in name order).
+Where the package departs from h5py's Group by accident, h5py's behaviour is kept:
+``require_dataset`` returns an existing compatible dataset (the package's raises TypeError
+for any existing dataset: h5py opens it in the file, where staged datasets are not yet),
+``visit`` lists datasets too (the package's lists the subgroups only, for the same reason),
+and ``visit``/``visititems`` stop at the first callback result that is not None. A staged
+dataset's ``maxshape`` is that of the virtual dataset it was read from (the package's: not
+updated by a resize); a dataset new in this version, which has none in the package, reports
+its shape at creation."""
+import posixpath
+
+import numpy as np
+
+from ..dtypes import string_dtype
+from .backend import DEFAULT_CHUNK_SIZE, FILTER_KEYS, normalize_chunks, raw_filters, raw_path
+from .staging import StagedDataset
+
+
+class StagedGroup:
+    """A group of a version being staged."""
+
+    def __init__(self, file, name="", parent=None):
+        self.file = file            # the purehep.File (raw data of existing datasets)
+        self.name = name            # path relative to the version group
+        self.parent = parent
+        self.attrs = {}
+        self._groups = {}
+        self._datasets = {}
+        self._chunks = {}           # chunk shape recorded per dataset name (the package's
+        self._filters = {}          # _chunks) and filter arguments (its _filters)
+
+    @classmethod
+    def from_version(cls, file, group, name="", parent=None):
+        """A staged copy of the committed version group ``group`` (datasets read lazily)."""
+        staged = cls(file, name, parent)
+        for key, obj in group.items():
+            path = posixpath.join(name, key)
+            if hasattr(obj, "shape"):
+                dataset = StagedDataset.from_version(path, obj, staged)
+                staged._datasets[key] = dataset
+                staged._chunks[key] = dataset.grid
+                staged._filters[key] = raw_filters(dataset._raw)
+            else:
+                staged._groups[key] = cls.from_version(file, obj, path, staged)
+                staged._groups[key].attrs = dict(obj.attrs)
+        return staged
+
+    # -- lookup -----------------------------------------------------------------------------
+    def _split(self, path, create=False):
+        """The staged group holding ``path`` and the last name of it."""
+        head, _, tail = path.strip("/").rpartition("/")
+        group = self
+        for part in filter(None, head.split("/")):
+            if part not in group._groups:
+                if not create or part in group._datasets:
+                    raise KeyError(f"{path!r} not found")
+                group._groups[part] = StagedGroup(self.file, posixpath.join(group.name, part),
+                                                  group)
+            group = group._groups[part]
+        return group, tail
+
+    def _members(self):
+        return {**dict(sorted(self._groups.items())), **self._datasets}
+
+    def __getitem__(self, path):
+        group, last = self._split(path)
+        found = group._groups.get(last, group._datasets.get(last))
+        if found is None:
+            raise KeyError(f"{path!r} not found")
+        return found
+
+    def get(self, path, default=None):
+        try:
+            return self[path]
+        except KeyError:
+            return default
+
+    def __contains__(self, path):
+        return self.get(path) is not None
+
+    def __delitem__(self, path):
+        group, last = self._split(path)
+        if last in group._groups:
+            del group._groups[last]
+        elif last in group._datasets:
+            del group._datasets[last]
+        else:
+            raise KeyError(f"{path!r} not found")
+
+    def __iter__(self):
+        return iter(self._members())
+
+    def __len__(self):
+        return len(self._groups) + len(self._datasets)
+
+    def keys(self):
+        return self._members().keys()
+
+    def values(self):
+        return self._members().values()
+
+    def items(self):
+        return self._members().items()
+
+    def visititems(self, func):
+        """Call ``func(name, object)`` for every member below this group, depth first, until
+        it returns something other than None."""
+        for name, obj in self._walk(""):
+            result = func(name, obj)
+            if result is not None:
+                return result
+        return None
+
+    def visit(self, func):
+        """Call ``func(name)`` for every member below this group (as :meth:`visititems`)."""
+        return self.visititems(lambda name, obj: func(name))
+
+    def _walk(self, prefix):
+        for key, obj in self._members().items():
+            name = posixpath.join(prefix, key)
+            yield name, obj
+            if isinstance(obj, StagedGroup):
+                yield from obj._walk(name)
+
+    # -- creation ---------------------------------------------------------------------------
+    def __setitem__(self, path, value):
+        """A new dataset of ``value``; one replacing a dataset keeps its fill value, its
+        attributes and its place (the package's hot swap); a new one takes the fill value
+        of a raw_data an older version stored."""
+        if isinstance(value, StagedDataset):
+            value = value[()]
+        group, last = self._split(path, create=True)
+        if last in group._groups:
+            raise ValueError(f"{path!r} is a group")
+        old = group._datasets.get(last)
+        name = posixpath.join(group.name, last)
+        raw = self.file.get(raw_path(name))
+        fillvalue = old.fillvalue if old is not None else \
+            None if raw is None or raw.dtype.kind in "OT" else raw.fillvalue
+        data = _initial_data(None, None, value)
+        chunks = group._chunks.get(last)
+        grid = group._grid(name, data, chunks, {})[0]
+        staged = StagedDataset.new(name, data, grid, fillvalue, {}, parent=group,
+                                   chunks=chunks)
+        if old is not None:
+            staged.attrs.update(old.attrs)
+        group._datasets[last] = staged
+
+    def create_group(self, path):
+        group, last = self._split(path, create=True)
+        if last in group._groups or last in group._datasets:
+            raise ValueError(f"{path!r} already exists")
+        group._groups[last] = StagedGroup(self.file, posixpath.join(group.name, last), group)
+        return group._groups[last]
+
+    def require_group(self, path):
+        """The group ``path``, created if missing (TypeError if a dataset has the name)."""
+        found = self.get(path)
+        if found is None:
+            return self.create_group(path)
+        if not isinstance(found, StagedGroup):
+            raise TypeError(f"Incompatible object ({type(found).__name__}) already exists")
+        return found
+
+    def create_dataset(self, path, shape=None, dtype=None, data=None, chunks=None,
+                       fillvalue=None, maxshape=None, **filters):
+        """A new dataset of this version (h5py's arguments; ``maxshape`` is ignored, as every
+        versioned dataset can be resized). Without ``data`` nothing is stored until
+        written; without ``chunks`` a 1-D dataset has chunks of 4096 (the package's)."""
+        unknown = set(filters) - set(FILTER_KEYS)
+        if unknown:
+            raise TypeError(f"unsupported create_dataset arguments: {sorted(unknown)}")
+        if chunks is False:
+            raise ValueError("chunks=False is not supported for versioned datasets")
+        group, last = self._split(path, create=True)
+        if last in group._groups or last in group._datasets:
+            raise ValueError(f"{path!r} already exists")
+        name = posixpath.join(group.name, last)
+        if shape is not None:
+            shape = tuple(int(n) for n in np.atleast_1d(shape))
+        if chunks in (None, True):
+            ndim = len(shape) if shape is not None else np.ndim(data)
+            if ndim != 1:
+                raise ValueError("chunks must be specified for multi-dimensional datasets")
+            chunks = (DEFAULT_CHUNK_SIZE,)
+        if data is None:
+            if shape is None:
+                raise TypeError("One of data or shape must be specified")
+            if not shape:
+                raise ValueError("scalar datasets are not supported by versioned HDF5")
+            dtype = np.dtype("f8" if dtype is None else dtype)
+            grid, kept = group._grid(name, np.broadcast_to(np.empty((), dtype), shape),
+                                     chunks, filters)
+            staged = StagedDataset.empty(name, shape, dtype, grid, fillvalue, kept,
+                                         parent=group, chunks=grid)
+        else:
+            data = _initial_data(shape, dtype, data)
+            grid, kept = group._grid(name, data, chunks, filters)
+            staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
+                                       chunks=grid)
+        group._chunks[last] = grid
+        group._filters[last] = dict(filters)
+        group._datasets[last] = staged
+        return staged
+
+    def require_dataset(self, path, shape, dtype, exact=False, **kwds):
+        """The dataset ``path``, created if missing; an existing one must have the shape
+        and a dtype ``dtype`` casts to safely (the same dtype if ``exact``), as h5py's."""
+        found = self.get(path)
+        if found is None:
+            return self.create_dataset(path, shape, dtype, **kwds)
+        if not isinstance(found, StagedDataset):
+            raise TypeError(f"Incompatible object ({type(found).__name__}) already exists")
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if shape != found.shape:
+            raise TypeError(f"Shapes do not match (existing {found.shape} vs new {shape})")
+        dtype = np.dtype(dtype)
+        if exact and dtype != found.dtype:
+            raise TypeError(f"Datatypes do not exactly match (existing {found.dtype} vs "
+                            f"new {dtype})")
+        if not exact and not np.can_cast(dtype, found.dtype):
+            raise TypeError(f"Datatypes cannot be safely cast (existing {found.dtype} vs "
+                            f"new {dtype})")
+        return found
+
+    def _grid(self, name, data, chunks, filters):
+        """Chunks and filters of a new dataset: those of its raw data if an older version
+        stored one (filters may only be set the first time), else as given."""
+        raw = self.file.get(raw_path(name))
+        if raw is None:
+            return normalize_chunks(chunks, data.shape, data.dtype), filters
+        existing = tuple(int(c) for c in raw.attrs["chunks"])
+        if chunks is not None and normalize_chunks(chunks, data.shape, data.dtype) != existing:
+            raise ValueError("Chunk size specified but doesn't match already existing "
+                             "chunk size")
+        if any(filters.get(k) not in (None, getattr(raw, k)) for k in filters):
+            raise ValueError("Compression options and other filters can only be specified "
+                             "for the first version of a dataset")
+        return existing, {}
+
+    # -- what the commit stores -------------------------------------------------------------
+    def datasets(self):
+        """Every staged dataset below this group by path, in the package's commit order:
+        this group's own, then those below in :meth:`visititems` order."""
+        found = {d.name: d for d in self._datasets.values()}
+        for _, obj in self._walk(""):
+            if isinstance(obj, StagedDataset):
+                found.setdefault(obj.name, obj)
+        return found
+
+    def groups(self):
+        """Every staged group below this group (parents first)."""
+        for _, obj in self._walk(""):
+            if isinstance(obj, StagedGroup):
+                yield obj
+
+    def __repr__(self):
+        return f'<Staged group "/{self.name}" ({len(self)} members)>'
+
+
+def _initial_data(shape, dtype, data):
+    """The array a new dataset starts with: a copy of ``data`` (a read-only array of the
+    dtype is kept as given, a broadcast one thus costing no memory)."""
+    array = np.asarray(data, dtype=dtype)
+    if array is data and array.flags.writeable:
+        array = array.copy()
+    if array.dtype.kind in "UO":
+        array = array.astype(string_dtype())
+    if shape is not None and tuple(np.atleast_1d(shape)) != array.shape:
+        array = array.reshape(shape)
+    if array.ndim == 0:
+        raise ValueError("scalar datasets are not supported by versioned HDF5")
+    return array

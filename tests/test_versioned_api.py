@@ -1,0 +1,320 @@
+"""purehep.versioned's API beyond staging against the versioned-hdf5 package: the order
+chunks are stored in (files equal row for row), staged datasets' and groups' h5py members,
+get_diff, rebuild_hashtables, rebuild_object_dtype_hashtables, close/closed."""
+import shutil
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+versioned_hdf5 = pytest.importorskip("versioned_hdf5")
+
+import purehep  # noqa: E402
+from purehep import versioned  # noqa: E402
+from test_versioned import SIDES, assert_same, build, dump  # noqa: E402
+
+
+def order_build(mod, vf_class, path):
+    """Writes and resizes whose new chunks the package stores in the order it stages them:
+    fancy indexes over chunks whose raw_data rows are out of chunk order, fill-value chunks of
+    2-D datasets, chunks written partly and wholly by one write, resizes shrinking and
+    growing axes at once, writes of everything, datasets created from a shape."""
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        with vf.stage_version("v1") as g:
+            g.create_dataset("x", data=np.arange(100.0), chunks=(10,))
+            g.create_dataset("n", data=np.arange(81).reshape(9, 9), chunks=(2, 2))
+            sparse = g.create_dataset("sparse", shape=(9, 9), dtype="i4", chunks=(2, 2),
+                                      fillvalue=3)
+            sparse[[1, 4, 8], 1:8] = np.arange(21).reshape(3, 7)
+            g.create_dataset("edge", shape=(25,), dtype="i8", chunks=(10,))
+            g.create_dataset("grown", data=np.arange(7), chunks=(3,))
+            g["grown"].resize((12,))
+            g["grown"][[11, 0, 8]] = -1
+            g.require_dataset("req", shape=(5, 4), dtype="u2", chunks=(2, 2))
+        with vf.stage_version("v2") as g:
+            g["x"][[95, 3, 55]] = -1
+            g["n"][1:6, [0, 1, 5, 8]] = -np.arange(20).reshape(5, 4) - 1
+            g["n"].resize((7, 11))
+            g["sparse"][...] = np.arange(81).reshape(9, 9) % 7
+            g["edge"][[24, 3]] = 1
+        with vf.stage_version("v3") as g:
+            g["x"][[1, 51, 91, 31]] = -3
+            g["x"][[2, 72] + list(range(40, 50)) + [92]] = -4
+            g["n"].resize((5, 13))
+            g["n"][0, [12, 0]] = 99
+            g["n"].resize((8, 6))
+            g["grown"][:] = np.arange(12)[::-1]
+            g["req"][:] = 5
+            g["edge"][:] = 2
+        with vf.stage_version("v4", prev_version="v2") as g:
+            late = g.create_dataset("late", shape=(6, 6), dtype="f4", chunks=(4, 4))
+            late[...] = np.arange(36).reshape(6, 6)
+            g["x"][:] = np.arange(100.0) % 13
+            g["n"][6, 3:11] = 1
+
+
+def test_chunks_stored_in_the_packages_order(tmp_path):
+    paths = {side: tmp_path / f"{side}.h5" for side in SIDES}
+    for side, (mod, vf_class) in SIDES.items():
+        order_build(mod, vf_class, paths[side])
+    assert_same(dump(paths["package"]), dump(paths["purehep"]))
+
+
+MEMBERS = ("compression", "compression_opts", "shuffle", "fletcher32", "scaleoffset",
+           "chunks", "shape", "dtype", "fillvalue")
+
+
+def members(ds, names=MEMBERS):
+    out = {}
+    for name in names:
+        try:
+            value = getattr(ds, name)
+        except AttributeError:
+            value = "AttributeError"
+        if name == "chunks" and value is not None:
+            value = tuple(int(c) for c in value)
+        if name == "fillvalue":
+            value = (repr(np.asarray(value).tolist()), np.asarray(value).dtype)
+        out[name] = value
+    return out
+
+
+def kinds(group):
+    """(name, group or dataset) of each member below ``group``, in visititems order."""
+    found = []
+    group.visititems(lambda name, obj: found.append(
+        (name, "dataset" if hasattr(obj, "shape") else "group")))
+    return found
+
+
+def members_session(mod, vf_class, path):
+    """What a user reads off staged datasets and groups, in a first version and in one
+    staged on top of it."""
+    seen = {}
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        with vf.stage_version("v1") as g:
+            g.create_dataset("a", data=np.arange(10.0), chunks=(4,), compression="gzip",
+                             compression_opts=3, shuffle=True, fillvalue=1.5)
+            g.create_dataset("grp/b", shape=(5, 3), dtype="i4", chunks=(2, 2), fletcher32=True)
+            g.create_dataset("c", data=np.arange(6), chunks=3, scaleoffset=0)
+            g.create_dataset("lz", data=np.arange(5000.0), compression="lzf")
+            g.create_dataset("s", data=np.array(["x", "yy"], object),
+                             dtype=mod.string_dtype(), chunks=(2,))
+            g["d"] = np.arange(3.0)
+            g.create_group("grp/sub/deeper")
+            seen["v1"] = {n: members(g[n]) for n in ("a", "grp/b", "c", "lz", "s", "d")}
+            seen["v1 kinds"] = kinds(g)
+            seen["v1 get"] = [type(g.get(n)).__name__ != "NoneType" for n in
+                              ("a", "grp/b", "grp/sub", "nope", "grp/nope")]
+            seen["v1 get default"] = g.get("nope", 5)
+            seen["v1 require_group"] = [g.require_group(n).name.rsplit("/", 1)[-1]
+                                        for n in ("grp", "grp/sub", "new/deep")]
+            with pytest.raises(TypeError):
+                g.require_group("a")
+            with pytest.raises(TypeError):
+                g.require_dataset("grp", shape=(1,), dtype="i4")
+            req = g.require_dataset("grp/req", shape=(7,), dtype="u1", fillvalue=4)
+            seen["v1 require_dataset"] = members(req)
+            req[2:4] = 9
+        with vf.stage_version("v2") as g:
+            names = ("a", "grp/b", "c", "lz", "s", "d", "grp/req")
+            seen["v2"] = {n: members(g[n], MEMBERS + ("maxshape",)) for n in names}
+            g["a"].resize((20,))
+            g["grp/b"].resize((2, 7))
+            seen["v2 resized"] = {n: members(g[n], MEMBERS + ("maxshape",))
+                                  for n in ("a", "grp/b")}
+            g["c"] = np.arange(4)       # replaced: chunks, filters, fill value kept
+            g["e"] = np.arange(4.0)     # new: chunks not known until committed
+            seen["v2 replaced"] = {n: members(g[n]) for n in ("c", "e")}
+            del g["d"]
+            g.create_group("z")
+            seen["v2 kinds"] = kinds(g)
+    return seen
+
+
+def test_staged_members_as_the_packages(tmp_path):
+    theirs = members_session(h5py, versioned_hdf5.VersionedHDF5File, tmp_path / "theirs.h5")
+    mine = members_session(purehep, versioned.VersionedHDF5File, tmp_path / "mine.h5")
+    assert mine.keys() == theirs.keys()
+    for key in theirs:
+        assert mine[key] == theirs[key], key
+    assert_same(dump(tmp_path / "theirs.h5"), dump(tmp_path / "mine.h5"))
+
+
+def test_visit_lists_what_visititems_lists(tmp_path):
+    """The package's visit lists the subgroups only (h5py visits the file's group, where
+    staged datasets are not yet); purehep's lists what its (and the package's) visititems
+    does."""
+    with h5py.File(tmp_path / "theirs.h5", "w") as hf, \
+            purehep.File(tmp_path / "mine.h5", "w") as pf:
+        theirs, mine = versioned_hdf5.VersionedHDF5File(hf), versioned.VersionedHDF5File(pf)
+        with theirs.stage_version("v1") as tg, mine.stage_version("v1") as mg:
+            for g in (tg, mg):
+                g.create_dataset("b/x", data=np.arange(3), chunks=(2,))
+                g["a"] = np.arange(2)
+            expected = [name for name, _ in kinds(tg)]
+            names = []
+            assert mg.visit(names.append) is None
+            assert names == expected == ["b", "b/x", "a"]
+            assert mg.visit(lambda name: name if name.endswith("x") else None) == "b/x"
+
+
+REQUESTS = [((4, 3), "f8", False), ((4, 3), "f4", False), ((4, 3), "i2", False),
+            ((4, 3), "f4", True), ((4, 3), "f8", True), ((3, 4), "f8", False),
+            ((12,), "f8", False)]
+
+
+def test_require_dataset_on_an_existing_dataset_as_h5py(tmp_path):
+    """An existing dataset is returned when the shape matches and the dtype casts safely
+    (exactly with ``exact``), else TypeError, as h5py decides (the package raises TypeError
+    for any existing dataset)."""
+    with h5py.File(tmp_path / "plain.h5", "w") as hf, \
+            purehep.File(tmp_path / "mine.h5", "w") as pf:
+        plain = hf.create_dataset("x", shape=(4, 3), dtype="f8")
+        with versioned.VersionedHDF5File(pf).stage_version("v1") as g:
+            staged = g.create_dataset("x", shape=(4, 3), dtype="f8", chunks=(2, 2))
+            for shape, dtype, exact in REQUESTS:
+                try:
+                    expected = hf.require_dataset("x", shape, dtype, exact=exact) == plain
+                except TypeError:
+                    expected = TypeError
+                try:
+                    got = g.require_dataset("x", shape, dtype, exact=exact) is staged
+                except TypeError:
+                    got = TypeError
+                assert got == expected, (shape, dtype, exact)
+
+
+def diff_items(diff):
+    return [(tuple((s.start, s.stop, s.step) for s in key.raw), [None if v is None else v.tolist()
+                                                             for v in values])
+            for key, values in diff.items()]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("versioned_api")
+    paths = {side: root / f"{side}.h5" for side in SIDES}
+    for side, (mod, vf_class) in SIDES.items():
+        build(mod, vf_class, paths[side])
+    return paths
+
+
+@pytest.mark.parametrize("writer", sorted(SIDES))
+def test_get_diff_as_the_packages(files, writer):
+    """Every dataset between every pair of versions (the package's get_diff works on files
+    open read-only only)."""
+    with h5py.File(files[writer], "r") as hf, purehep.File(files[writer], "r") as pf:
+        theirs, mine = versioned_hdf5.VersionedHDF5File(hf), versioned.VersionedHDF5File(pf)
+        pairs = [("v1", "v2"), ("v2", "v1"), ("v1", "v3"), ("v2", "v4"), ("v4", "v4")]
+        checked = 0
+        for a, b in pairs:
+            for name in ("values", "grid", "cube", "zeros", "strings", "long"):
+                if name not in hf[f"_version_data/versions/{a}"] or \
+                        name not in hf[f"_version_data/versions/{b}"]:
+                    continue
+                expected = diff_items(theirs.get_diff(name, a, b))
+                got = mine.get_diff(name, a, b)
+                assert str(diff_items(got)) == str(expected), (name, a, b)   # NaN fills
+                assert all(isinstance(key, versioned.Region) for key in got)
+                checked += bool(expected)
+        assert checked >= 10
+        for key, (old, new) in mine.get_diff("grid", "v1", "v2").items():
+            if old is not None:
+                np.testing.assert_array_equal(old, pf["_version_data/versions/v1/grid"][key.raw])
+
+
+def after_rebuild(vf):
+    with vf.stage_version("v6") as g:
+        g["values"][5] = 5              # v1's chunk content again
+        g["long"][:] = np.arange(1000, dtype="<f4")
+        g.create_dataset("fresh", data=np.full((3, 3), 5, "i4"), chunks=(2, 2), fillvalue=5)
+
+
+@pytest.mark.parametrize("writer", sorted(SIDES))
+@pytest.mark.parametrize("method", ["rebuild_hashtables", "rebuild_object_dtype_hashtables"])
+def test_rebuild_hashtables_as_the_package(files, tmp_path, writer, method):
+    """Rebuilt after a version was deleted (its chunks stay in raw_data unmapped; 'fresh',
+    only it held, keeps no hash table), the tables equal the package's, and a version staged
+    on top re-uses the same rows."""
+    mine, theirs = tmp_path / "mine.h5", tmp_path / "theirs.h5"
+    for path in (mine, theirs):
+        shutil.copy(files[writer], path)
+    for mod, vf_class, path in ((h5py, versioned_hdf5.VersionedHDF5File, theirs),
+                                (purehep, versioned.VersionedHDF5File, mine)):
+        with mod.File(path, "r+") as f:
+            vf = vf_class(f)
+            del vf["v3"]
+            getattr(vf, method)()
+    assert_same(dump(theirs), dump(mine))
+    for mod, vf_class, path in ((h5py, versioned_hdf5.VersionedHDF5File, theirs),
+                                (purehep, versioned.VersionedHDF5File, mine)):
+        with mod.File(path, "r+") as f:
+            after_rebuild(vf_class(f))
+    assert_same(dump(theirs), dump(mine))
+
+
+def test_close_as_the_packages(files, tmp_path):
+    for mod, vf_class in SIDES.values():
+        with mod.File(files["package"], "r") as f:
+            vf = vf_class(f)
+            assert not vf.closed
+            vf.close()
+            assert vf.closed and repr(vf) == "<Closed VersionedHDF5File>"
+            with pytest.raises(ValueError, match="File is closed"):
+                vf["v1"]
+            with pytest.raises(ValueError, match="File is closed"):
+                with vf.stage_version("v9"):
+                    pass
+            with pytest.raises(ValueError, match="File is not open"):
+                vf.get_diff("values", "v1", "v2")
+            assert "_version_data" in f         # the file itself stays open
+            other = vf_class(f)
+        assert other.closed                     # closing the file closes it too
+
+
+def random_key(rng, shape):
+    """A random h5py-style key: per axis an int, a slice (maybe stepped) or a sorted index
+    array, the array on one axis at most."""
+    key, arrays = [], 0
+    for n in shape:
+        kind = rng.integers(0, 3 if arrays == 0 else 2)
+        if kind == 0:
+            key.append(int(rng.integers(0, n)))
+        elif kind == 1:
+            a, b = sorted(rng.integers(0, n + 1, 2))
+            key.append(slice(int(a), int(max(b, a + 1)), int(rng.integers(1, 3))))
+        else:
+            arrays += 1
+            key.append(np.unique(rng.integers(0, n, rng.integers(1, 5))))
+    return tuple(key)
+
+
+def random_build(mod, vf_class, path, seed):
+    """Random writes and resizes of 2-D datasets (from data, from a shape), over versions."""
+    rng = np.random.default_rng(seed)
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        for v in range(4):
+            with vf.stage_version(f"v{v}") as g:
+                if v == 0:
+                    g.create_dataset("d", data=rng.integers(0, 9, (7, 6)), chunks=(2, 3))
+                    g.create_dataset("s", shape=(5, 8), dtype="i8", chunks=(3, 2),
+                                     fillvalue=-1)
+                for _ in range(6):
+                    ds = g[("d", "s")[int(rng.integers(0, 2))]]
+                    if rng.random() < 0.25:
+                        ds.resize(tuple(int(rng.integers(1, 10)) for _ in range(2)))
+                    else:
+                        key = random_key(rng, ds.shape)
+                        ds[key] = rng.integers(0, 4)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 24, 31, 38, 237])   # 240 seeds pass
+def test_random_writes_store_what_the_package_stores(tmp_path, seed):
+    paths = {side: tmp_path / f"{side}.h5" for side in SIDES}
+    for side, (mod, vf_class) in SIDES.items():
+        random_build(mod, vf_class, paths[side], seed)
+    assert_same(dump(paths["package"]), dump(paths["purehep"]))
