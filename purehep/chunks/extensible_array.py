@@ -16,4 +16,6 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     unlim = [d for d, m in enumerate(maxshape) if m is None]
     udim = unlim[0] if unlim else 0
     grid = [1 if m is None else -(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
-    return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes, unlimited_dim=udim)
+    return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes,
+                       ("extensible array header", ctx.absolute(layout.address)),
+                       unlimited_dim=udim)

@@ -18,4 +18,5 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     if hdr.client_id not in (0, 1):
         raise FormatError(f"fixed array client id {hdr.client_id} is not a chunk index",
                           "fixed array header", ctx.absolute(layout.address))
-    return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes)
+    return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes,
+                       ("fixed array header", ctx.absolute(layout.address)))

@@ -24,10 +24,11 @@ class ChunkTable:
                           self.masks[keep])
 
 
-def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None):
+def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, where, unlimited_dim=None):
     """Rows of array-index elements (fixed/extensible array; spec VII.C/VII.D element layouts)
     to a ChunkTable: element i is the chunk with linear index i over ``max_chunks`` (with the
-    unlimited dimension, if any, moved first, as the library "swizzles" it)."""
+    unlimited dimension, if any, moved first, as the library "swizzles" it). ``where`` =
+    (structure, offset) of the array's header, for errors."""
     from ..kernels.chunkindex import decode_records
     so = ctx.sizeof_offsets
     rank = len(max_chunks)
@@ -36,7 +37,7 @@ def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None
         width = es - so - 4
         if not 1 <= width <= 8:
             from ..errors import FormatError
-            raise FormatError(f"filtered chunk element of {es} bytes")
+            raise FormatError(f"filtered chunk element of {es} bytes", *where)
         addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
     else:
         addr, size, mask, _ = decode_records(raw, 0, so, -1, 0, -1, -1, 0, 8)

@@ -3,8 +3,8 @@
 The data block is paged when the maximum number of entries exceeds 2**page_bits; it then
 holds a page bitmap (most significant bit first) instead of the elements, and the pages
 (elements + checksum each) follow the data block contiguously. Structures are checksummed;
-the elements are returned as one uint8 matrix (max entries, entry size), uninitialized pages
-as rows of 0xFF (the undefined address).
+the elements are returned as one uint8 matrix (entries, entry size), uninitialized pages as
+rows of 0xFF (the undefined address), those after the last initialized page left out.
 
 ``encode`` writes an array of already-encoded elements (any client: dense chunks 0/1,
 structured chunks 2/3); the element encoding belongs to the index that uses the array.
@@ -114,12 +114,13 @@ def encode(ctx, elements, entry_size, client_id, page_bits, alloc, version=0):
 
 
 def read_elements(ctx, addr):
-    """(header, uint8 array (max_entries, entry_size)) of the fixed array at ``addr``."""
+    """(header, uint8 array (entries, entry_size)) of the fixed array at ``addr``: row i is
+    entry i; the entries after the last initialized page (all of them when there is no data
+    block) are left out, being undefined."""
     hdr = FixedArrayHeader.decode(ctx, addr)
     es, n = hdr.entry_size, hdr.max_entries
-    out = np.full((n, es), 0xFF, np.uint8)
     if hdr.data_block_address is None or n == 0:
-        return hdr, out
+        return hdr, np.zeros((0, es), np.uint8)
     daddr = hdr.data_block_address
     page_n = 1 << hdr.page_bits
     prefix, npages, dsize, _ = hdr.data_block_layout(ctx)
@@ -130,12 +131,17 @@ def read_elements(ctx, addr):
     checksum.verify(ctx, buf, "fixed array data block", ctx.absolute(daddr))
     raw = np.frombuffer(buf, np.uint8)
     if not paged:
-        out[:] = raw[prefix:prefix + n * es].reshape(n, es)
-        return hdr, out
+        return hdr, raw[prefix:prefix + n * es].reshape(n, es).copy()
     from ..kernels.chunkindex import bitmap_expand
-    init = bitmap_expand(raw[prefix:prefix + bitmap_size], npages)
+    init = np.flatnonzero(bitmap_expand(raw[prefix:prefix + bitmap_size], npages))
+    if not len(init):
+        return hdr, np.zeros((0, es), np.uint8)
     page_bytes = page_n * es + 4
-    for p in np.flatnonzero(init):
+    last = int(init[-1])       # the rows up to the last page in use (which lies in the file)
+    ctx.check_range(daddr + dsize + last * page_bytes, min(page_n, n - last * page_n) * es + 4,
+                    "fixed array data block page")
+    out = np.full((min(n, (last + 1) * page_n), es), 0xFF, np.uint8)
+    for p in init:
         p = int(p)
         first = p * page_n
         cnt = min(page_n, n - first)

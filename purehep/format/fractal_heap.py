@@ -89,8 +89,7 @@ class FractalHeap:
     @classmethod
     def decode(cls, ctx, addr):
         """The heap whose header is at relative address ``addr`` (cached on the context)."""
-        if addr is None:
-            raise FormatError("undefined fractal heap address", "fractal heap header")
+        ctx.defined(addr, "fractal heap header")
         return ctx.cached("frhp", addr, lambda: cls._decode(ctx, addr))
 
     @classmethod
@@ -418,18 +417,19 @@ class FractalHeap:
         raise FormatError(f"heap ID type {kind} is not managed, huge or tiny", "fractal heap ID",
                           id_offset)
 
-    def managed_id_fields(self, heap_id):
-        """(offset, length) of a managed heap ID."""
+    def managed_id_fields(self, heap_id, id_offset=None):
+        """(offset, length) of a managed heap ID (stored at ``id_offset``, when known)."""
         need = 1 + self.heap_offset_size + self.heap_length_size
         if len(heap_id) < need:
             raise FormatError(f"managed heap ID of {len(heap_id)} bytes, needs {need}",
-                              "fractal heap ID")
+                              "fractal heap ID", id_offset if id_offset is not None
+                              else self.ctx.absolute(self.address))
         off = int.from_bytes(heap_id[1:1 + self.heap_offset_size], "little")
         length = int.from_bytes(heap_id[1 + self.heap_offset_size:need], "little")
         return off, length
 
     def _get_managed(self, heap_id, id_offset):
-        off, length = self.managed_id_fields(heap_id)
+        off, length = self.managed_id_fields(heap_id, id_offset)
         where = self.ctx.absolute(self.address)
         if length == 0 or length > min(self.max_direct_block_size, self.max_managed_object_size):
             raise FormatError(f"managed object length {length} out of range", "fractal heap ID",

@@ -1,4 +1,5 @@
 """Datasets: lazy access to a dataset's messages and its data, with h5py's Dataset interface."""
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -70,7 +71,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def size(self):
-        return self._space.size if self.shape is not None else None
+        shape = self.shape    # a virtual dataset's current extent may differ from its dataspace
+        return math.prod(shape) if shape is not None else None
 
     @property
     def nbytes(self):

@@ -12,14 +12,14 @@ writes them:
 Updates follow H5DS: DIMENSION_LIST and DIMENSION_LABELS are rewritten in place with their
 stored types, CLASS, NAME and REFERENCE_LIST deleted and created again; a detach moves the
 last entry into the removed one's place and deletes DIMENSION_LIST and REFERENCE_LIST once
-empty. H5DS failures raise RuntimeError, as h5py reports them.
+empty. H5DS failures raise DimensionScaleError, a RuntimeError as h5py reports them.
 """
 import warnings
 
 import numpy as np
 
 from ..dtypes import ref_dtype, string_dtype, vlen_dtype
-from ..errors import PurehepWarning
+from ..errors import DimensionScaleError, PurehepWarning
 from ..write.values import vlen_stored
 from .dataset import Dataset
 
@@ -34,7 +34,7 @@ DIMENSION_LABELS_DTYPE = string_dtype("ascii")
 
 
 def _failure(function):
-    return RuntimeError(f"Unspecified error in {function} (return value <0)")
+    return DimensionScaleError(f"Unspecified error in {function} (return value <0)")
 
 
 def _e(name):
