@@ -175,11 +175,26 @@ def build_h5py_kinds(path, libver):
             del f[f"gone{i}"]
 
 
+def build_ea_pages(path, libver):
+    """Extensible array data block pages: purehep writes them when the array's page bits are
+    small (libhdf5 needs more than 131,000 chunks before its default parameters page)."""
+    from purehep.write import policy
+    saved = policy.EA_PARAMS
+    policy.EA_PARAMS = dict(saved, page_bits=6)
+    try:
+        with purehep.File(path, "w", libver=libver) as f:
+            f.create_dataset("ea", data=np.arange(1200, dtype="i2"), chunks=(1,),
+                             maxshape=(None,))
+    finally:
+        policy.EA_PARAMS = saved
+
+
 SAMPLES = {
     "purehep-latest": (build_purehep_kinds, "latest"),
     "purehep-earliest": (build_purehep_kinds, "earliest"),
     "h5py-latest": (build_h5py_kinds, "latest"),
     "h5py-earliest": (build_h5py_kinds, "earliest"),
+    "purehep-ea-pages": (build_ea_pages, "latest"),
 }
 
 

@@ -111,8 +111,14 @@ class Sample:
         self.path = path
         with open(path, "rb") as fh:
             self.data = fh.read()
+        self.meta = None
+
+    def ensure_map(self):
+        """Map the structures on first use (explicit bit flips need no map)."""
+        if self.meta is not None:
+            return
         self.meta, self.checksummed, self.addresses, self.sizeof_offsets = [], [], [], 8
-        self.boundaries = set()
+        self.boundaries, self.targets = set(), []
         try:
             self._map()
         except Exception:  # noqa: BLE001 - a damaged corpus file still fuzzes, unmapped
@@ -165,13 +171,14 @@ def _hostile(rng, sample, width):
     choices = [0, 1, 2, top, top - 1, n, n - 1, n + 1, rng.randrange(max(n, 1)),
                1 << (8 * width - 1), rng.randrange(top + 1), 0x7FFFFFFF, 0xFFFFFFFF, 1 << 32,
                rng.choice([7, 8, 16, 255, 256, 4096, 65535, 1 << 20, 1 << 23])]
-    if getattr(sample, "targets", None):
+    if sample.targets:
         choices.append(rng.choice(sample.targets))        # another structure: type confusion
     return rng.choice(choices) & top
 
 
 def mutate(sample, seed):
     """A damaged copy of ``sample`` and a description, both determined by ``seed``."""
+    sample.ensure_map()
     rng = random.Random(seed)
     buf = bytearray(sample.data)
     n = len(buf)
@@ -287,6 +294,9 @@ def worker_main():
     samples = {}
     warm = False
     for i, (index, seed) in enumerate(job["cases"]):
+        flip = None
+        if isinstance(seed, list):        # an explicit bit flip: (position, bit)
+            flip, seed = seed, 0
         sample = samples.get(index)
         if sample is None:
             sample = samples[index] = Sample(job["samples"][index])
@@ -297,8 +307,13 @@ def worker_main():
             warm = True
         out.write(json.dumps({"start": i}) + "\n")
         out.flush()
-        data, desc = mutate(sample, seed)
-        verify = random.Random(seed ^ 0x5EED).random() < 0.9
+        if flip is None:
+            data, desc = mutate(sample, seed)
+            verify = random.Random(seed ^ 0x5EED).random() < 0.9
+        else:
+            buf = bytearray(sample.data)
+            buf[flip[0]] ^= 1 << flip[1]
+            data, desc, verify = bytes(buf), f"flip {flip[0]}.{flip[1]}", True
         t = time.monotonic()
         outcome, problem = run_case(data, verify)
         out.write(json.dumps({"case": i, "outcome": outcome, "problem": problem, "desc": desc,
@@ -309,8 +324,9 @@ def worker_main():
 
 # -- the parent ---------------------------------------------------------------------------------
 def run(samples, cases, nice=5):
-    """Run ``cases`` [(sample index, seed)] over ``samples`` (paths) in worker processes;
-    return one result dict per case (outcome, problem, desc, sample, seed)."""
+    """Run ``cases`` [(sample index, seed or [position, bit])] over ``samples`` (paths) in
+    worker processes; return one result dict per case (outcome, problem, desc, sample,
+    seed)."""
     results = [None] * len(cases)
     todo = list(range(len(cases)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, HERE]), PYTHONHASHSEED="0")

@@ -140,6 +140,10 @@ class FractalHeap:
             h.root_filter_mask = tail.u32()
             h.io_filter_information = bytes(tail.bytes(h.io_filters_encoded_length))
         h._init_tables(ctx.absolute(addr))
+        if h.free_space_manager_address is not None and ctx.verify_checksums:
+            # not needed to read the heap, but damage to the heap's metadata all the same
+            from .free_space import verify_manager
+            verify_manager(ctx, h.free_space_manager_address)
         return h
 
     def _init_tables(self, where):

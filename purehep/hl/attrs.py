@@ -46,7 +46,8 @@ def attribute_value(ctx, attr):
     from ..io.memory import check_size
     check_size(space.shape, datatype.size, f"attribute {attr.name!r}")
     raw = np.frombuffer(attr.data, element_dtype(datatype.file_dtype), count=space.size)
-    value = from_file(ctx, datatype, as_elements(raw.reshape(space.shape), datatype.file_dtype))
+    value = from_file(ctx, datatype, as_elements(raw.reshape(space.shape), datatype.file_dtype),
+                      (f"value of attribute {attr.name!r}", attr.offset))
     value = _strings_as_str(value, datatype.dtype)
     if space.shape == ():
         return value[()]

@@ -170,7 +170,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def fillvalue(self):
         from ..convert import from_file
         from .storage import as_elements
-        return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype))[()]
+        return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype),
+                         self._where)[()]
 
     @property
     def _storage(self):
@@ -333,8 +334,15 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             return _fields(raw, names, structured) if names else raw
         raw = as_elements(raw, self._type.file_dtype)
         if names:                          # only the fields asked for are converted
-            return fields_from_file(self._ctx, self._type, raw, names, structured)
-        return from_file(self._ctx, self._type, raw)
+            return fields_from_file(self._ctx, self._type, raw, names, structured, self._where)
+        return from_file(self._ctx, self._type, raw, self._where)
+
+    @property
+    def _where(self):
+        """(structure, offset) naming this dataset's values in errors: its object header."""
+        addr = self._address
+        return "values of the dataset with the object header", \
+            None if addr is None else self._ctx.absolute(addr)
 
     def _read_region(self, ref, names):
         """``ds[regionref]``: the referenced elements, shaped as h5py shapes them (the block
