@@ -394,32 +394,33 @@ class FractalHeap:
         """
         heap_id = bytes(heap_id)
         where = self.ctx.absolute(self.address)
+        at = id_offset if id_offset is not None else where   # errors: the ID, else the heap
         if not heap_id:
-            raise FormatError("empty heap ID", "fractal heap ID", id_offset)
+            raise FormatError("empty heap ID", "fractal heap ID", at)
         flags = heap_id[0]
         if flags >> 6 != 0:
             raise FormatError(f"heap ID version {flags >> 6} (only 0 is defined)",
-                              "fractal heap ID", id_offset)
+                              "fractal heap ID", at)
         kind = (flags >> 4) & 0x03
         if kind == ID_MANAGED:
             return self._get_managed(heap_id, id_offset)
         if kind == ID_TINY:
             if self.tiny_extended:
                 if len(heap_id) < 2:
-                    raise FormatError("truncated tiny heap ID", "fractal heap ID", id_offset)
+                    raise FormatError("truncated tiny heap ID", "fractal heap ID", at)
                 length, start = (((flags & 0x0F) << 8) | heap_id[1]) + 1, 2
             else:
                 length, start = (flags & 0x0F) + 1, 1
             if start + length > min(len(heap_id), self.heap_id_length):
                 raise FormatError(f"tiny object of {length} bytes overruns the "
                                   f"{self.heap_id_length}-byte heap ID", "fractal heap ID",
-                                  id_offset)
+                                  at)
             return heap_id[start:start + length], (id_offset + start if id_offset is not None
                                                    else where)
         if kind == ID_HUGE:
             return self._get_huge(heap_id, id_offset)
         raise FormatError(f"heap ID type {kind} is not managed, huge or tiny", "fractal heap ID",
-                          id_offset)
+                          at)
 
     def managed_id_fields(self, heap_id, id_offset=None):
         """(offset, length) of a managed heap ID (stored at ``id_offset``, when known)."""

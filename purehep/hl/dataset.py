@@ -317,7 +317,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         sel = None if whole else selections.select(self.shape, args)
         if sel is not None and sel.nselected == 0:
             from .storage import element_dtype
-            raw = np.zeros(sel.read_shape, element_dtype(self._type.file_dtype))
+            from ..io.memory import zeros
+            raw = zeros(sel.read_shape, element_dtype(self._type.file_dtype), "dataset read")
         else:
             raw = self._storage.read(sel, copy=copy)
         if sel is not None:

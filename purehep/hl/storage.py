@@ -140,13 +140,13 @@ class ContiguousStorage:
             return np.array(out) if copy else out
         if sel is None or sel.is_full:
             if copy:
-                out = np.empty(self.shape, self.dtype)
+                out = memory.empty(self.shape, self.dtype, "dataset read")
                 self.ctx.source.readinto(self.ctx.absolute(self.address), out,
                                          "dataset raw data")
                 return out
             return self._rows(0, self.shape[0])
         if sel.nselected == 0:
-            return np.zeros(sel.read_shape, self.dtype)
+            return memory.zeros(sel.read_shape, self.dtype, "dataset read")
         d0 = sel.dims[0]
         first, last = (d0.start, d0.stop) if isinstance(d0, slice) else (int(d0[0]), int(d0[-1]) + 1)
         block = self._rows(first, last)

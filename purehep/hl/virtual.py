@@ -373,5 +373,6 @@ def open_source_dataset(file, filename, dataset):
         return None
     if not isinstance(obj, Dataset):
         raise FormatError(f"virtual dataset source {dataset!r} in {filename!r} is not a dataset",
-                          "virtual dataset global heap block")
+                          "object header of a virtual dataset source",
+                          obj._ctx.absolute(obj._address))
     return obj

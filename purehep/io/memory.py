@@ -43,18 +43,24 @@ def empty(shape, dtype, what):
                               f"{tuple(shape)}") from None
 
 
-def full(shape, value, dtype, what):
-    """An array of ``shape`` holding ``value`` everywhere (zeros when ``value`` is all zero
-    bytes, which the system gives without touching the pages)."""
+def zeros(shape, dtype, what):
+    """``np.zeros(shape, dtype)`` (all bytes zero), or an AllocationError."""
     dtype = np.dtype(dtype)
     nbytes = check_size(shape, dtype.itemsize, what)
-    value = np.asarray(value, dtype)
     try:
-        if dtype.hasobject or value.tobytes().strip(b"\0"):
-            out = np.empty(shape, dtype)
-            out[...] = value
-            return out
         return np.zeros(shape, dtype)
     except MemoryError:
         raise AllocationError(f"{what}: cannot allocate {nbytes} bytes for an array of shape "
                               f"{tuple(shape)}") from None
+
+
+def full(shape, value, dtype, what):
+    """An array of ``shape`` holding ``value`` (an element of ``dtype``) everywhere; zeros
+    when its bytes are all zero, which the system gives without touching the pages."""
+    dtype = np.dtype(dtype)
+    value = np.asarray(value, dtype)
+    if not dtype.hasobject and not value.tobytes().strip(b"\0"):
+        return zeros(shape, dtype, what)
+    out = empty(shape, dtype, what)
+    out[...] = value
+    return out
