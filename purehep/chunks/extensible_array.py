@@ -9,7 +9,7 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     rank = len(layout.chunk_shape)
     if layout.address is None:
         return ChunkTable.empty(rank)
-    hdr, raw = extensible_array.read_elements(ctx, layout.address)
+    hdr, index, raw = extensible_array.read_elements(ctx, layout.address)
     if hdr.client_id not in (0, 1):
         raise FormatError(f"extensible array client id {hdr.client_id} is not a chunk index",
                           "extensible array header", ctx.absolute(layout.address))
@@ -18,4 +18,4 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     grid = [1 if m is None else -(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
     return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes,
                        ("extensible array header", ctx.absolute(layout.address)),
-                       unlimited_dim=udim)
+                       unlimited_dim=udim, index=index, count=hdr.max_index_set)

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import FormatError
 from ..format import btree2, extensible_array, fixed_array, structured_chunk as SC
 from ..format.messages import layout as L
+from ..chunks.table import scaled_from_linear
 from ..write.chunk_index import put_blocks
 
 FA_VERSION, EA_VERSION, BT2_VERSION = 1, 0, 1
@@ -84,15 +85,6 @@ def decode_elements(ctx, raw, width, nsections, filtered):
     return addr, size, offs, unf, masks
 
 
-def _scaled_from_linear(keep, dims, order):
-    rank = len(order)
-    sw = np.stack(np.unravel_index(keep, dims), axis=1).astype(np.int64) if rank else \
-        np.zeros((len(keep), 0), np.int64)
-    scaled = np.empty_like(sw)
-    for i, d in enumerate(order):
-        scaled[:, d] = sw[:, i]
-    return scaled
-
 
 def load(ctx, layout, shape, maxshape, filtered):
     """The SparseTable of a structured-chunk dataset's index."""
@@ -117,6 +109,7 @@ def load(ctx, layout, shape, maxshape, filtered):
                            np.array([unf], np.uint64) if filtered else None,
                            np.array([masks], np.uint32) if filtered else None)
     client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
+    index = None                  # row k is element k, unless the array says otherwise
     if layout.index_type == L.FIXED_ARRAY:
         hdr, raw = fixed_array.read_elements(ctx, layout.address)
         name = "fixed array header"
@@ -126,14 +119,14 @@ def load(ctx, layout, shape, maxshape, filtered):
                               f"of the maximum dimensions has {math.prod(grid)}", name, where)
         order, dims = list(range(rank)), grid
     elif layout.index_type == L.EXTENSIBLE_ARRAY:
-        hdr, raw = extensible_array.read_elements(ctx, layout.address)
+        hdr, index, raw = extensible_array.read_elements(ctx, layout.address)
         name = "extensible array header"
         unlim = [d for d, m in enumerate(maxshape) if m is None]
         udim = unlim[0] if unlim else 0
         grid = [1 if m is None else -(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
         order = [udim] + [d for d in range(rank) if d != udim]
         dims = [grid[d] for d in order]
-        dims[0] = max(1, -(-len(raw) // max(1, math.prod(dims[1:]))))
+        dims[0] = max(1, -(-hdr.max_index_set // max(1, math.prod(dims[1:]))))
     elif layout.index_type == L.BTREE2:
         return _load_btree2(ctx, layout, rank, n, width, filtered, where)
     else:
@@ -148,7 +141,8 @@ def load(ctx, layout, shape, maxshape, filtered):
                           f"size, metadata of {n} sections)", name, where)
     addr, size, offs, unf, masks = decode_elements(ctx, raw, width, n, filtered)
     keep = np.flatnonzero(addr != np.uint64(ctx.undefined))
-    scaled = _scaled_from_linear(keep, dims, order)
+    linear = keep if index is None else index[keep]
+    scaled = scaled_from_linear(linear, dims, order, (name, where))
     return SparseTable(scaled, addr[keep], size[keep], offs[keep],
                        None if unf is None else unf[keep], None if masks is None else masks[keep])
 
