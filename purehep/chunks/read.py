@@ -70,7 +70,7 @@ def read_selection(st, coords):
     out_shape = tuple(dm[2] for dm in dims)
     dtype = st.dtype
     if any(n == 0 for n in out_shape):
-        return np.empty(out_shape, dtype)
+        return memory.empty(out_shape, dtype, "chunked dataset read")
     zero_fill = not st.fill.tobytes().strip(b"\0")
     # the output first, before any per-chunk arrays: a read too large fails here, cleanly
     out = memory.full(out_shape, st.fill, dtype, "chunked dataset read") if zero_fill else \

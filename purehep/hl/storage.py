@@ -283,6 +283,10 @@ def check_layout(layout, dataspace, datatype):
     if len(layout.chunk_shape) != len(shape):
         raise FormatError(f"chunk rank {len(layout.chunk_shape)} differs from the dataspace "
                           f"rank {len(shape)}", "data layout message", layout.offset)
+    chunk_bytes = math.prod(layout.chunk_shape) * layout.element_size
+    if chunk_bytes > 0xFFFFFFFF:      # libhdf5 refuses it on open (H5D__chunk_set_sizes)
+        raise FormatError(f"chunks of {chunk_bytes} bytes (libhdf5 requires less than 4 GiB)",
+                          "data layout message", layout.offset)
 
 
 def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external, threads=None,

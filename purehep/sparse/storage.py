@@ -115,16 +115,19 @@ class SparseStorage:
         order and the values (file dtype)."""
         secs = self.sections(row)
         where = self._where(row)
+        data = secs[SECTION_VALUES]
         if len(secs[SECTION_SELECTION]) == 0:
             # an allocated chunk with an empty section 0: every element defined (the
             # prototype's reader treats it so)
-            lin = np.arange(math.prod(self.chunk_shape), dtype=np.int64)
+            n = math.prod(self.chunk_shape)
         else:
             _, lin = chunkcodec.decode_section0(secs[SECTION_SELECTION], self.chunk_shape, where)
-        data = secs[SECTION_VALUES]
-        if len(data) != len(lin) * self.dtype.itemsize:
-            raise FormatError(f"value section of {len(data)} bytes for {len(lin)} defined "
+            n = len(lin)
+        if len(data) != n * self.dtype.itemsize:     # (checked before the indexes are made)
+            raise FormatError(f"value section of {len(data)} bytes for {n} defined "
                               f"elements of {self.dtype.itemsize} bytes", *where)
+        if len(secs[SECTION_SELECTION]) == 0:
+            lin = np.arange(n, dtype=np.int64)
         return lin, np.frombuffer(data, self.dtype)
 
     # --- selections ---------------------------------------------------------------------------
