@@ -158,7 +158,6 @@ class Superblock:
                 f"the superblock's end-of-file address is {self.eof_address} but the file has "
                 f"{ctx.source.size} bytes (truncated file?)", "superblock", self.offset)
 
-
     @staticmethod
     def _verify_extension_structures(ctx, ext):
         """Verify what the superblock extension leads to that reading never visits: the

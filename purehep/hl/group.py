@@ -150,7 +150,9 @@ class Group(HLObject, GroupWriter, MutableMapping):
                 break
             try:
                 group = group._follow(link, 0)
-            except (KeyError, FormatError, OSError):
+            except LinkTraversalError:
+                raise
+            except (KeyError, PurehepError, OSError):
                 return False
             if not isinstance(group, Group):
                 return False
