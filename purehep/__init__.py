@@ -4,7 +4,8 @@ The public face mirrors h5py: ``purehep.File``, ``Group``, ``Dataset``, ``Dataty
 ``AttributeManager``, the link classes and the dtype helpers.
 """
 from .errors import (PurehepError, FormatError, ChecksumError, TruncatedError,
-                     UnsupportedFeatureError, ValidationError, PurehepWarning)
+                     UnsupportedFeatureError, ValidationError, PurehepWarning, AllocationError,
+                     LinkTraversalError, DimensionScaleError)
 from .hl.files import File
 from .hl.group import Group
 from .hl.dataset import Dataset
@@ -18,6 +19,7 @@ __version__ = "0.1.0"
 __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
            "SoftLink", "ExternalLink", "VirtualLayout", "VirtualSource", "PurehepError", "FormatError", "ChecksumError",
            "TruncatedError", "UnsupportedFeatureError", "ValidationError", "PurehepWarning",
+           "AllocationError", "LinkTraversalError", "DimensionScaleError",
            "__version__"]
 
 

@@ -9,6 +9,8 @@ converted member-wise. Identity when ``needs_conversion`` is False.
 Vlen elements are resolved per global heap collection with array look-ups (each collection is
 decoded once per context), not per element.
 """
+from contextlib import contextmanager
+
 import numpy as np
 
 from .errors import FormatError
@@ -16,14 +18,19 @@ from .errors import FormatError
 MAX_DEPTH = 32
 
 
-def from_file(ctx, datatype, array):
-    """The values of ``array`` (of ``datatype.file_dtype``) as h5py presents them."""
+def from_file(ctx, datatype, array, where=(None, None)):
+    """The values of ``array`` (of ``datatype.file_dtype``) as h5py presents them.
+
+    ``where`` = (structure, offset) names the values in errors: a value found bad only when
+    converted (a reference of an unknown type, say) no longer knows its own file offset.
+    """
     if not datatype.needs_conversion:
         return array
-    return _convert(ctx, datatype, np.asarray(array), 0)
+    with _located(where):
+        return _convert(ctx, datatype, np.asarray(array), 0)
 
 
-def fields_from_file(ctx, datatype, array, names, structured=False):
+def fields_from_file(ctx, datatype, array, names, structured=False, where=(None, None)):
     """The named members of compound values (``array`` of ``datatype.file_dtype``) as h5py
     presents them, the other members left unconverted: one name gives its array (unless
     ``structured``), several a structured array of just those fields."""
@@ -33,12 +40,25 @@ def fields_from_file(ctx, datatype, array, names, structured=False):
             raise ValueError(f"Field {name} does not appear in this type.")
     members = {m.name: m for m in datatype.members}
     array = np.asarray(array)
-    if len(names) == 1 and not structured:
-        return np.ascontiguousarray(_convert(ctx, members[names[0]].type, array[names[0]], 1))
-    out = np.empty(array.shape, [(n, user.fields[n][0]) for n in names])
-    for n in names:
-        out[n] = _convert(ctx, members[n].type, array[n], 1)
-    return out
+    with _located(where):
+        if len(names) == 1 and not structured:
+            return np.ascontiguousarray(_convert(ctx, members[names[0]].type, array[names[0]],
+                                                 1))
+        out = np.empty(array.shape, [(n, user.fields[n][0]) for n in names])
+        for n in names:
+            out[n] = _convert(ctx, members[n].type, array[n], 1)
+        return out
+
+
+@contextmanager
+def _located(where):
+    """Give a FormatError raised without a location the location of the values converted."""
+    try:
+        yield
+    except FormatError as exc:
+        if exc.offset is None and where[1] is not None:
+            raise type(exc)(exc.reason, where[0], where[1]) from None
+        raise
 
 
 def _convert(ctx, dt, arr, depth):

@@ -36,6 +36,21 @@ class TruncatedError(FormatError):
     """A structure extends past the end of the file (or of its enclosing block)."""
 
 
+class AllocationError(PurehepError, MemoryError):
+    """A read needs an array larger than memory holds (or than numpy can index): the
+    extent a file declares is valid, but no array of its size can be made."""
+
+
+class LinkTraversalError(PurehepError, RuntimeError):
+    """Resolving a path followed more soft or external links than libhdf5 does (16): a link
+    cycle. A ``RuntimeError``, as h5py raises for it."""
+
+
+class DimensionScaleError(PurehepError, RuntimeError):
+    """A dimension-scale call failed as libhdf5's H5DS functions fail (a DIMENSION_LIST
+    naming a dataset that is not a scale, for one): h5py reports those as ``RuntimeError``."""
+
+
 class UnsupportedFeatureError(PurehepError, NotImplementedError):
     """The file is well formed but uses a feature purehep does not implement (named)."""
 

@@ -13,3 +13,11 @@ def corpus_dir():
     if not os.path.isdir(CORPUS):
         pytest.skip("../shared/corpus is absent")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def fuzz_samples(tmp_path_factory):
+    """Paths of the fuzzing sample files (tests/fuzzfiles.py), built once per session."""
+    import fuzzfiles
+    tmp = tmp_path_factory.mktemp("fuzz_samples")
+    return [fuzzfiles.build(name, tmp / f"{name}.h5") for name in fuzzfiles.SAMPLES]

@@ -2,6 +2,7 @@
 never IndexError/struct.error/MemoryError, a hang or an unbounded allocation."""
 import os
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -42,14 +43,15 @@ def test_truncation_error_names_structure_and_offset(sample_bytes):
 def test_flipped_bytes_in_metadata(sample_bytes):
     n = len(sample_bytes)
     outcomes = {}
-    for pos in range(0, min(n, 6000), 11):
+    for pos in range(0, min(n, 6000), 29):     # (tests/test_fuzz.py flips far more, in workers)
         for mask in (0x01, 0xFF):
             data = bytearray(sample_bytes)
             data[pos] ^= mask
             outcome = check_damaged(data)
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert set(outcomes) <= {"ok", "KeyError", "FormatError", "ChecksumError", "TruncatedError",
-                             "UnsupportedFeatureError"}, outcomes
+                             "UnsupportedFeatureError", "AllocationError", "LinkTraversalError",
+                             "DimensionScaleError"}, outcomes
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -75,3 +77,92 @@ def _fuzz_case(sample_bytes, data):
     if data.draw(st.booleans()):
         buf = buf[: data.draw(st.integers(0, len(buf)))]
     check_damaged(buf)
+
+
+# -- what libhdf5 refuses or raises, purehep refuses or raises alike ---------------------------
+def _message_offset(path, name):
+    """Absolute offset of the body of the first ``name`` message in the file."""
+    from purehep.inspect import walk_path
+    for top in walk_path(path).structures:
+        for _, s in top.walk():
+            if s.name == name:
+                return s.offset + (8 if top.version == 1 else 4)
+    raise LookupError(name)
+
+
+def _patch(path, offset, fmt, *values):
+    import struct
+    data = bytearray(open(path, "rb").read())
+    struct.pack_into(fmt, data, offset, *values)
+    open(path, "wb").write(data)
+
+
+def test_soft_link_cycles_raise_as_in_h5py(tmp_path):
+    import h5py
+    path = str(tmp_path / "loops.h5")
+    with h5py.File(path, "w") as f:
+        f["loop"] = h5py.SoftLink("/loop")
+        f["a"], f["b"] = h5py.SoftLink("/b"), h5py.SoftLink("/a")
+        f.create_group("g")["up"] = h5py.SoftLink("/g/up/x")
+        f.create_group("t")
+        for i in range(17):            # l16 needs 17 traversals: one more than libhdf5 allows
+            f[f"l{i}"] = h5py.SoftLink(f"/l{i - 1}" if i else "/t")
+    with h5py.File(path, "r") as h, purehep.File(path) as p:
+        for name in ("loop", "a", "g/up", "loop/x", "l16"):
+            with pytest.raises(RuntimeError):
+                h[name]
+            with pytest.raises(purehep.LinkTraversalError) as err:
+                p[name]
+            assert isinstance(err.value, RuntimeError) and "too many links" in str(err.value)
+        assert p["l15"].name == "/l15" and h["l15"].name == "/l15"
+        for name in ("loop", "a", "g/up", "l16"):
+            assert (name in p) == (name in h) is True
+        with pytest.raises(RuntimeError):
+            h.get("loop")
+        with pytest.raises(purehep.LinkTraversalError):
+            p.get("loop")
+
+
+def test_a_whole_read_beyond_memory_is_a_purehep_error(tmp_path):
+    import h5py
+    path = str(tmp_path / "huge.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("empty", shape=(2 ** 60,), chunks=(1 << 16,), dtype="i1", fillvalue=3)
+        f.create_dataset("wide", shape=(2 ** 62, 4), chunks=(1, 4), dtype="i8")
+    with h5py.File(path, "r") as h, purehep.File(path) as p:
+        for name in ("empty", "wide"):
+            with pytest.raises(purehep.AllocationError) as err:
+                p[name][()]
+            assert isinstance(err.value, MemoryError) and "bytes" in str(err.value)
+            assert (p[name][5:9] == h[name][5:9]).all()
+
+
+def test_datatypes_libhdf5_refuses_are_refused(tmp_path):
+    """libhdf5 (1.14.4+) refuses numeric types with more unused bits than precision bits (an
+    8 MB "integer" of 32 bits is a damaged size field), rather than allocating by that size."""
+    import h5py
+    path = str(tmp_path / "big_type.h5")
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("x", shape=(512,), chunks=(16,), dtype="<i4")
+    dt, lay = _message_offset(path, "datatype message"), _message_offset(path, "data layout message")
+    _patch(path, dt + 4, "<I", 8 << 20)                   # the datatype's size
+    _patch(path, lay + 3 + 8 + 4, "<I", 8 << 20)          # the chunk's element size
+    with pytest.raises((KeyError, OSError)):
+        with h5py.File(path, "r") as h:
+            h["x"]
+    with purehep.File(path) as p:
+        with pytest.raises(purehep.FormatError, match="unused") as err:
+            p["x"].dtype
+    assert err.value.structure == "datatype message" and err.value.offset is not None
+
+
+def test_reading_into_empty_and_overlapping_layouts():
+    from purehep.io.source import BytesSource
+    src = BytesSource(bytes(range(16)))
+    empty = np.empty((0, 5), "f8")
+    src.readinto(3, empty)                          # nothing to copy, no cast error
+    dt = np.dtype({"names": ["a", "b"], "formats": ["<u4", "<u2"], "offsets": [0, 2],
+                   "itemsize": 4})
+    out = np.empty(2, dt)
+    src.readinto(0, out)
+    assert out.tobytes() == bytes(range(8))

@@ -95,8 +95,10 @@ def _error(call):
     try:
         call()
     except Exception as exc:        # noqa: BLE001 - the exception is what is compared
-        # h5py names its own argument classes in TypeErrors; the type is what must agree
-        return type(exc).__name__, None if isinstance(exc, TypeError) else str(exc)
+        # h5py names its own argument classes in TypeErrors; the type is what must agree (the
+        # builtin class: purehep's errors subclass the one h5py raises)
+        kind = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+        return kind.__name__, None if isinstance(exc, TypeError) else str(exc)
     return None
 
 

@@ -37,12 +37,12 @@ def init_geometry(store, ctx, layout, shape, maxshape, file_dtype):
     store.rank = len(store.chunk_shape)
     if store.rank != len(store.shape):
         raise FormatError(f"chunk rank {store.rank} differs from dataspace rank "
-                          f"{len(store.shape)}", "data layout message")
+                          f"{len(store.shape)}", "data layout message", layout.offset)
     if len(store.maxshape) != store.rank:
         raise ValueError("maxshape rank differs from shape rank")
     if store.dtype.itemsize != layout.element_size:
         raise FormatError(f"element size {layout.element_size} differs from the datatype "
-                          f"size {store.dtype.itemsize}", "data layout message")
+                          f"size {store.dtype.itemsize}", "data layout message", layout.offset)
 
 
 def _prod(xs):
@@ -69,8 +69,6 @@ class ChunkedStorage:
         self.itemsize = self.dtype.itemsize
         self.chunk_nbytes = _prod(self.chunk_shape) * self.itemsize
         self.filters = tuple(filters or ())
-        if len(self.filters) > 32:
-            raise FormatError("more than 32 filters", "filter pipeline message")
         self.fill = np.asarray(fill, self.dtype).reshape(())
         self.threads = max(1, int(threads or os.cpu_count() or 1))
         self.cache = ChunkCache(cache_bytes) if cache_bytes and self.filters else None

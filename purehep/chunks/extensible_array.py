@@ -22,10 +22,12 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     rank = len(layout.chunk_shape)
     if layout.address is None:
         return ChunkTable.empty(rank)
-    hdr, raw = extensible_array.read_elements(ctx, layout.address)
+    hdr, index, raw = extensible_array.read_elements(ctx, layout.address)
     _check(ctx, layout, hdr)
     udim, grid = _geometry(layout, maxshape)
-    return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes, unlimited_dim=udim)
+    return from_linear(ctx, raw, hdr.client_id == 1, grid, chunk_nbytes,
+                       ("extensible array header", ctx.absolute(layout.address)),
+                       unlimited_dim=udim, index=index, count=hdr.max_index_set)
 
 
 def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):

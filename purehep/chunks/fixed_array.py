@@ -26,7 +26,8 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     if layout.address is None:
         return ChunkTable.empty(rank)
     arr, grid = _elements(ctx, layout, maxshape)
-    return from_linear(ctx, arr.all(), arr.header.client_id == 1, grid, chunk_nbytes)
+    return from_linear(ctx, arr.all(), arr.header.client_id == 1, grid, chunk_nbytes,
+                       ("fixed array header", ctx.absolute(layout.address)))
 
 
 def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):

@@ -6,6 +6,7 @@ and ``kernels.copy.copy_chunks`` moves each chunk's overlap into the preallocate
 Unfiltered chunks of a memory-mapped file are copied straight from the map.
 """
 import itertools
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from ..errors import FormatError, TruncatedError
 from ..filters import check_pipeline
+from ..io import memory
 from . import SMALL_BOX_CHUNKS
 from ..format.messages.layout import DONT_FILTER_PARTIAL_EDGE_CHUNKS
 
@@ -68,7 +70,11 @@ def read_selection(st, coords):
     out_shape = tuple(dm[2] for dm in dims)
     dtype = st.dtype
     if any(n == 0 for n in out_shape):
-        return np.empty(out_shape, dtype)
+        return memory.empty(out_shape, dtype, "chunked dataset read")
+    zero_fill = not st.fill.tobytes().strip(b"\0")
+    # the output first, before any per-chunk arrays: a read too large fails here, cleanly
+    out = memory.full(out_shape, st.fill, dtype, "chunked dataset read") if zero_fill else \
+        memory.empty(out_shape, dtype, "chunked dataset read")
 
     lens = [len(dm[4]) for dm in dims]
     explicit = [d for d in range(rank) if not dims[d][0]]
@@ -96,12 +102,7 @@ def read_selection(st, coords):
     allpresent = bool((rows >= 0).all())
     present = None if allpresent else np.flatnonzero(rows >= 0)
 
-    if allpresent:
-        out = np.empty(out_shape, dtype)
-    elif not st.fill.tobytes().strip(b"\0"):
-        out = np.zeros(out_shape, dtype)
-    else:
-        out = np.empty(out_shape, dtype)
+    if not allpresent and not zero_fill:
         out[...] = st.fill
     if present is not None and not len(present):
         return out

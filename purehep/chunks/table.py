@@ -24,44 +24,69 @@ class ChunkTable:
                           self.masks[keep])
 
 
-def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, unlimited_dim=None):
+def from_linear(ctx, raw, filtered, max_chunks, chunk_nbytes, where, unlimited_dim=None,
+                index=None, count=None):
     """Rows of array-index elements (fixed/extensible array; spec VII.C/VII.D element layouts)
     to a ChunkTable: element i is the chunk with linear index i over ``max_chunks`` (with the
-    unlimited dimension, if any, moved first, as the library "swizzles" it)."""
+    unlimited dimension, if any, moved first, as the library "swizzles" it). Row k is element
+    ``index[k]`` (default: k) of an array of ``count`` elements (default: the rows). ``where``
+    = (structure, offset) of the array's header, for errors."""
     rank = len(max_chunks)
-    addr, size, mask = element_columns(ctx, raw, filtered, chunk_nbytes)
+    addr, size, mask = element_columns(ctx, raw, filtered, chunk_nbytes, where)
     keep = np.flatnonzero(addr != np.uint64(ctx.undefined))
+    linear = keep if index is None else index[keep]
     order = list(range(rank))
     dims = list(max_chunks)
     if unlimited_dim is not None and unlimited_dim != 0:
         order = [unlimited_dim] + [d for d in range(rank) if d != unlimited_dim]
         dims = [max_chunks[d] for d in order]
     if unlimited_dim is not None:
-        dims[0] = max(1, -(-len(raw) // max(1, _prod(dims[1:]))))
-    scaled_sw = np.stack(np.unravel_index(keep, dims), axis=1).astype(np.int64) if rank else \
-        np.zeros((len(keep), 0), np.int64)
-    scaled = np.empty_like(scaled_sw)
-    for i, d in enumerate(order):
-        scaled[:, d] = scaled_sw[:, i]
-    return ChunkTable(scaled, addr[keep], size[keep], mask[keep])
+        n = len(raw) if count is None else count
+        dims[0] = max(1, -(-n // max(1, _prod(dims[1:]))))
+    return ChunkTable(scaled_from_linear(linear, dims, order, where), addr[keep], size[keep],
+                      mask[keep])
 
 
-def _element_layout(ctx, es, filtered):
+def scaled_from_linear(linear, dims, order, where):
+    """Grid positions (n, rank) of the row-major indexes ``linear`` over the grid ``dims``,
+    whose dimension i is the dataset's dimension ``order[i]``; an index outside the grid is a
+    FormatError at ``where`` (structure, offset). Any grid size (up to 2**64 per dimension)."""
+    if len(linear) and int(linear.max()) >= _prod(dims):
+        from ..errors import FormatError
+        raise FormatError(f"chunk index element {int(linear.max())} lies outside the chunk grid "
+                          f"{tuple(dims)}", *where)
+    rest = np.array(linear, np.int64)
+    scaled = np.zeros((len(rest), len(order)), np.int64)
+    if not len(rest):
+        return scaled
+    for i in range(len(order) - 1, -1, -1):
+        d = int(dims[i])
+        if d > np.iinfo(np.int64).max:        # wider than any index: it holds the rest
+            scaled[:, order[i]] = rest
+            rest[:] = 0
+        else:
+            scaled[:, order[i]] = rest % d
+            rest //= d
+    return scaled
+
+
+def _element_layout(ctx, es, filtered, where=(None, None)):
     """(address bytes, stored-size bytes) of an array-index element of ``es`` bytes: an
-    address, then for filtered chunks the stored size and a 4-byte filter mask."""
+    address, then for filtered chunks the stored size and a 4-byte filter mask. ``where`` =
+    (structure, offset) of the array, for errors."""
     so = ctx.sizeof_offsets
     width = es - so - 4
     if filtered and not 1 <= width <= 8:
         from ..errors import FormatError
-        raise FormatError(f"filtered chunk element of {es} bytes")
+        raise FormatError(f"filtered chunk element of {es} bytes", *where)
     return so, width
 
 
-def element_columns(ctx, raw, filtered, chunk_nbytes):
+def element_columns(ctx, raw, filtered, chunk_nbytes, where=(None, None)):
     """(addresses uint64, sizes int64, filter masks uint32) of array-index elements ``raw``
     (n, element size)."""
     from ..kernels.chunkindex import decode_records
-    so, width = _element_layout(ctx, raw.shape[1], filtered)
+    so, width = _element_layout(ctx, raw.shape[1], filtered, where)
     if filtered:
         addr, size, mask, _ = decode_records(raw, 0, so, so, width, so + width, -1, 0, 8)
     else:

@@ -20,7 +20,7 @@ client data libhdf5 and the plugins would store.
 """
 from dataclasses import dataclass
 
-from ..errors import ChecksumError, FormatError, UnsupportedFeatureError
+from ..errors import FormatError, UnsupportedFeatureError
 
 DEFLATE, SHUFFLE, FLETCHER32, SZIP, NBIT, SCALEOFFSET = 1, 2, 3, 4, 5, 6
 LZF, ZSTD = 32000, 32015
@@ -150,9 +150,11 @@ def decode_pipeline(data, filters, filter_mask, element_size, chunk_nbytes, wher
         flt = get_filter(info.id, info.name or None)
         try:
             data = flt.decode(data, info.client_data, element_size, chunk_nbytes)
-        except ChecksumError as e:
-            raise ChecksumError(e.reason, structure, offset) from None
-        except (FormatError, UnsupportedFeatureError):
+        except FormatError as e:     # a codec's finding (a checksum, a bad header): here
+            if e.offset is None:
+                raise type(e)(e.reason, structure, offset) from None
+            raise
+        except UnsupportedFeatureError:
             raise
         except Exception as e:  # a codec's own error (zlib.error, ZstdError, ...)
             raise FormatError(f"{flt.name} filter (id {flt.id}) failed to decode: {e}",

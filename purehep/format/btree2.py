@@ -332,8 +332,7 @@ class BTree2:
     @classmethod
     def _decode(cls, ctx, addr, record_context):
         structure = "v2 B-tree header"
-        if addr is None:
-            raise FormatError("undefined address", structure)
+        ctx.defined(addr, structure)
         size = 4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + ctx.sizeof_offsets + 2 + ctx.sizeof_lengths + 4
         cur = ctx.cursor(addr, size, structure)
         cur.signature(SIGNATURE_HEADER)

@@ -41,8 +41,18 @@ class Context:
         """A length field: Size of Lengths bytes."""
         return int(n).to_bytes(self.sizeof_lengths, "little")
 
+    def defined(self, addr, structure):
+        """``addr``, unless it is the undefined address (None): then a FormatError naming
+        the structure, placed at the undefined address itself."""
+        if addr is None:
+            raise FormatError("the address is undefined (all bits set)", structure,
+                              self.undefined)
+        return addr
+
     def read(self, addr, n, structure):
         """Bytes of a structure at relative address ``addr`` (bounds-checked)."""
+        if addr is None:
+            self.defined(addr, structure)
         return self.source.read(self.base_address + addr, n, structure)
 
     def cursor(self, addr, n, structure):
@@ -51,7 +61,7 @@ class Context:
 
     def check_range(self, addr, n, structure):
         """Raise unless ``n`` bytes at ``addr`` lie inside the file."""
-        start = self.base_address + addr
+        start = self.base_address + self.defined(addr, structure)
         if addr < 0 or n < 0 or start + n > self.source.size:
             raise TruncatedError(f"{n} bytes at address {addr} lie past the end of the file "
                                  f"({self.source.size} bytes)", structure, start)

@@ -84,16 +84,30 @@ def dense_records(ctx, heap_address, name_index_address, order_index_address=Non
                   by_creation_order=False):
     """Yield (B-tree record, body, absolute offset) in index order (see ``dense_messages``)."""
     heap = FractalHeap.decode(ctx, heap_address)
-    if by_creation_order and order_index_address is not None:
-        tree = _index(ctx, order_index_address, (LINK_ORDER, ATTR_ORDER), "creation-order index")
-    else:
-        if name_index_address is None:
-            raise FormatError("dense storage without a name index", "fractal heap header",
-                              ctx.absolute(heap_address))
-        tree = _index(ctx, name_index_address, (LINK_NAME, ATTR_NAME), "name index")
-    for record in tree.records():
+    if name_index_address is None:
+        raise FormatError("dense storage without a name index", "fractal heap header",
+                          ctx.absolute(heap_address))
+    names = (name_index_address, (LINK_NAME, ATTR_NAME), "name index")
+    orders = (order_index_address, (LINK_ORDER, ATTR_ORDER), "creation-order index")
+    use, other = (orders, names) if by_creation_order and order_index_address is not None \
+        else (names, orders)
+    tree = _index(ctx, *use)
+    records = list(tree.records())
+    if other[0] is not None and ctx.verify_checksums:
+        _same_objects(ctx, tree, records, _index(ctx, *other))
+    for record in records:
         body, offset = _body(ctx, heap, record)
         yield record, body, offset
+
+
+def _same_objects(ctx, tree, records, other):
+    """Verify the index a read does not walk (checksums of all its nodes) and that it locates
+    the same heap objects as the one it walks, as a reader using it would need."""
+    theirs = sorted(bytes(r.heap_id) for r in other.records())
+    if theirs != sorted(bytes(r.heap_id) for r in records):
+        raise FormatError(f"the dense storage's indexes disagree: {len(records)} and "
+                          f"{len(theirs)} records, or different heap objects",
+                          "v2 B-tree header", ctx.absolute(other.address))
 
 
 def dense_messages(ctx, heap_address, name_index_address, order_index_address=None,

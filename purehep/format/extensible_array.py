@@ -136,17 +136,25 @@ class ExtensibleArrayHeader:
 
 
 def read_elements(ctx, addr):
-    """(header, uint8 array (max_index_set, element_size)); missing entries are 0xFF rows."""
+    """(header, element indexes (int64), uint8 rows (len(indexes), element_size)) of the
+    extensible array at ``addr``: the elements of the blocks and pages present, in index
+    order; the elements of absent blocks are undefined and left out (so that what is read
+    stays within what the file holds, whatever the header claims)."""
     hdr = ExtensibleArrayHeader.decode(ctx, addr)
-    so = ctx.sizeof_offsets
     es = hdr.element_size
     total = hdr.max_index_set
-    if total > (1 << 40):
-        raise FormatError(f"{total} elements is implausible", "extensible array header",
-                          ctx.absolute(addr))
-    out = np.full((total, es), 0xFF, np.uint8)
-    if hdr.index_block_address is None or total == 0:
-        return hdr, out
+    parts = []                  # (first element index, rows)
+    if hdr.index_block_address is not None and total:
+        _read_blocks(ctx, hdr, addr, total, parts)
+    if not parts:
+        return hdr, np.zeros(0, np.int64), np.zeros((0, es), np.uint8)
+    index = np.concatenate([np.arange(first, first + len(rows), dtype=np.int64)
+                            for first, rows in parts])
+    return hdr, index, np.concatenate([rows for _, rows in parts])
+
+
+def _read_blocks(ctx, hdr, addr, total, parts):
+    so, es = ctx.sizeof_offsets, hdr.element_size
     sblocks = hdr.super_blocks()
     n_iblk_super, n_iblk_dblk, n_iblk_sblk, isize = hdr.index_block_layout(ctx)
     iaddr = hdr.index_block_address
@@ -155,12 +163,11 @@ def read_elements(ctx, addr):
     raw = np.frombuffer(buf, np.uint8)
     pos = 6 + so
     k = min(hdr.index_elements, total)
-    out[:k] = raw[pos:pos + k * es].reshape(k, es)
+    parts.append((0, raw[pos:pos + k * es].reshape(k, es)))
     pos += hdr.index_elements * es
     dblk_addrs = addresses(ctx, raw[pos:pos + n_iblk_dblk * so])
     pos += n_iblk_dblk * so
     sblk_addrs = addresses(ctx, raw[pos:pos + n_iblk_sblk * so])
-    page_n = 1 << hdr.page_bits
     base = hdr.index_elements
     seen = {addr, iaddr}
     d = 0
@@ -170,7 +177,7 @@ def read_elements(ctx, addr):
         if s < n_iblk_super:
             for j in range(nd):
                 _read_data_block(ctx, hdr, dblk_addrs[d], base + start + j * ne, ne, None, 0,
-                                 out, seen)
+                                 total, parts, seen)
                 d += 1
             continue
         saddr = sblk_addrs[s - n_iblk_super]
@@ -189,8 +196,8 @@ def read_elements(ctx, addr):
             first = base + start + j * ne
             if first >= total:
                 break
-            _read_data_block(ctx, hdr, addrs[j], first, ne, bitmap, j * npages, out, seen)
-    return hdr, out
+            _read_data_block(ctx, hdr, addrs[j], first, ne, bitmap, j * npages, total, parts,
+                             seen)
 
 
 class Elements:
@@ -315,12 +322,11 @@ def _check_prefix(ctx, buf, baddr, sig, hdr, structure):
     checksum.verify(ctx, buf, structure, ctx.absolute(baddr))
 
 
-def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, out, seen):
+def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, total, parts, seen):
     if daddr is None:
         return
     _remember(ctx, seen, daddr)
     es = hdr.element_size
-    total = out.shape[0]
     page_n = 1 << hdr.page_bits
     prefix, npages, head, _ = hdr.data_block_layout(ctx, ne)
     structure = "extensible array data block"
@@ -328,7 +334,8 @@ def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, out, seen):
         buf = ctx.read(daddr, head + 4, structure)
         _check_prefix(ctx, buf, daddr, b"EADB", hdr, structure)
         cnt = min(ne, total - first)
-        out[first:first + cnt] = np.frombuffer(buf, np.uint8)[prefix:prefix + cnt * es].reshape(cnt, es)
+        parts.append((first, np.frombuffer(buf, np.uint8)[prefix:prefix + cnt * es]
+                      .reshape(cnt, es)))
         return
     buf = ctx.read(daddr, prefix + 4, structure)
     _check_prefix(ctx, buf, daddr, b"EADB", hdr, structure)
@@ -346,7 +353,7 @@ def _read_data_block(ctx, hdr, daddr, first, ne, bitmap, bit0, out, seen):
         pbuf = ctx.read(paddr, page_bytes, "extensible array data block page")
         checksum.verify(ctx, pbuf, "extensible array data block page", ctx.absolute(paddr))
         cnt = min(page_n, total - pfirst)
-        out[pfirst:pfirst + cnt] = np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es)
+        parts.append((pfirst, np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es)))
 
 
 def _sealed(body):

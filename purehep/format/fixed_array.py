@@ -3,8 +3,8 @@
 The data block is paged when the maximum number of entries exceeds 2**page_bits; it then
 holds a page bitmap (most significant bit first) instead of the elements, and the pages
 (elements + checksum each) follow the data block contiguously. Structures are checksummed;
-the elements are returned as one uint8 matrix (max entries, entry size), uninitialized pages
-as rows of 0xFF (the undefined address).
+the elements are returned as one uint8 matrix (entries, entry size), uninitialized pages as
+rows of 0xFF (the undefined address), those after the last initialized page left out.
 
 ``encode`` writes an array of already-encoded elements (any client: dense chunks 0/1,
 structured chunks 2/3); the element encoding belongs to the index that uses the array.
@@ -161,10 +161,20 @@ class Elements:
         return p * self.page_n, rows
 
     def all(self):
-        """Every element: a uint8 array (max_entries, entry_size), unset pages as rows of
-        0xFF (the undefined address)."""
+        """The elements up to the last set page (those after it are undefined, and a header
+        may claim any number): a uint8 array (n, entry_size), unset pages in between as rows
+        of 0xFF (the undefined address)."""
         hdr = self.header
-        out = np.full((hdr.max_entries, hdr.entry_size), 0xFF, np.uint8)
+        if self.present is None or not self.present.any():
+            return np.zeros((0, hdr.entry_size), np.uint8)
+        if not self.npages:
+            return self._pages[0]
+        last = int(np.flatnonzero(self.present)[-1])
+        n = min(hdr.max_entries, (last + 1) * self.page_n)
+        self.ctx.check_range(hdr.data_block_address + self.dsize,
+                             (last + 1) * (self.page_n * hdr.entry_size + 4),
+                             "fixed array data block pages")
+        out = np.full((n, hdr.entry_size), 0xFF, np.uint8)
         for first, rows in self.blocks():
             out[first:first + len(rows)] = rows
         return out

@@ -89,8 +89,7 @@ class FractalHeap:
     @classmethod
     def decode(cls, ctx, addr):
         """The heap whose header is at relative address ``addr`` (cached on the context)."""
-        if addr is None:
-            raise FormatError("undefined fractal heap address", "fractal heap header")
+        ctx.defined(addr, "fractal heap header")
         return ctx.cached("frhp", addr, lambda: cls._decode(ctx, addr))
 
     @classmethod
@@ -141,6 +140,10 @@ class FractalHeap:
             h.root_filter_mask = tail.u32()
             h.io_filter_information = bytes(tail.bytes(h.io_filters_encoded_length))
         h._init_tables(ctx.absolute(addr))
+        if h.free_space_manager_address is not None and ctx.verify_checksums:
+            # not needed to read the heap, but damage to the heap's metadata all the same
+            from .free_space import verify_manager
+            verify_manager(ctx, h.free_space_manager_address)
         return h
 
     def _init_tables(self, where):
@@ -391,45 +394,47 @@ class FractalHeap:
         """
         heap_id = bytes(heap_id)
         where = self.ctx.absolute(self.address)
+        at = id_offset if id_offset is not None else where   # errors: the ID, else the heap
         if not heap_id:
-            raise FormatError("empty heap ID", "fractal heap ID", id_offset)
+            raise FormatError("empty heap ID", "fractal heap ID", at)
         flags = heap_id[0]
         if flags >> 6 != 0:
             raise FormatError(f"heap ID version {flags >> 6} (only 0 is defined)",
-                              "fractal heap ID", id_offset)
+                              "fractal heap ID", at)
         kind = (flags >> 4) & 0x03
         if kind == ID_MANAGED:
             return self._get_managed(heap_id, id_offset)
         if kind == ID_TINY:
             if self.tiny_extended:
                 if len(heap_id) < 2:
-                    raise FormatError("truncated tiny heap ID", "fractal heap ID", id_offset)
+                    raise FormatError("truncated tiny heap ID", "fractal heap ID", at)
                 length, start = (((flags & 0x0F) << 8) | heap_id[1]) + 1, 2
             else:
                 length, start = (flags & 0x0F) + 1, 1
             if start + length > min(len(heap_id), self.heap_id_length):
                 raise FormatError(f"tiny object of {length} bytes overruns the "
                                   f"{self.heap_id_length}-byte heap ID", "fractal heap ID",
-                                  id_offset)
+                                  at)
             return heap_id[start:start + length], (id_offset + start if id_offset is not None
                                                    else where)
         if kind == ID_HUGE:
             return self._get_huge(heap_id, id_offset)
         raise FormatError(f"heap ID type {kind} is not managed, huge or tiny", "fractal heap ID",
-                          id_offset)
+                          at)
 
-    def managed_id_fields(self, heap_id):
-        """(offset, length) of a managed heap ID."""
+    def managed_id_fields(self, heap_id, id_offset=None):
+        """(offset, length) of a managed heap ID (stored at ``id_offset``, when known)."""
         need = 1 + self.heap_offset_size + self.heap_length_size
         if len(heap_id) < need:
             raise FormatError(f"managed heap ID of {len(heap_id)} bytes, needs {need}",
-                              "fractal heap ID")
+                              "fractal heap ID", id_offset if id_offset is not None
+                              else self.ctx.absolute(self.address))
         off = int.from_bytes(heap_id[1:1 + self.heap_offset_size], "little")
         length = int.from_bytes(heap_id[1 + self.heap_offset_size:need], "little")
         return off, length
 
     def _get_managed(self, heap_id, id_offset):
-        off, length = self.managed_id_fields(heap_id)
+        off, length = self.managed_id_fields(heap_id, id_offset)
         where = self.ctx.absolute(self.address)
         if length == 0 or length > min(self.max_direct_block_size, self.max_managed_object_size):
             raise FormatError(f"managed object length {length} out of range", "fractal heap ID",

@@ -28,8 +28,9 @@ class GlobalHeap:
     @classmethod
     def decode(cls, ctx, addr):
         """Decode the collection at relative address ``addr`` (not cached; see collection())."""
-        if addr is None or addr == 0:
-            raise FormatError("undefined global heap collection address", STRUCTURE)
+        if ctx.defined(addr, STRUCTURE) == 0:
+            raise FormatError("a global heap collection at address 0", STRUCTURE,
+                              ctx.absolute(addr))
         so = ctx.sizeof_lengths
         head = 8 + so
         ctx.check_range(addr, head, STRUCTURE)

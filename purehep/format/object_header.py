@@ -61,8 +61,7 @@ class ObjectHeader:
 
     @classmethod
     def decode(cls, ctx, addr):
-        if addr is None:
-            raise FormatError("undefined object header address", "object header")
+        ctx.defined(addr, "object header")
         ctx.check_range(addr, 16, "object header")
         first = bytes(ctx.read(addr, 4, "object header"))
         if first == b"OHDR":

@@ -80,7 +80,7 @@ class Selection:
             return None
         axes = [sorted({(int(b[0, d]), int(b[1, d])) for b in self.blocks})
                 for d in range(self.rank)]
-        if int(np.prod([len(a) for a in axes])) != len(self.blocks) or \
+        if math.prod([len(a) for a in axes]) != len(self.blocks) or \
                 len({tuple(map(tuple, b)) for b in self.blocks.tolist()}) != len(self.blocks):
             return None
         return [_merged(a) for a in axes]

@@ -91,8 +91,7 @@ class SharedMessageTable:
     def decode(cls, ctx, addr, nindexes):
         """Decode the SMTB at ``addr`` holding ``nindexes`` index headers (checksummed)."""
         structure = "shared object header message table"
-        if addr is None:
-            raise FormatError("undefined table address", structure)
+        ctx.defined(addr, structure)
         if not 0 < nindexes <= MAX_INDEXES:
             raise FormatError(f"{nindexes} indexes (1 to {MAX_INDEXES} allowed)", structure,
                               ctx.absolute(addr))
@@ -181,21 +180,19 @@ def _find_table_message(ctx):
     return decode_table_message(Cursor(raw.data, raw.offset, "shared message table message", ctx))
 
 
-def shared_message_table(ctx):
-    """The file's SharedMessageTable (cached on ``ctx.sohm``).
+def shared_message_table(ctx, at=None):
+    """The file's SharedMessageTable (cached on ``ctx.sohm``), for the shared message at
+    absolute offset ``at``.
 
     Raises FormatError when the file has none (no superblock extension or no 0x0F message):
-    a shared message pointing into the SOHM heap is then itself malformed.
+    the shared message pointing into the SOHM heap is then itself malformed.
     """
     if ctx.sohm is not None:
         return ctx.sohm
     msg = _find_table_message(ctx)
     if msg is None:
         raise FormatError("a message is shared through the shared object header message table, "
-                          "but the superblock extension has no shared message table message",
-                          "superblock extension",
-                          ctx.absolute(ctx.superblock.extension_address)
-                          if ctx.superblock is not None and
-                          ctx.superblock.extension_address is not None else None)
+                          "but the file has no shared message table message",
+                          "shared message", at)
     ctx.sohm = SharedMessageTable.decode(ctx, msg.table_address, msg.nindexes)
     return ctx.sohm

@@ -74,14 +74,15 @@ def assemble(sections, metadata_sections, pipelines=None, element_size=1):
     return b"".join(parts), tuple(offsets), tuple(unfiltered), tuple(masks)
 
 
-def split(raw, offsets):
+def split(raw, offsets, where=("structured chunk", None)):
     """The (possibly filtered) sections of a chunk's bytes given the offsets of sections
-    1..N-1; raises FormatError if the offsets are not ordered within the chunk."""
+    1..N-1; raises FormatError (at ``where``, (structure, offset)) if the offsets are not
+    ordered within the chunk."""
     bounds = [0] + [int(o) for o in offsets] + [len(raw)]
     for a, b in zip(bounds, bounds[1:]):
         if b < a:
             raise FormatError(f"section offsets {tuple(bounds[1:-1])} are not ordered within "
-                              f"a chunk of {len(raw)} bytes", "structured chunk")
+                              f"a chunk of {len(raw)} bytes", *where)
     return [raw[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
@@ -93,7 +94,7 @@ def disassemble(raw, offsets, metadata_sections, unfiltered=None, masks=None, pi
     from ..filters import decode_pipeline
     structure, offset = where
     out = []
-    for i, sec in enumerate(split(raw, offsets)):
+    for i, sec in enumerate(split(raw, offsets, where)):
         filters = (pipelines or {}).get(i)
         if filters and len(sec):
             mask = int(masks[i]) if masks is not None else 0

@@ -143,6 +143,8 @@ class Superblock:
                     "the file holds a metadata cache image (libhdf5 1.10 'cache image' feature); "
                     "its metadata must be read from the image, which purehep does not decode: "
                     "run h5clear --image, or open and close it once with libhdf5")
+            if ctx.verify_checksums:
+                self._verify_extension_structures(ctx, ext)
         if self.version >= 3 and self.flags & (WRITE_ACCESS | SWMR_WRITE):
             import warnings
             from ..errors import PurehepWarning
@@ -155,6 +157,24 @@ class Superblock:
             raise TruncatedError(
                 f"the superblock's end-of-file address is {self.eof_address} but the file has "
                 f"{ctx.source.size} bytes (truncated file?)", "superblock", self.offset)
+
+    @staticmethod
+    def _verify_extension_structures(ctx, ext):
+        """Verify what the superblock extension leads to that reading never visits: the
+        shared message table with its lists or B-trees, and the persistent free-space
+        managers (libhdf5 reads them when it writes); a checksum failure there is damage to
+        the file as anywhere else."""
+        from . import free_space, sohm
+        if ext.first(sohm.SHARED_MESSAGE_TABLE) is not None:
+            table = sohm.shared_message_table(ctx)
+            for index in table.indexes:
+                table.records(index)
+        raw = ext.first(0x17)
+        if raw is not None:
+            info = free_space.decode_file_space_info(
+                Cursor(raw.data, raw.offset, "file space info message", ctx))
+            for addr in info.manager_addresses:
+                free_space.verify_manager(ctx, addr)
 
 
 def _base(stored, sb_offset):

@@ -43,8 +43,11 @@ def attribute_value(ctx, attr):
     if space.shape is None:
         return Empty(datatype.dtype)
     from .storage import element_dtype, as_elements
+    from ..io.memory import check_size
+    check_size(space.shape, datatype.size, f"attribute {attr.name!r}")
     raw = np.frombuffer(attr.data, element_dtype(datatype.file_dtype), count=space.size)
-    value = from_file(ctx, datatype, as_elements(raw.reshape(space.shape), datatype.file_dtype))
+    value = from_file(ctx, datatype, as_elements(raw.reshape(space.shape), datatype.file_dtype),
+                      (f"value of attribute {attr.name!r}", attr.offset))
     value = _strings_as_str(value, datatype.dtype)
     if space.shape == ():
         return value[()]

@@ -1,4 +1,5 @@
 """Datasets: lazy access to a dataset's messages and its data, with h5py's Dataset interface."""
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -71,7 +72,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def size(self):
-        return self._space.size if self.shape is not None else None
+        shape = self.shape    # a virtual dataset's current extent may differ from its dataspace
+        return math.prod(shape) if shape is not None else None
 
     @property
     def nbytes(self):
@@ -169,7 +171,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def fillvalue(self):
         from ..convert import from_file
         from .storage import as_elements
-        return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype))[()]
+        return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype),
+                         self._where)[()]
 
     @property
     def _storage(self):
@@ -319,7 +322,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         sel = None if whole else selections.select(self.shape, args)
         if sel is not None and sel.nselected == 0:
             from .storage import element_dtype
-            raw = np.zeros(sel.read_shape, element_dtype(self._type.file_dtype))
+            from ..io.memory import zeros
+            raw = zeros(sel.read_shape, element_dtype(self._type.file_dtype), "dataset read")
         else:
             raw = self._storage.read(sel, copy=copy)
         if sel is not None:
@@ -336,8 +340,15 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             return _fields(raw, names, structured) if names else raw
         raw = as_elements(raw, self._type.file_dtype)
         if names:                          # only the fields asked for are converted
-            return fields_from_file(self._ctx, self._type, raw, names, structured)
-        return from_file(self._ctx, self._type, raw)
+            return fields_from_file(self._ctx, self._type, raw, names, structured, self._where)
+        return from_file(self._ctx, self._type, raw, self._where)
+
+    @property
+    def _where(self):
+        """(structure, offset) naming this dataset's values in errors: its object header."""
+        addr = self._address
+        return "values of the dataset with the object header", \
+            None if addr is None else self._ctx.absolute(addr)
 
     def _read_region(self, ref, names):
         """``ds[regionref]``: the referenced elements, shaped as h5py shapes them (the block

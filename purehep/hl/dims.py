@@ -12,14 +12,14 @@ writes them:
 Updates follow H5DS: DIMENSION_LIST and DIMENSION_LABELS are rewritten in place with their
 stored types, CLASS, NAME and REFERENCE_LIST deleted and created again; a detach moves the
 last entry into the removed one's place and deletes DIMENSION_LIST and REFERENCE_LIST once
-empty. H5DS failures raise RuntimeError, as h5py reports them.
+empty. H5DS failures raise DimensionScaleError, a RuntimeError as h5py reports them.
 """
 import warnings
 
 import numpy as np
 
 from ..dtypes import ref_dtype, string_dtype, vlen_dtype
-from ..errors import PurehepWarning
+from ..errors import DimensionScaleError, PurehepWarning
 from ..write.values import vlen_stored
 from .dataset import Dataset
 
@@ -34,7 +34,7 @@ DIMENSION_LABELS_DTYPE = string_dtype("ascii")
 
 
 def _failure(function):
-    return RuntimeError(f"Unspecified error in {function} (return value <0)")
+    return DimensionScaleError(f"Unspecified error in {function} (return value <0)")
 
 
 def _e(name):
@@ -123,10 +123,20 @@ def _check_not_reserved(ds, function):
 
 def _dimension_list(ds):
     """DIMENSION_LIST as one list of scale datasets per dimension (None without one)."""
-    value = _attr(ds, "DIMENSION_LIST")
+    value = _dimension_refs(ds)
     if value is None:
         return None
     return [[ds.file[ref] for ref in refs] for refs in value]
+
+
+def _dimension_refs(ds):
+    """DIMENSION_LIST's value, one array of references per dimension (None without one)."""
+    value = _attr(ds, "DIMENSION_LIST")
+    if value is not None and np.shape(value) != (max(ds.ndim, 1),):
+        # libhdf5 reads it into a buffer of the dataset's rank, whatever its size
+        raise DimensionScaleError(f"DIMENSION_LIST of shape {np.shape(value)} for a "
+                                  f"rank-{ds.ndim} dataset")
+    return value
 
 
 def _write_dimension_list(ds, dimension_list):
@@ -146,6 +156,9 @@ def _reference_list(scale):
     value = _attr(scale, "REFERENCE_LIST")
     if value is None:
         return []
+    names = getattr(getattr(value, "dtype", None), "names", None) or ()
+    if np.ndim(value) != 1 or "dataset" not in names or "dimension" not in names:
+        raise DimensionScaleError("REFERENCE_LIST is not a list of (dataset, dimension) pairs")
     return [(scale.file[ref], int(dim)) for ref, dim in zip(value["dataset"],
                                                              value["dimension"])]
 
@@ -167,7 +180,11 @@ def _labels(ds):
     if "DIMENSION_LABELS" not in ds.attrs:
         return [None] * ds.ndim
     attr = ds.attrs._attrs["DIMENSION_LABELS"]
-    labels = list(ds.attrs["DIMENSION_LABELS"])
+    value = ds.attrs["DIMENSION_LABELS"]
+    if np.shape(value) != (max(ds.ndim, 1),) or attr.datatype.kind not in ("string", "vlen_str"):
+        raise DimensionScaleError(f"DIMENSION_LABELS of shape {np.shape(value)} for a "
+                                  f"rank-{ds.ndim} dataset, or not strings")
+    labels = list(value)
     if attr.datatype.kind == "vlen_str":
         stored = np.frombuffer(attr.data, vlen_stored(ds._ctx.sizeof_offsets), len(labels))
         labels = [None if coll == 0 else label
@@ -241,7 +258,7 @@ def detach_scale(ds, dim, scale):
 
 def num_scales(ds, dim):
     """H5DSget_num_scales: how many scales dimension ``dim`` has."""
-    value = _attr(ds, "DIMENSION_LIST")
+    value = _dimension_refs(ds)
     return len(value[dim]) if value is not None else 0
 
 

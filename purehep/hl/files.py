@@ -222,7 +222,7 @@ class File(Group):
             key = os.path.realpath(path)
             if key in self._externals:
                 return self._externals[key]
-            if os.path.exists(path):
+            if os.path.isfile(path):      # (a directory is no file to open)
                 other = File(path, threads=self._threads, _parent_cache=self._externals,
                              rdcc_nbytes=self._rdcc_nbytes)
                 self._externals[key] = other

@@ -3,7 +3,7 @@ dense), with h5py's Group interface."""
 import posixpath
 from collections.abc import MutableMapping
 
-from ..errors import FormatError, PurehepError
+from ..errors import FormatError, LinkTraversalError, PurehepError
 from ..format import messages
 from ..format.messages import link as _link
 from .writing import GroupWriter
@@ -49,6 +49,18 @@ def _new_style_links(ctx, header):
     else:
         links = [messages.decode(ctx, raw) for raw in header.find(LINK)]
     return links, by_order
+
+
+def _link_object(link, getclass, default):
+    """h5py's link object for a decoded link (its class with ``getclass``); ``default`` for a
+    user-defined link type."""
+    if link.type == _link.HARD:
+        return HardLink if getclass else HardLink()
+    if link.type == _link.SOFT:
+        return SoftLink if getclass else SoftLink(link.target)
+    if link.type == _link.EXTERNAL:
+        return ExternalLink if getclass else ExternalLink(link.filename, link.target)
+    return default
 
 
 def _by_name(links):
@@ -127,14 +139,33 @@ class Group(HLObject, GroupWriter, MutableMapping):
             except KeyError:
                 return False
             return parent is None or leaf in parent.links
-        head, _, leaf = name.rstrip("/").rpartition("/")
-        if not leaf or leaf == ".":
-            return True
-        try:
-            parent = self[head or ("/" if name.startswith("/") else ".")]
-        except (KeyError, PurehepError, OSError):
+        return self._path_valid(name)
+
+    def _path_valid(self, path):
+        """h5py's ``path in group``: every component but the last leads to a group (a link
+        cycle on the way raises, as in h5py) and the last is a link of that group, whatever
+        it points to (a dangling soft link is "in" its group)."""
+        if isinstance(path, bytes):
+            path = path.decode("utf-8", "surrogateescape")
+        if not path:
             return False
-        return isinstance(parent, Group) and leaf in parent._links
+        group = self._file._root() if path.startswith("/") else self
+        parts = [p for p in path.split("/") if p and p != "."]
+        for i, part in enumerate(parts):
+            link = group._links.get(part)
+            if link is None:
+                return False
+            if i == len(parts) - 1:
+                break
+            try:
+                group = group._follow(link, 0)
+            except LinkTraversalError:
+                raise
+            except (KeyError, PurehepError, OSError):
+                return False
+            if not isinstance(group, Group):
+                return False
+        return True
 
     def __repr__(self):
         if self._file.id is None:
@@ -150,16 +181,11 @@ class Group(HLObject, GroupWriter, MutableMapping):
             group = self[parent] if parent else self
             if not isinstance(group, Group) or leaf not in group._links:
                 return default
-            link = group._links[leaf]
-            if link.type == _link.HARD:
-                return HardLink if getclass else HardLink()
-            if link.type == _link.SOFT:
-                return SoftLink if getclass else SoftLink(link.target)
-            if link.type == _link.EXTERNAL:
-                return ExternalLink if getclass else ExternalLink(link.filename, link.target)
-            return default
+            return _link_object(group._links[leaf], getclass, default)
         try:
             obj = self[name]
+        except LinkTraversalError:
+            raise                 # a link cycle: h5py's get raises it too
         except (KeyError, PurehepError, OSError):
             return default
         return type(obj) if getclass else obj
@@ -188,10 +214,12 @@ class Group(HLObject, GroupWriter, MutableMapping):
         name = self._child_name(link.name)
         if link.type == _link.HARD:
             if link.address is None:
-                raise FormatError(f"hard link {link.name!r} has an undefined address", "link message")
+                raise FormatError(f"hard link {link.name!r} has an undefined address",
+                                  "link message", self._ctx.absolute(self._oh.address))
             return open_object(self._file, link.address, name)
         if hops >= MAX_LINK_TRAVERSALS:
-            raise KeyError(f"too many soft/external links while resolving {name!r}")
+            raise LinkTraversalError(f"Special link traversal failed (too many links) while "
+                                     f"resolving {name!r}")
         if link.type == _link.SOFT:
             target = self._resolve(link.target, hops + 1)
             target._name = name
@@ -245,7 +273,7 @@ class Group(HLObject, GroupWriter, MutableMapping):
     def visititems_links(self, func):
         """Call ``func(name, link)`` for every link below (soft and external included)."""
         def each(name, link, group, first):
-            result = func(name, group.get(link.name, getlink=True))
+            result = func(name, _link_object(link, False, None))
             obj = None
             if result is None and first:
                 obj = open_object(self._file, link.address, group._child_name(link.name))

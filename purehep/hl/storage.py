@@ -3,12 +3,14 @@
 Every storage reads a canonical Selection (see selections.py) into an array of the file's
 element dtype; conversion to the values users see happens after, in the dataset.
 """
+import math
 import os
 
 import numpy as np
 
-from ..errors import FormatError, UnsupportedFeatureError
+from ..errors import AllocationError, FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
+from ..io import memory
 
 
 def fast_box(args, shape, read_box):
@@ -88,15 +90,19 @@ class MemoryStorage:
 
     def read(self, sel, copy=True):
         out = _index(self.array, sel)
-        return np.array(out) if copy else out
+        if not copy:
+            return out
+        arr = memory.empty(out.shape, out.dtype, "dataset read")
+        arr[...] = out
+        return arr
 
 
 def compact(layout, shape, file_dtype):
-    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    n = math.prod(shape)
     need = n * file_dtype.itemsize
     if len(layout.compact_data) < need:
         raise FormatError(f"compact data holds {len(layout.compact_data)} bytes, the dataspace "
-                          f"needs {need}", "data layout message")
+                          f"needs {need}", "data layout message", layout.offset)
     arr = np.frombuffer(layout.compact_data, file_dtype, count=n).reshape(shape)
     storage = MemoryStorage(arr)
     storage.storage_size = len(layout.compact_data)
@@ -104,6 +110,8 @@ def compact(layout, shape, file_dtype):
 
 
 def filled(shape, fill):
+    """The values of a dataset with no storage allocated: its fill value everywhere."""
+    memory.check_size(shape, np.asarray(fill).itemsize, "dataset of fill values")
     return MemoryStorage(np.broadcast_to(fill, shape))
 
 
@@ -115,13 +123,13 @@ class ContiguousStorage:
         self.address = address
         self.shape = tuple(shape)
         self.dtype = file_dtype
-        n = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        n = math.prod(self.shape)
         self.storage_size = n * file_dtype.itemsize
         ctx.check_range(address, self.storage_size, "contiguous dataset storage")
 
     def _rows(self, first, last):
         """Rows first..last-1 of dimension 0 as an array view (zero-copy over an mmap)."""
-        row = self.dtype.itemsize * (int(np.prod(self.shape[1:], dtype=np.int64)) if self.shape else 1)
+        row = self.dtype.itemsize * (math.prod(self.shape[1:]) if self.shape else 1)
         buf = self.ctx.read(self.address + first * row, (last - first) * row, "dataset raw data")
         arr = np.frombuffer(buf, self.dtype)
         return arr.reshape((last - first,) + self.shape[1:]) if self.shape else arr.reshape(())
@@ -132,13 +140,13 @@ class ContiguousStorage:
             return np.array(out) if copy else out
         if sel is None or sel.is_full:
             if copy:
-                out = np.empty(self.shape, self.dtype)
+                out = memory.empty(self.shape, self.dtype, "dataset read")
                 self.ctx.source.readinto(self.ctx.absolute(self.address), out,
                                          "dataset raw data")
                 return out
             return self._rows(0, self.shape[0])
         if sel.nselected == 0:
-            return np.zeros(sel.read_shape, self.dtype)
+            return memory.zeros(sel.read_shape, self.dtype, "dataset read")
         d0 = sel.dims[0]
         first, last = (d0.start, d0.stop) if isinstance(d0, slice) else (int(d0[0]), int(d0[-1]) + 1)
         block = self._rows(first, last)
@@ -159,15 +167,34 @@ class ExternalStorage:
     """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order; a
     segment past the end of its file reads as zeros, as libhdf5 reads it."""
 
-    def __init__(self, ctx, external, shape, file_dtype):
+    def __init__(self, ctx, external, shape, maxshape, file_dtype):
         self.shape = tuple(shape)
         self.dtype = file_dtype
+        self.offset = external.offset
+        self._check_room(ctx, external, maxshape)
         self.segments = external_segments(ctx, external)
         self.storage_size = sum(s for _, _, s in self.segments)
 
+    def _check_room(self, ctx, external, maxshape):
+        """libhdf5's check on opening (H5D__efl_construct): the slots must hold the dataset at
+        its maximum extent (an unlimited slot, size all ones, holds anything; an unlimited
+        dataspace needs one)."""
+        unlimited = (1 << (8 * ctx.sizeof_lengths)) - 1
+        sizes = [slot.size for slot in external.slots]
+        room = None if unlimited in sizes else sum(sizes)
+        if any(m is None for m in maxshape):
+            if room is not None:
+                raise FormatError("an unlimited dataspace with external storage of finite size",
+                                  "external data files message", self.offset)
+        elif room is not None and math.prod(maxshape) * self.dtype.itemsize > room:
+            raise FormatError(f"the dataspace needs {math.prod(maxshape) * self.dtype.itemsize} "
+                              f"bytes, the external files hold {room}",
+                              "external data files message", self.offset)
+
     def read(self, sel, copy=True):
-        n = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-        buf = read_segments(self.segments, n * self.dtype.itemsize)
+        n = math.prod(self.shape)
+        memory.check_size((n,), self.dtype.itemsize, "dataset read")
+        buf = read_segments(self.segments, n * self.dtype.itemsize, self.offset)
         arr = np.frombuffer(buf, self.dtype).reshape(self.shape)
         return np.array(_index(arr, sel))
 
@@ -187,10 +214,13 @@ def external_segments(ctx, external):
     return out
 
 
-def read_segments(segments, nbytes):
+def read_segments(segments, nbytes, offset=None):
     """The first ``nbytes`` of the data the segments hold, as a bytearray (what a file does
-    not reach reads as zeros)."""
-    buf = bytearray(nbytes)
+    not reach reads as zeros); ``offset``: the External Data Files message's, for errors."""
+    try:
+        buf = bytearray(nbytes)
+    except MemoryError:
+        raise AllocationError(f"cannot allocate {nbytes} bytes for external data") from None
     pos = 0
     for path, offset, size in segments:
         if pos >= nbytes:
@@ -202,7 +232,7 @@ def read_segments(segments, nbytes):
                 data = fh.read(take)
         except OSError as exc:
             raise FormatError(f"cannot read external file {path!r}: {exc}",
-                              "external data files message") from None
+                              "external data files message", offset) from None
         buf[pos:pos + len(data)] = data
         pos += take
     return buf
@@ -253,10 +283,14 @@ def check_layout(layout, dataspace, datatype):
     shape = dataspace.shape if dataspace.shape is not None else ()
     if layout.element_size != datatype.size:
         raise FormatError(f"chunk element size {layout.element_size} differs from the datatype "
-                          f"size {datatype.size}", "data layout message")
+                          f"size {datatype.size}", "data layout message", layout.offset)
     if len(layout.chunk_shape) != len(shape):
         raise FormatError(f"chunk rank {len(layout.chunk_shape)} differs from the dataspace "
-                          f"rank {len(shape)}", "data layout message")
+                          f"rank {len(shape)}", "data layout message", layout.offset)
+    chunk_bytes = math.prod(layout.chunk_shape) * layout.element_size
+    if chunk_bytes > 0xFFFFFFFF:      # libhdf5 refuses it on open (H5D__chunk_set_sizes)
+        raise FormatError(f"chunks of {chunk_bytes} bytes (libhdf5 requires less than 4 GiB)",
+                          "data layout message", layout.offset)
 
 
 def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external, threads=None,
@@ -269,7 +303,8 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
         return compact(layout, shape, dtype)
     if layout.layout_class == L.CONTIGUOUS:
         if external is not None:
-            return ExternalStorage(ctx, external, shape, dtype)
+            maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
+            return ExternalStorage(ctx, external, shape, maxshape, dtype)
         if layout.address is None:
             return filled(shape, make_fill())
         return ContiguousStorage(ctx, layout.address, shape, dtype)

@@ -15,6 +15,7 @@ from ..errors import FormatError, PurehepError
 from ..format import selection as S
 from ..format.global_heap import get_object
 from ..format.vds_block import decode as decode_block
+from ..io import memory
 
 MAX_BLOCKS = 1 << 20
 
@@ -108,11 +109,11 @@ class VirtualStorage:
         return tuple(shape)
 
     def read(self, sel, copy=True):
-        region = [np.arange(n, dtype=np.int64) for n in self.shape] if sel is None else sel.coords()
-        out = np.empty(tuple(len(r) for r in region), self.dtype)
-        out[...] = self.ds.fillvalue
+        shape = self.shape if sel is None else sel.read_shape
+        out = memory.full(shape, self.ds.fillvalue, self.dtype, "virtual dataset read")
         if out.size == 0:
             return out
+        region = [np.arange(n, dtype=np.int64) for n in self.shape] if sel is None else sel.coords()
         lo = np.array([r[0] for r in region], np.int64)
         hi = np.array([r[-1] for r in region], np.int64)
         boxes = self._boxes()
@@ -372,5 +373,6 @@ def open_source_dataset(file, filename, dataset):
         return None
     if not isinstance(obj, Dataset):
         raise FormatError(f"virtual dataset source {dataset!r} in {filename!r} is not a dataset",
-                          "virtual dataset global heap block")
+                          "object header of a virtual dataset source",
+                          obj._ctx.absolute(obj._address))
     return obj

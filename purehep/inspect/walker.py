@@ -18,6 +18,7 @@ from ..errors import (ChecksumError, FormatError, PurehepError, TruncatedError,
                       UnsupportedFeatureError)
 from ..format import btree1, messages
 from ..format.context import Context, Cursor
+from ..format.free_space import FreeSpaceManager
 from ..format.messages import layout as L
 from ..format.object_header import ObjectHeader, RawMessage
 from ..format.superblock import SIGNATURE, Superblock, SymbolTableEntry
@@ -766,68 +767,44 @@ class Walker:
                                    checksum=(loff, loff + used, loff + used, False)))
             self.facts["sohm"].append((table, index))
 
-    def file_space_info(self, raw):
-        ctx = self.ctx
-        cur = Cursor(raw, 0, "file space info message", ctx)
-        version = cur.u8()
-        strategy = cur.u8()
-        addrs = []
-        if version == 0:
-            cur.length()
-            if strategy == 1:
-                addrs = [cur.address() for _ in range(6)]
-        else:
-            persist = cur.u8()
-            cur.length()
-            cur.length()
-            cur.u16()
-            cur.address()
-            if persist:
-                addrs = [cur.address() for _ in range(12)]
-        for a in addrs:
-            if a is not None:
-                self.guard("free-space manager header", self.abs(a), self.free_space_manager, a,
-                           None)
+    def file_space_info(self, info):
+        for a in info.manager_addresses:
+            self.guard("free-space manager header", self.abs(a), self.free_space_manager, a,
+                       None)
 
     def free_space_manager(self, addr, heap):
         """A free-space manager header (FSHD) and its section list (FSSE), spec III.H."""
         ctx = self.ctx
         if not self.first_time("fshd", addr):
             return
-        so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
-        size = 18 + 7 * sl + so
+        size = FreeSpaceManager.size(ctx)
         if not self.in_file("free-space manager header", addr, size):
             return
-        cur = ctx.cursor(addr, size, "free-space manager header")
-        cur.signature(b"FSHD")
-        version = cur.version((0,))
-        client = cur.u8()
-        total_space, nsect, nserial, nghost = cur.length(), cur.length(), cur.length(), cur.length()
-        nclasses, shrink, expand, addr_bits = cur.u16(), cur.u16(), cur.u16(), cur.u16()
-        max_sect = cur.length()
-        sect_addr, sect_used, sect_alloc = cur.address(), cur.length(), cur.length()
+        m = FreeSpaceManager.decode(ctx, addr)
+        client, nserial, max_sect = m.client, m.serialized_sections, m.max_section_size
+        sect_addr, sect_used, addr_bits = m.section_list_address, m.section_list_used, \
+            m.address_space_bits
         off = self.abs(addr)
         owner = "file free space" if client == 1 else "fractal heap free space"
-        self.add(Structure("free-space manager header", off, size, version,
-                           {"client": client, "total_space": total_space, "sections": nsect,
-                            "serialized_sections": nserial, "section_classes": nclasses,
+        self.add(Structure("free-space manager header", off, size, m.version,
+                           {"client": client, "total_space": m.total_space,
+                            "sections": m.sections, "serialized_sections": nserial,
+                            "section_classes": m.section_classes,
                             "address_space_bits": addr_bits, "max_section_size": max_sect,
                             "section_list_address": sect_addr, "section_list_used": sect_used,
-                            "section_list_allocated": sect_alloc},
+                            "section_list_allocated": m.section_list_allocated},
                            owner=owner, checksum=(off, off + size - 4, off + size - 4, False)))
-        if sect_addr is None or not self.in_file("free-space section list", sect_addr, sect_alloc):
+        if sect_addr is None or not self.in_file("free-space section list", sect_addr,
+                                                 m.section_list_allocated):
             return
         soff = self.abs(sect_addr)
-        s = self.add(Structure("free-space section list", soff, sect_alloc, None,
+        s = self.add(Structure("free-space section list", soff, m.section_list_allocated, None,
                                {"used": sect_used}, owner=owner,
-                               unused=max(sect_alloc - sect_used, 0),
+                               unused=max(m.section_list_allocated - sect_used, 0),
                                checksum=(soff, soff + sect_used - 4, soff + sect_used - 4, False)))
-        buf = ctx.read(sect_addr, sect_used, "free-space section list")
+        buf = m.section_list(ctx)
         c = Cursor(buf, soff, "free-space section list", ctx)
-        c.signature(b"FSSE")
-        c.version((0,))
-        if c.address() != addr:
-            raise c.error("section list does not point back to its header")
+        c.pos = 4 + 1 + ctx.sizeof_offsets
         from ..format.btree2 import limit_enc_size
         len_w = limit_enc_size(max_sect)
         start = c.pos

@@ -29,11 +29,24 @@ class ByteSource:
 
     def readinto(self, offset, out, structure="data"):
         """Copy ``len(out)`` bytes at ``offset`` into the writable buffer ``out``."""
-        view = memoryview(out).cast("B")
+        view = _byte_view(out)
         view[:] = self.read(offset, len(view), structure)
 
     def close(self):
         pass
+
+
+def _byte_view(out):
+    """The bytes of the writable C-contiguous buffer ``out`` as a flat memoryview: a numpy
+    array through a uint8 view (its dtype may be one the buffer protocol cannot describe, as
+    a compound with overlapping members, and its shape may hold zeros)."""
+    if hasattr(out, "__array_interface__"):
+        import numpy as np
+        arr = np.asarray(out)
+        if not arr.flags.c_contiguous:
+            raise ValueError("readinto needs a C-contiguous array")
+        return memoryview(arr.reshape(-1).view(np.uint8))
+    return memoryview(out).cast("B")
 
 
 class BytesSource(ByteSource):
@@ -81,7 +94,7 @@ class MmapSource(BytesSource):
     def readinto(self, offset, out, structure="data"):
         """Copy into ``out`` with pread (no page-fault per page as a copy out of the map
         would take), in slices so that each system call stays bounded."""
-        view = memoryview(out).cast("B")
+        view = _byte_view(out)
         n = len(view)
         if offset < 0 or offset + n > self.size:
             raise TruncatedError(f"{n} bytes requested but the file has {self.size} bytes",

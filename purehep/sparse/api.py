@@ -158,7 +158,7 @@ class SparseDatasetMixin:
         row = st.row_of(scaled)
         if row < 0:
             return None
-        secs = SC.split(st.raw_chunk(row), st.table.offsets[row])
+        secs = SC.split(st.raw_chunk(row), st.table.offsets[row], st._where(row))
         masks = (0,) * len(secs) if st.table.masks is None else \
             tuple(int(m) for m in st.table.masks[row])
         return [bytes(s) for s in secs], masks

@@ -7,6 +7,8 @@ the chunk (``lin``), sorted and unique when purehep made them. The writer encode
 the smallest of: "all" (every element), a regular hyperslab (version 3), a block list
 (hyperslab version 3, irregular) and a point list (version 2), with the smallest encode size.
 """
+import math
+
 import numpy as np
 
 from ..format import selection as S
@@ -48,7 +50,7 @@ def _regular(lin, dims):
     rank = len(dims)
     coords = np.unravel_index(lin, tuple(dims))
     axes = [np.unique(c) for c in coords]
-    if int(np.prod([len(a) for a in axes])) != len(lin):
+    if math.prod([len(a) for a in axes]) != len(lin):
         return None
     params = []
     for a in axes:
@@ -75,7 +77,7 @@ def choose(lin, dims):
     dims = tuple(int(d) for d in dims)
     rank = len(dims)
     n = len(lin)
-    total = int(np.prod(dims))
+    total = math.prod(dims)
     if n == total:
         return S.Selection(S.ALL, 1, rank)
     if n == 0:
@@ -129,7 +131,7 @@ def decode_section0(data, dims, where=("structured chunk", None)):
 
 def selection_lin(sel, dims, where=("structured chunk", None)):
     structure, offset = where
-    total = int(np.prod(dims))
+    total = math.prod(dims)
     if sel.kind == S.ALL:
         return np.arange(total, dtype=np.int64)
     if sel.kind == S.NONE:

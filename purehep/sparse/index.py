@@ -8,6 +8,7 @@ chunks a dataset has, with the same array and tree encoders dense chunk indexes 
 module supplies the elements and records). Versions written, as the prototype writes them: fixed array header and
 data block 1, extensible array 0, v2 B-tree header 1 (nodes 0); all read as 0 or 1.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from ..errors import FormatError
 from ..format import btree2, extensible_array, fixed_array, structured_chunk as SC
 from ..format.messages import layout as L
+from ..chunks.table import scaled_from_linear
 from ..write.chunk_index import put_blocks
 
 FA_VERSION, EA_VERSION, BT2_VERSION = 1, 0, 1
@@ -83,15 +85,6 @@ def decode_elements(ctx, raw, width, nsections, filtered):
     return addr, size, offs, unf, masks
 
 
-def _scaled_from_linear(keep, dims, order):
-    rank = len(order)
-    sw = np.stack(np.unravel_index(keep, dims), axis=1).astype(np.int64) if rank else \
-        np.zeros((len(keep), 0), np.int64)
-    scaled = np.empty_like(sw)
-    for i, d in enumerate(order):
-        scaled[:, d] = sw[:, i]
-    return scaled
-
 
 def load(ctx, layout, shape, maxshape, filtered):
     """The SparseTable of a structured-chunk dataset's index."""
@@ -108,7 +101,7 @@ def load(ctx, layout, shape, maxshape, filtered):
         masks = info.get("filter_masks")
         if filtered and unf is None:
             raise FormatError("filtered single-chunk index without section sizes and masks "
-                              "(layout flag bit 1 is clear)", "data layout message")
+                              "(layout flag bit 1 is clear)", "data layout message", layout.offset)
         return SparseTable(np.zeros((1, rank), np.int64),
                            np.array([layout.address], np.uint64),
                            np.array([info["chunk_size"]], np.int64),
@@ -116,28 +109,29 @@ def load(ctx, layout, shape, maxshape, filtered):
                            np.array([unf], np.uint64) if filtered else None,
                            np.array([masks], np.uint32) if filtered else None)
     client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
+    index = None                  # row k is element k, unless the array says otherwise
     if layout.index_type == L.FIXED_ARRAY:
         hdr, raw = fixed_array.read_elements(ctx, layout.address)
         name = "fixed array header"
         grid = [-(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
-        if int(np.prod(grid)) != hdr.max_entries:
+        if math.prod(grid) != hdr.max_entries:
             raise FormatError(f"fixed array holds {hdr.max_entries} entries but the chunk grid "
-                              f"of the maximum dimensions has {int(np.prod(grid))}", name, where)
+                              f"of the maximum dimensions has {math.prod(grid)}", name, where)
         order, dims = list(range(rank)), grid
     elif layout.index_type == L.EXTENSIBLE_ARRAY:
-        hdr, raw = extensible_array.read_elements(ctx, layout.address)
+        hdr, index, raw = extensible_array.read_elements(ctx, layout.address)
         name = "extensible array header"
         unlim = [d for d, m in enumerate(maxshape) if m is None]
         udim = unlim[0] if unlim else 0
         grid = [1 if m is None else -(-int(m) // c) for m, c in zip(maxshape, layout.chunk_shape)]
         order = [udim] + [d for d in range(rank) if d != udim]
         dims = [grid[d] for d in order]
-        dims[0] = max(1, -(-len(raw) // max(1, int(np.prod(dims[1:])))))
+        dims[0] = max(1, -(-hdr.max_index_set // max(1, math.prod(dims[1:]))))
     elif layout.index_type == L.BTREE2:
         return _load_btree2(ctx, layout, rank, n, width, filtered, where)
     else:
         raise FormatError(f"chunk index type {layout.index_type} cannot index structured chunks",
-                          "data layout message")
+                          "data layout message", layout.offset)
     if hdr.client_id != client:
         raise FormatError(f"client id {hdr.client_id}, expected {client} for "
                           f"{'filtered ' if filtered else ''}structured chunks", name, where)
@@ -147,7 +141,8 @@ def load(ctx, layout, shape, maxshape, filtered):
                           f"size, metadata of {n} sections)", name, where)
     addr, size, offs, unf, masks = decode_elements(ctx, raw, width, n, filtered)
     keep = np.flatnonzero(addr != np.uint64(ctx.undefined))
-    scaled = _scaled_from_linear(keep, dims, order)
+    linear = keep if index is None else index[keep]
+    scaled = scaled_from_linear(linear, dims, order, (name, where))
     return SparseTable(scaled, addr[keep], size[keep], offs[keep],
                        None if unf is None else unf[keep], None if masks is None else masks[keep])
 
@@ -207,7 +202,7 @@ def emit(em, layout, shape, maxshape, records, filtered):
     client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
     if layout.index_type == L.FIXED_ARRAY:
         grid = [-(-int(m) // c) for m, c in zip(maxshape, chunks)]
-        total = int(np.prod(grid))
+        total = math.prod(grid)
         by = {int(np.ravel_multi_index(s, grid)): r for s, r in items}
         elements = [encode_element(ctx, by.get(i), width, n, filtered) for i in range(total)]
         addr, blocks = fixed_array.encode(ctx, elements, es, client, info["page_bits"],
@@ -218,7 +213,7 @@ def emit(em, layout, shape, maxshape, records, filtered):
         udim = [d for d, m in enumerate(maxshape) if m is None][0]
         others = [d for d in range(rank) if d != udim]
         ogrid = [-(-int(maxshape[d]) // chunks[d]) for d in others]
-        per = int(np.prod(ogrid)) if others else 1
+        per = math.prod(ogrid) if others else 1
         by = {}
         for s, r in items:
             rest = int(np.ravel_multi_index([s[d] for d in others], ogrid)) if others else 0

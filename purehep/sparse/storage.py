@@ -1,11 +1,14 @@
 """Reading sparse datasets (layout class 4, structured chunk type bit 0): the chunk index, the
 sections of each chunk, and selections read densely (fill value where nothing is defined) or
 as coordinates and values, without materialising the dense block."""
+import math
+
 import numpy as np
 
 from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
 from ..chunks import init_geometry
+from ..io import memory
 from . import chunkcodec, index as IX
 
 SECTION_SELECTION, SECTION_VALUES = 0, 1
@@ -41,7 +44,7 @@ class SparseStorage:
         if layout.index_type == L.SINGLE and self.filtered and \
                 not layout.flags & L.SINGLE_INDEX_WITH_FILTER:
             raise FormatError("filtered single-chunk structured layout without flag bit 1",
-                              "data layout message")
+                              "data layout message", layout.offset)
         self.metadata_sections = tuple(layout.metadata_sections)
         self.fill = np.asarray(fill, self.dtype).reshape(())
         self._table = None
@@ -104,7 +107,7 @@ class SparseStorage:
         """The largest unfiltered sizes of sections 0 and 1 of one chunk: an encoded selection
         of every element (as points or one-element blocks, 8-byte coordinates, plus header
         and checksum) and every element's value."""
-        n = int(np.prod(self.chunk_shape, dtype=np.int64))
+        n = math.prod(self.chunk_shape)
         return 16 * self.rank * n + 64, n * self.dtype.itemsize
 
     def chunk_defined(self, row):
@@ -112,17 +115,20 @@ class SparseStorage:
         order and the values (file dtype)."""
         secs = self.sections(row)
         where = self._where(row)
+        data = secs[SECTION_VALUES]
         if len(secs[SECTION_SELECTION]) == 0:
             # an allocated chunk with an empty section 0: every element defined (no encoded
             # selection, seed RFC 2.1.1; the prototype's lookup; spec-fixtures/sparse/README
             # decision 9a); nothing defined is an unallocated chunk or an encoded "none"
-            lin = np.arange(int(np.prod(self.chunk_shape)), dtype=np.int64)
+            n = math.prod(self.chunk_shape)
         else:
             _, lin = chunkcodec.decode_section0(secs[SECTION_SELECTION], self.chunk_shape, where)
-        data = secs[SECTION_VALUES]
-        if len(data) != len(lin) * self.dtype.itemsize:
-            raise FormatError(f"value section of {len(data)} bytes for {len(lin)} defined "
+            n = len(lin)
+        if len(data) != n * self.dtype.itemsize:     # (checked before the indexes are made)
+            raise FormatError(f"value section of {len(data)} bytes for {n} defined "
                               f"elements of {self.dtype.itemsize} bytes", *where)
+        if len(secs[SECTION_SELECTION]) == 0:
+            lin = np.arange(n, dtype=np.int64)
         return lin, np.frombuffer(data, self.dtype)
 
     # --- selections ---------------------------------------------------------------------------
@@ -168,8 +174,7 @@ class SparseStorage:
     def read(self, coords=None):
         """Dense block of the selection (file dtype), the fill value where undefined."""
         shape = self.shape if coords is None else tuple(len(c) for c in coords)
-        out = np.empty(shape, self.dtype)
-        out[...] = self.fill
+        out = memory.full(shape, self.fill, self.dtype, "sparse dataset read")
         for g, pos, vals in self.iter_defined(coords):
             where = g if pos is None else pos
             out[tuple(where.T)] = vals

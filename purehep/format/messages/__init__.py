@@ -136,7 +136,7 @@ def resolve_shared(ctx, raw, depth=0):
     where, loc = shared_location(ctx, raw)
     if where == "sohm":
         from ..sohm import shared_message_table
-        return shared_message_table(ctx).get(raw.type, loc)
+        return shared_message_table(ctx, raw.offset).get(raw.type, loc)
     if where == "global heap":
         from ..global_heap import get_object
         return get_object(ctx, *loc), ctx.absolute(loc[0])

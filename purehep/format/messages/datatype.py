@@ -117,7 +117,7 @@ def decode(cur, _depth=0):
     size = cur.u32()
     if cls >= len(CLASS_NAMES):
         raise cur.error(f"unknown datatype class {cls}")
-    if size == 0 and cls not in (COMPOUND,):
+    if size == 0:
         raise cur.error(f"{CLASS_NAMES[cls]} datatype of size 0")
     if size > MAX_SIZE:
         raise cur.error(f"{CLASS_NAMES[cls]} datatype of {size} bytes (more than {MAX_SIZE})")
@@ -140,6 +140,15 @@ def _int_types(size, order, signed, bit_offset, precision):
     return np.dtype(object), np.dtype(f"V{size}"), True, "bigint"
 
 
+def _check_unused_bits(cur, size, precision):
+    """libhdf5 (1.14.4 and later) refuses an integer, bitfield or float type with more unused
+    bits than precision bits, in more than one byte, as a sign of corruption (unless told to
+    relax its file integrity checks): an 8 MB "integer" of 32 bits is a damaged size field."""
+    if size > 1 and 8 * size - precision > precision:
+        raise cur.error(f"{size}-byte type with {precision} bits of precision: more unused "
+                        "bits than used ones (libhdf5 refuses it as a corrupted datatype)")
+
+
 def _fixed(cur, version, cls, flags, size, depth, start):
     order = ">" if flags & 1 else "<"
     signed = bool(flags & 0x08) if cls == FIXED else False
@@ -147,6 +156,7 @@ def _fixed(cur, version, cls, flags, size, depth, start):
     precision = cur.u16()
     if precision == 0 or bit_offset + precision > 8 * size:
         raise cur.error(f"bit offset {bit_offset} + precision {precision} exceed {size} bytes")
+    _check_unused_bits(cur, size, precision)
     dt, fdt, needs, kind = _int_types(size, order, signed, bit_offset, precision)
     return _mk(cls, version, size, flags, dt, fdt, needs, start, order=order, signed=signed,
                bit_offset=bit_offset, precision=precision, kind=kind)
@@ -183,6 +193,7 @@ def _float(cur, version, cls, flags, size, depth, start):
             or exp_loc + exp_size > 8 * size or mant_loc + mant_size > 8 * size
             or sign_loc >= 8 * size):
         raise cur.error(f"inconsistent floating-point layout {layout} for {size} bytes")
+    _check_unused_bits(cur, size, precision)
     props = dict(order=order, bit_offset=bit_offset, precision=precision, float_layout=layout)
     if (size in _IEEE and layout[:6] == _IEEE[size] and norm == 2 and bit_offset == 0
             and precision == 8 * size):
@@ -258,6 +269,8 @@ def _offset_width(size):
 
 def _compound(cur, version, cls, flags, size, depth, start):
     n = flags & 0xFFFF
+    if n == 0:
+        raise cur.error("compound datatype without members")
     members = []
     for _ in range(n):
         name = _padded_name(cur, version < 3)
@@ -280,6 +293,11 @@ def _compound(cur, version, cls, flags, size, depth, start):
     names = [m.name for m in members]
     if len(set(names)) != len(names):
         raise cur.error("duplicate compound member names")
+    byoff = sorted(members, key=lambda m: m.offset)   # libhdf5 refuses overlapping members
+    for a, b in zip(byoff, byoff[1:]):
+        if a.offset + a.type.size > b.offset:
+            raise cur.error(f"compound members {a.name!r} ({a.type.size} bytes at {a.offset}) "
+                            f"and {b.name!r} (at {b.offset}) overlap")
     try:
         file_dtype = np.dtype({"names": names, "formats": [m.type.file_dtype for m in members],
                                "offsets": [m.offset for m in members], "itemsize": size})

@@ -1,6 +1,6 @@
 """External Data Files message (spec IV.A.2.h): raw data kept in other files."""
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_SLOTS = 1 << 16
 
@@ -16,6 +16,7 @@ class ExternalFile:
 class ExternalFiles:
     heap_address: int
     slots: tuple
+    offset: int | None = field(default=None, compare=False)   # of the decoded message body
 
 
 def decode(cur):
@@ -25,7 +26,7 @@ def decode(cur):
     used = cur.u16()
     heap = cur.address()
     slots = tuple(ExternalFile(cur.length(), cur.length(), cur.length()) for _ in range(used))
-    return ExternalFiles(heap, slots)
+    return ExternalFiles(heap, slots, cur.base)
 
 
 def encode(ext, ctx):

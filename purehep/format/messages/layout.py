@@ -6,7 +6,7 @@ Chunk dimensions are stored with one extra trailing dimension, the element size 
 Appendix F, note 3); ``chunk_shape`` drops it and ``element_size`` keeps it.
 """
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 COMPACT, CONTIGUOUS, CHUNKED, VIRTUAL, STRUCTURED = 0, 1, 2, 3, 4
 # chunk indexing types of layout v4/v5 (v1-v3 chunked storage always uses a v1 B-tree: 0)
@@ -54,6 +54,8 @@ class Layout:
     nsections: int = 0
     metadata_sections: tuple = ()
     property_version: int = 0
+    # absolute file offset of the decoded message body, named by errors about the layout
+    offset: int | None = field(default=None, compare=False)
 
     @property
     def sparse(self):
@@ -70,6 +72,10 @@ class Layout:
 
 
 def decode(cur):
+    return replace(_decode(cur), offset=cur.base)
+
+
+def _decode(cur):
     version = cur.version((1, 2, 3, 4, 5))
     if version <= 2:
         return _decode_v1(cur, version)

@@ -74,7 +74,8 @@ def refcount(cur):
 
 
 def file_space_info(cur):
-    return bytes(cur.buf)
+    from ..free_space import decode_file_space_info
+    return decode_file_space_info(cur)
 
 
 @dataclass(frozen=True)
