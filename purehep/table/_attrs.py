@@ -28,7 +28,7 @@ def text(value):
     """A string attribute's value as str (bytes, numpy scalars and 0-d arrays decoded)."""
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value[()]
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def get_text(obj, name):

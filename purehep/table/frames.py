@@ -1,6 +1,6 @@
 """Columns out: a HEP001 table as a pandas DataFrame or a pyarrow Table, with the dtypes it
 was written from (the ``pandas_dtype`` column attribute, :mod:`.convert`), missing values
-(§6.4 fill values) as pandas NA / NaN / NaT / None or Arrow nulls, categoricals (§6.7) with
+(§6.4 fill values) as pandas NA / NaN / NaT / None or Arrow nulls, categoricals (§6.6) with
 their categories and ``ordered``, and the ``_index`` dataset (§5.3) as the row index.
 pandas and pyarrow are imported only here, when asked for."""
 import numpy as np

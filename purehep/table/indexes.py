@@ -240,15 +240,15 @@ class SearchIndex:
 
 def load_indexes(group):
     """Every search index with a registered KIND and exactly one resolvable column."""
-    from .table import members
+    from .table import is_dataset, is_group, members
     sgroup = members(group).get(SEARCH_GROUP)
-    if sgroup is None or hasattr(sgroup, "dtype"):
+    if not is_group(sgroup):
         return []
     out = []
     for ds in members(sgroup).values():
-        kind = get_text(ds, "KIND") if hasattr(ds, "dtype") else None
+        kind = get_text(ds, "KIND") if is_dataset(ds) else None
         columns = get_refs(ds, "_columns_list") if kind in KINDS else []
-        if len(columns) == 1 and columns[0] is not None:
+        if len(columns) == 1 and is_dataset(columns[0]):
             out.append(SearchIndex(ds, kind, columns[0]))
     return out
 

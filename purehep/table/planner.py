@@ -53,7 +53,7 @@ def _usable_indexes(table, n, names, mode):
 
 def categorical_rewrite(table, expr):
     """String literals on categorical columns become the codes of the matching categories;
-    a missing category (the fill code) then matches no comparison (§6.7)."""
+    a missing category (the fill code) then matches no comparison (§6.6)."""
     if isinstance(expr, (And, Or)):
         return type(expr)(tuple(categorical_rewrite(table, e) for e in expr.items))
     if isinstance(expr, Not):

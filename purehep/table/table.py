@@ -3,6 +3,8 @@
 import numpy as np
 
 from ..errors import ValidationError
+from ..hl.dataset import Dataset
+from ..hl.group import Group
 from . import convert
 from . import indexes as ix
 from .txn import Transaction
@@ -30,7 +32,7 @@ def default_fill(dtype):
 
 def _layout(group):
     """(columns, index datasets, categories datasets) of a table group, columns in
-    column-order when it is present (§5.3, §6.7, §7)."""
+    column-order when it is present (§5.3, §6.6, §7)."""
     datasets = _datasets(group)
     categories = {c.name for d in datasets.values() for c in get_refs(d, "_categories") if c}
     indexes = [n for n, d in datasets.items() if "_columns_list" in d.attrs]
@@ -55,9 +57,17 @@ def members(group):
     return out
 
 
+def is_dataset(obj):
+    return isinstance(obj, Dataset)
+
+
+def is_group(obj):
+    return isinstance(obj, Group)
+
+
 def _datasets(group):
     """{name: dataset} of the group's members that resolve to datasets."""
-    return {n: o for n, o in members(group).items() if hasattr(o, "dtype")}
+    return {n: o for n, o in members(group).items() if is_dataset(o)}
 
 
 def _frame_parts(data, index):
@@ -240,13 +250,13 @@ class Table:
         return None if ds.dtype.kind == "O" else ds.fillvalue
 
     def categories(self, name):
-        """The categories array of a categorical column, or None (§6.7)."""
+        """The categories array of a categorical column, or None (§6.6)."""
         cats = get_refs(self.group[name], "_categories")
         return cats[0][()] if cats and cats[0] is not None else None
 
     def missing_mask(self, name, values):
         """Where ``values`` of column ``name`` are missing: equal to the fill value (§6.4),
-        NaN, or for a categorical column a code that names no category (§6.7)."""
+        NaN, or for a categorical column a code that names no category (§6.6)."""
         values = np.asarray(values)
         ds = self.group[name]
         fill = self.fillvalue(name)
@@ -617,7 +627,7 @@ def _without(label, column):
 
 def _referenced(group, target):
     """Whether a dataset of ``group`` still refers to ``target`` as its categories."""
-    return any(same(c, target) for d in members(group).values() if hasattr(d, "dtype")
+    return any(same(c, target) for d in members(group).values() if is_dataset(d)
                for c in get_refs(d, "_categories"))
 
 
