@@ -6,33 +6,41 @@ pandas and pyarrow are imported only here, when asked for."""
 import numpy as np
 
 from . import convert
-from ._attrs import get_refs, get_text
+from ._attrs import get_text
+from .table import RANGE_INDEX, anndata_mask, categories_of
 
 
 def _logical(ds):
-    return get_text(ds, convert.LOGICAL_ATTR)
+    """The dtype to restore: ``pandas_dtype``, or for an Anndata nullable column the pandas
+    dtype Anndata reads it as."""
+    own = get_text(ds, convert.LOGICAL_ATTR)
+    if own is not None or anndata_mask(ds) is None:
+        return own
+    return convert.nullable_name(ds.dtype)
 
 
 def _index_name(table, fields):
     name = get_text(table.group, "_index")
     if fields is not None or name is None or name not in table.group:
         return None
+    if _logical(table._ds(name)) == RANGE_INDEX:
+        return None          # labels anndata=True made up for a table without a row index
     return name
 
 
 def _column_parts(table, name, rows):
     """(kind, values, missing mask, logical, categories, ordered) of one stored column."""
-    ds = table.group[name]
+    ds = table._ds(name)
     values = table.read([name], rows)[name]
     logical = _logical(ds)
-    cats = get_refs(ds, "_categories")
-    if cats and cats[0] is not None:
-        cat_ds = cats[0]
+    cat_ds = categories_of(ds)
+    if cat_ds is not None:
         categories = _plain(cat_ds[()], _logical(cat_ds))
-        missing = table.missing_mask(name, values)
-        ordered = bool(cat_ds.attrs["ordered"]) if "ordered" in cat_ds.attrs else False
+        missing = table.missing_mask(name, values, rows)
+        holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
+        ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False
         return "cat", values, missing, logical, categories, ordered
-    missing = table.missing_mask(name, values)
+    missing = table.missing_mask(name, values, rows)
     return "plain", values, missing, logical, None, False
 
 

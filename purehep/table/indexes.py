@@ -137,7 +137,8 @@ def _write_attrs(ds, kind, attrs):
 def write_index(group, column, kind, data, attrs, name=None):
     """Store an index under ``_search_indexes`` and link it with its column (§8.2)."""
     sgroup = group.require_group(SEARCH_GROUP)
-    name = name or index_name(column.name.rsplit("/", 1)[-1], kind)
+    from .table import column_name
+    name = name or index_name(column_name(column), kind)
     if name in sgroup:
         drop_index(group, sgroup[name])
     ds = create_extendible(sgroup, name, data, data.dtype, grow_all=kind == "BITMAP")

@@ -12,8 +12,8 @@ import numpy as np
 from ..errors import PurehepError, ValidationError
 from ..hl.base import ExternalLink, SoftLink
 from . import indexes as ix
-from ._attrs import deref, same, text
-from .table import CLASS, is_dataset, is_group, is_table, members
+from ._attrs import deref, get_text, same, text
+from .table import CLASS, is_anndata_categorical, is_dataset, is_group, is_table, members
 from .validate_search import label, search_problems
 from .vtypes import attr_type, bool_attr, explicit_fill, ref_attr, string_attr
 
@@ -51,6 +51,10 @@ class _Parts:
         self.objects = members(group)
         self.datasets = {n: o for n, o in self.objects.items()
                          if is_dataset(o) and n != ix.SEARCH_GROUP}   # that one: §8.1
+        self.anndata = {}         # name -> Anndata categorical group (README "Anndata")
+        if get_text(group, "encoding-type") == "dataframe":
+            self.anndata = {n: o for n, o in self.objects.items() if is_anndata_categorical(o)}
+            self.datasets.update({n: o["codes"] for n, o in self.anndata.items()})
         by_addr = {o.addr: n for n, o in self.datasets.items()}
         self.categories = {}
         for name, ds in self.datasets.items():
@@ -124,6 +128,8 @@ def _children(parts):
         obj = parts.objects[name]
         if isinstance(link, SoftLink) and not _inside(link.path, g.name):
             problems.append((path, f"a soft link to {link.path!r}, outside the table (§5.5)"))
+        if name in parts.anndata:
+            continue
         if name == ix.SEARCH_GROUP:
             if not is_group(obj):
                 problems.append((path, "_search_indexes must be a group (§8.1; a column may "
@@ -199,6 +205,8 @@ def _fill_problems(ds):
 def _categorical_problems(parts, ds):
     """§6.6 (and §9.5): integer codes, one scalar reference to a valid categories dataset."""
     if attr_type(ds, "_categories") is None:
+        if ds.name.endswith("/codes") and parts.name_of(ds) in parts.anndata:
+            return [(ds.name, "Anndata categorical codes lack the _categories reference (§6.6)")]
         return []
     problems = [(ds.name, m) for m in ref_attr(ds, "_categories", 0, section="§6.6")]
     if ds.dtype.kind not in "iu":
@@ -208,13 +216,32 @@ def _categorical_problems(parts, ds):
     cat = deref(ds.file, ds.attrs["_categories"])[0]
     if cat is None:
         return [(ds.name, "_categories does not resolve (§9.5)")]
-    if not is_dataset(cat) or parts.name_of(cat) is None:
+    anndata = parts.anndata.get(parts.name_of(ds))
+    if anndata is not None:
+        problems += _anndata_categorical(anndata, ds, cat)
+    elif not is_dataset(cat) or parts.name_of(cat) is None:
         return [(ds.name, f"_categories -> {label(cat)}, not a dataset directly under the table "
                           "(§6.6 item 1, §9.5)")]
     if explicit_fill(ds) and ds.dtype.kind in "iu" and len(cat.shape) == 1 and \
             0 <= int(ds.fillvalue) < cat.shape[0]:
         problems.append((ds.name, f"fill value {ds.fillvalue} is the code of a category: it "
                                   "must denote a missing category (§6.6)"))
+    return problems
+
+
+def _anndata_categorical(group, codes, cat):
+    """A categorical column in Anndata's encoding (§10, README "Anndata"): ``_categories``
+    names the group's ``categories``, 1-D; the group carries encoding-version and a scalar
+    boolean ``ordered``."""
+    problems = []
+    if not same(cat, group["categories"]):
+        problems.append((codes.name, f"_categories -> {label(cat)}, not the categories of its "
+                                     "Anndata categorical group (§6.6, §10)"))
+    if len(group["categories"].shape) != 1:
+        problems.append((group.name, "Anndata categories are 1-D (§6.6, §10)"))
+    problems += [(group.name, m) for m in string_attr(group, "encoding-version", required=True,
+                                                      fixed=False, section="§10")]
+    problems += [(group.name, m) for m in bool_attr(group, "ordered", section="§6.6, §10")]
     return problems
 
 

@@ -1,0 +1,152 @@
+"""HEP001 tables and Anndata dataframes, both ways, with the real anndata: purehep's
+``anndata=True`` tables read by ``anndata.io.read_elem`` / ``read_h5ad`` (categoricals,
+ordered, missing categories, the row index, tables without one), and Anndata's own
+``write_h5ad`` obs/var read by purehep (categoricals, nullable columns, the index), equal to
+what anndata reads, queries included. The layout choice is README "Anndata"."""
+import warnings
+
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+from purehep.table import Table, create_table, validate
+
+ad = pytest.importorskip("anndata")
+pd = pytest.importorskip("pandas")
+
+
+def _obs(n=6):
+    return pd.DataFrame({
+        "cluster": pd.Categorical(["a", "b", None, "a", "c", "b"][:n], categories=["a", "b", "c", "d"]),
+        "grade": pd.Categorical(["lo", "hi", "hi", "lo", "mid", "lo"][:n],
+                                categories=["lo", "mid", "hi"], ordered=True),
+        "level": pd.Categorical([1, 2, 1, 3, 2, 1][:n]),
+        "n": np.arange(n, dtype=np.int32), "x": np.linspace(0, 1, n), "s": list("uvwxyz")[:n],
+        "ok": np.array([True, False] * 3)[:n]},
+        index=pd.Index([f"cell{i}" for i in range(n)], name="cell"))
+
+
+def _h5ad(path, obs, var):
+    """An .h5ad file whose obs and var are purehep tables written with anndata=True."""
+    with purehep.File(path, "w") as f:
+        f.attrs["encoding-type"], f.attrs["encoding-version"] = "anndata", "0.1.0"
+        x = f.create_dataset("X", data=np.arange(len(obs) * len(var), dtype=np.float32)
+                             .reshape(len(obs), len(var)))
+        x.attrs["encoding-type"], x.attrs["encoding-version"] = "array", "0.2.0"
+        for name in ("layers", "obsm", "varm", "obsp", "varp", "uns"):
+            g = f.create_group(name)
+            g.attrs["encoding-type"], g.attrs["encoding-version"] = "dict", "0.1.0"
+        create_table(f, "obs", obs, anndata=True)
+        create_table(f, "var", var, anndata=True)
+        assert validate(f["obs"]) == [] and validate(f["var"]) == []
+
+
+def test_anndata_reads_purehep_tables(tmp_path):
+    obs = _obs()
+    var = pd.DataFrame({"gene": ["g1", "g2", "g3"], "kind": pd.Categorical(["p", "q", "p"])},
+                       index=pd.Index(["G1", "G2", "G3"]))
+    path = tmp_path / "p.h5ad"
+    _h5ad(path, obs, var)
+    with h5py.File(path) as f:
+        got = ad.io.read_elem(f["obs"])
+        pd.testing.assert_frame_equal(got, obs)              # dtypes, categories, ordered, index
+        assert got["cluster"].isna().tolist() == [False, False, True, False, False, False]
+        assert got["grade"].cat.ordered and not got["cluster"].cat.ordered
+        pd.testing.assert_frame_equal(ad.io.read_elem(f["var"]), var.rename_axis(None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        adata = ad.read_h5ad(path)
+    assert adata.shape == (6, 3) and list(adata.obs_names) == list(obs.index)
+    pd.testing.assert_frame_equal(adata.obs, obs)
+    assert adata.var["kind"].dtype == "category" and list(adata.var_names) == ["G1", "G2", "G3"]
+    with purehep.File(path) as f:                  # and purehep reads them as written
+        pd.testing.assert_frame_equal(Table(f["obs"]).to_pandas(), obs)
+        t = Table(f["obs"])
+        assert t.query("cluster = 'a'").tolist() == [0, 3]
+        assert t.query("cluster IS NULL").tolist() == [2]
+        assert t.query("grade = 'hi' AND n > 1").tolist() == [2]
+
+
+def test_table_without_row_index(tmp_path):
+    df = _obs().reset_index(drop=True)
+    path = tmp_path / "noindex.h5"
+    with purehep.File(path, "w") as f:
+        t = create_table(f, "obs", df, anndata=True, chunks=4)
+        t.create_search_index("cluster", "BITMAP")
+        t.create_search_index("n", "CHUNK_MINMAX")
+        assert validate(f["obs"]) == []
+    with h5py.File(path) as f:
+        got = ad.io.read_elem(f["obs"])              # anndata needs an _index: it has one
+    assert list(got.index) == [str(i) for i in range(6)]
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), df)
+    with purehep.File(path, "r+") as f:
+        t = Table(f["obs"])
+        pd.testing.assert_frame_equal(t.to_pandas(), df)          # a RangeIndex again
+        t.append(df.iloc[:2])                                      # labels continue
+        t.add_column("tag", pd.Categorical(["p", "q"] * 4))
+        assert validate(f["obs"]) == []
+        assert t.query("cluster = 'b'").tolist() == [1, 5, 7]
+    with h5py.File(path) as f:
+        got = ad.io.read_elem(f["obs"])
+    assert list(got.index) == [str(i) for i in range(8)]
+    assert got["cluster"].tolist()[-2:] == ["a", "b"] and got["tag"].dtype == "category"
+    with purehep.File(path, "r+") as f:
+        Table(f["obs"]).drop_column("tag")
+        assert "tag" not in f["obs"] and validate(f["obs"]) == []
+
+
+def _anndata_file(path):
+    obs = _obs()
+    obs["ni"] = pd.array([1, None, 3, 4, None, 6], dtype="Int64")
+    obs["nb"] = pd.array([True, None, False, True, True, None], dtype="boolean")
+    obs["nf"] = np.array([0.5, np.nan, 1.5, 0.0, 2.0, 0.0])
+    var = pd.DataFrame({"kind": pd.Categorical(["p", "q"])}, index=["g1", "g2"])
+    adata = ad.AnnData(X=np.ones((6, 2), np.float32), obs=obs, var=var)
+    adata.write_h5ad(path)
+    return obs
+
+
+def test_purehep_reads_anndata_output(tmp_path):
+    path = tmp_path / "a.h5ad"
+    obs = _anndata_file(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = ad.read_h5ad(path)
+    with purehep.File(path) as f:
+        with pytest.raises(purehep.ValidationError, match="anndata=True"):
+            Table(f["obs"])                          # not a HEP001 table (§5.1)
+        t = Table(f["obs"], anndata=True)
+        got = t.to_pandas()
+        pd.testing.assert_frame_equal(got, want.obs)
+        pd.testing.assert_frame_equal(got, obs)     # categoricals, nullables, index intact
+        pd.testing.assert_frame_equal(Table(f["var"], anndata=True).to_pandas(), want.var)
+        assert t.query("cluster = 'a'").tolist() == [0, 3]
+        assert t.query("ni IS NULL").tolist() == [1, 4] and t.query("nb IS NULL").tolist() == [1, 5]
+        assert t.query("n = 0").tolist() == [0]      # 0 is a value: no fill value was set
+        assert t.query("level = '1'").tolist() == [0, 2, 5]   # category values as strings
+        assert t.query("level = 1").tolist() == [1, 4]         # numbers compare codes
+        with pytest.raises(ValueError, match="read-only"):
+            t.append(obs)
+        assert validate(f["obs"], raise_=False)[0][1].endswith("(§5.1)")
+
+
+def test_validator_and_anndata_groups(tmp_path):
+    """Anndata categorical groups are columns only in tables marked as dataframes."""
+    path = tmp_path / "v.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "a", _obs(), anndata=True)
+        create_table(f, "b", {"n": np.arange(6)})
+    with h5py.File(path, "r+") as f:
+        g = f["b"].create_group("cat")
+        g.attrs["encoding-type"], g.attrs["encoding-version"] = "categorical", "0.2.0"
+        g.attrs["ordered"] = False
+        g["codes"], g["categories"] = np.zeros(6, np.int8), np.array([b"x"])
+        del f["a/cluster"].attrs["ordered"]
+        del f["a/grade/codes"].attrs["_categories"]
+    with purehep.File(path) as f:
+        problems = validate(f["a"], raise_=False)
+        assert ("/a/cluster", "missing attribute ordered (§6.6, §10)") in problems
+        assert ("/a/grade/codes", "Anndata categorical codes lack the _categories reference (§6.6)") \
+            in problems
+        assert any(p == "/b/cat" and "§5.5" in m for p, m in validate(f["b"], raise_=False))
