@@ -7,7 +7,7 @@ import numpy as np
 
 from . import convert
 from ._attrs import get_text
-from .table import RANGE_INDEX, anndata_mask, categories_of
+from .anndata_layout import RANGE_INDEX, anndata_mask, categories_of
 
 
 def _logical(ds):

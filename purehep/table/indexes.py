@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import bloom
-from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set_refs,
-                     set_u64)
+from .anndata_layout import column_name
+from ._attrs import (get_refs, get_text, is_dataset, is_group, same, set_ascii, set_bool,
+                     set_ref, set_refs, set_u64)
 
 SEARCH_GROUP = "_search_indexes"
 KINDS = ("CHUNK_MINMAX", "SORTED_ROWS", "BITMAP", "CHUNK_BLOOM")
@@ -137,7 +138,6 @@ def _write_attrs(ds, kind, attrs):
 def write_index(group, column, kind, data, attrs, name=None):
     """Store an index under ``_search_indexes`` and link it with its column (§8.2)."""
     sgroup = group.require_group(SEARCH_GROUP)
-    from .table import column_name
     name = name or index_name(column_name(column), kind)
     if name in sgroup:
         drop_index(group, sgroup[name])
@@ -241,7 +241,7 @@ class SearchIndex:
 
 def load_indexes(group):
     """Every search index with a registered KIND and exactly one resolvable column."""
-    from .table import is_dataset, is_group, members
+    from .table import members
     sgroup = members(group).get(SEARCH_GROUP)
     if not is_group(sgroup):
         return []

@@ -18,7 +18,7 @@ from ..query.evaluate import coerce
 from . import bloom
 from . import indexes as ix
 from ._attrs import get_refs, text
-from .table import column_name
+from .anndata_layout import column_name
 
 SCAN_BLOCK = 1 << 16
 PREFERENCE = ("BITMAP", "SORTED_ROWS", "CHUNK_MINMAX", "CHUNK_BLOOM")

@@ -3,20 +3,18 @@
 import numpy as np
 
 from ..errors import ValidationError
-from ..hl.dataset import Dataset
-from ..hl.group import Group
 from . import convert
 from . import indexes as ix
 from .txn import Transaction
 from .update import update_index
 from .vtypes import explicit_fill
-from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set_refs, set_utf8,
-                     set_utf8_list, text)
+from ._attrs import (get_refs, get_text, is_dataset, same, set_ascii, set_bool, set_ref,
+                     set_refs, set_utf8, set_utf8_list, text)
+from .anndata_layout import (ANNDATA_VERSION, RANGE_INDEX, anndata_data, anndata_mask,
+                             categories_of, column_dataset, column_name,
+                             labels_made_up, mark_element, write_categorical)
 
 CLASS, VERSION = "COLUMN_TABLE", "1.0"
-ANNDATA_VERSION = "0.2.0"
-RANGE_INDEX = "RangeIndex"     # pandas_dtype of the row labels anndata=True makes up
-NULLABLE = ("nullable-integer", "nullable-boolean")     # Anndata's masked column groups
 
 
 def is_table(group):
@@ -60,76 +58,12 @@ def members(group):
     return out
 
 
-def is_dataset(obj):
-    return isinstance(obj, Dataset)
-
-
-def is_group(obj):
-    return isinstance(obj, Group)
-
-
-def is_anndata_categorical(obj):
-    """An Anndata categorical column: a group with encoding-type "categorical" holding
-    ``codes`` and ``categories`` (the layout ``anndata=True`` writes, README "Anndata")."""
-    return is_group(obj) and get_text(obj, "encoding-type") == "categorical" and \
-        is_dataset(obj.get("codes")) and is_dataset(obj.get("categories"))
-
-
-def _anndata_data(obj):
-    """The dataset holding an Anndata column group's values: a categorical's codes, a
-    nullable-integer / nullable-boolean column's values (its mask: :func:`anndata_mask`);
-    None for anything else."""
-    if is_anndata_categorical(obj):
-        return obj["codes"]
-    if is_group(obj) and get_text(obj, "encoding-type") in NULLABLE and \
-            is_dataset(obj.get("values")) and is_dataset(obj.get("mask")):
-        return obj["values"]
-    return None
-
-
-def anndata_mask(ds):
-    """The mask dataset of an Anndata nullable column's values dataset, or None."""
-    if not (ds.name and ds.name.endswith("/values")):
-        return None
-    parent = ds.parent
-    return parent["mask"] if get_text(parent, "encoding-type") in NULLABLE and \
-        _anndata_data(parent) is not None else None
-
-
-def column_name(ds):
-    """The column name of a column's dataset: its link name, or its Anndata group's."""
-    name = ds.name or ""
-    if name.endswith(("/codes", "/values")):
-        data = _anndata_data(ds.parent)
-        if data is not None and same(data, ds):
-            return ds.parent.name.rsplit("/", 1)[-1]
-    return name.rsplit("/", 1)[-1]
-
-
-def column_dataset(group, name):
-    """The dataset holding column ``name``: the member itself, or the values of an Anndata
-    column group (categorical codes, nullable values)."""
-    obj = group[name]
-    data = _anndata_data(obj)
-    return obj if data is None else data
-
-
-def categories_of(ds):
-    """The categories dataset of a categorical column's dataset (§6.6 ``_categories``, or the
-    sibling ``categories`` of Anndata codes), or None."""
-    cats = get_refs(ds, "_categories")
-    if cats:
-        return cats[0] if is_dataset(cats[0]) else None
-    parent = ds.parent if ds.name and ds.name.endswith("/codes") else None
-    return parent["categories"] if is_anndata_categorical(parent) else None
-
-
 def _datasets(group):
     """{name: dataset} of the group's members that resolve to datasets (an Anndata
     categorical group: its codes)."""
     out = {}
     for name, obj in members(group).items():
-        data = obj if is_dataset(obj) else _anndata_data(obj)
+        data = obj if is_dataset(obj) else anndata_data(obj)
         if data is not None:
             out[name] = data
     return out
@@ -224,7 +158,7 @@ def _create_column(group, name, spec, chunks, compression, anndata=False):
     """A column dataset from its :class:`.convert.Spec` (and its categories dataset); with
     ``anndata`` a categorical column is Anndata's categorical group (README "Anndata")."""
     if anndata and spec.categories is not None:
-        return _anndata_categorical(group, name, spec, chunks, compression)
+        return write_categorical(group, name, spec, chunks, compression)
     ds = group.create_dataset(name, data=spec.values, dtype=spec.dtype, chunks=(chunks,),
                               maxshape=(None,), compression=compression, fillvalue=spec.fill)
     if spec.logical:
@@ -240,30 +174,6 @@ def _create_column(group, name, spec, chunks, compression, anndata=False):
         set_utf8(cds, "encoding-type", "categorical")
         set_bool(cds, "ordered", spec.ordered)
         set_ref(ds, "_categories", cds)
-    return ds
-
-
-def _anndata_categorical(group, name, spec, chunks, compression):
-    """Anndata's categorical encoding (group ``name`` with ``codes`` and ``categories``,
-    ``ordered`` on the group); the codes are the column's data, with HEP001's explicit fill
-    value, ``_categories`` reference and the links later steps add."""
-    cat_group = group.create_group(name)
-    ds = cat_group.create_dataset("codes", data=spec.values, dtype=spec.dtype, chunks=(chunks,),
-                                  maxshape=(None,), compression=compression, fillvalue=spec.fill)
-    cats = spec.categories
-    cds = cat_group.create_dataset("categories", data=cats.values, dtype=cats.dtype,
-                                   chunks=(max(1, min(len(cats.values), 1024)),), maxshape=(None,))
-    for attr, value in ((convert.LOGICAL_ATTR, spec.logical), ("units", spec.units)):
-        if value:
-            set_utf8(ds, attr, value)
-    if cats.logical:
-        set_utf8(cds, convert.LOGICAL_ATTR, cats.logical)
-    _anndata_element(ds)
-    _anndata_element(cds)
-    set_utf8(cat_group, "encoding-type", "categorical")
-    set_utf8(cat_group, "encoding-version", ANNDATA_VERSION)
-    set_bool(cat_group, "ordered", spec.ordered)
-    set_ref(ds, "_categories", cds)
     return ds
 
 
@@ -283,14 +193,7 @@ def _table_attrs(group, columns, labels, title, description, units_vocabulary, a
         set_utf8(group, "encoding-version", ANNDATA_VERSION)
         for name in dict.fromkeys([*columns, *labels]):
             if is_dataset(group[name]):
-                _anndata_element(group[name])
-
-
-def _anndata_element(ds):
-    """Anndata's per-element encoding attributes (string-array or array, version 0.2.0)."""
-    is_string = ds.dtype.kind in "SO"
-    set_utf8(ds, "encoding-type", "string-array" if is_string else "array")
-    set_utf8(ds, "encoding-version", ANNDATA_VERSION)
+                mark_element(group[name])
 
 
 MODES = ("verify", "trust", "ignore")
@@ -543,7 +446,7 @@ class Table:
                 _link(self._ds(label), ds)
             set_utf8_list(self.group, "column-order", order)
             if anndata:
-                _anndata_element(ds)
+                mark_element(ds)
             if units is not None:
                 set_utf8(ds, "units", units)
 
@@ -771,12 +674,6 @@ def _take(ds, rows):
         return ds[0:0]
     lo, hi = int(rows.min()), int(rows.max()) + 1
     return ds[lo:hi][rows - lo]
-
-
-def labels_made_up(group, labels):
-    """pandas_dtype of the row-index datasets ``labels`` (RANGE_INDEX for the labels
-    ``anndata=True`` writes when the table has none)."""
-    return {get_text(column_dataset(group, n), convert.LOGICAL_ATTR) for n in labels}
 
 
 def _rows_in(data):

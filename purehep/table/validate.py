@@ -12,8 +12,9 @@ import numpy as np
 from ..errors import PurehepError, ValidationError
 from ..hl.base import ExternalLink, SoftLink
 from . import indexes as ix
-from ._attrs import deref, get_text, same, text
-from .table import CLASS, is_anndata_categorical, is_dataset, is_group, is_table, members
+from ._attrs import deref, get_text, is_dataset, is_group, same, text
+from .anndata_layout import is_anndata_categorical
+from .table import CLASS, is_table, members
 from .validate_search import label, search_problems
 from .vtypes import attr_type, bool_attr, explicit_fill, ref_attr, string_attr
 

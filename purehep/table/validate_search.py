@@ -9,8 +9,8 @@ from ..errors import PurehepError
 from ..hl.base import ExternalLink
 from . import bloom
 from . import indexes as ix
-from ._attrs import deref, same, text
-from .table import is_dataset, is_group, members
+from ._attrs import deref, is_dataset, is_group, same, text
+from .table import members
 from .vtypes import attr_type, bool_attr, ref_attr, string_attr, uint_attr
 
 SECTION = {"CHUNK_MINMAX": "§8.4", "SORTED_ROWS": "§8.5", "BITMAP": "§8.6", "CHUNK_BLOOM": "§8.7"}
