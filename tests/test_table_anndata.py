@@ -150,3 +150,75 @@ def test_validator_and_anndata_groups(tmp_path):
         assert ("/a/grade/codes", "Anndata categorical codes lack the _categories reference (§6.6)") \
             in problems
         assert any(p == "/b/cat" and "§5.5" in m for p, m in validate(f["b"], raise_=False))
+
+
+# --- property: random frames both ways ------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_WORDS = st.text("abcé", min_size=0, max_size=3)
+
+
+@st.composite
+def _frames(draw):
+    """DataFrames of the column kinds Anndata and HEP001 both represent exactly."""
+    n = draw(st.integers(0, 12))
+    kinds = draw(st.lists(st.sampled_from(["i1", "i8", "u2", "u8", "f4", "f8", "bool", "str",
+                                           "cat", "numcat"]), min_size=1, max_size=5))
+    cols = {}
+    for i, kind in enumerate(kinds):
+        name = f"{kind}_{i}"
+        if kind in ("cat", "numcat"):
+            cats = draw(st.lists(_WORDS if kind == "cat" else st.integers(-5, 5),
+                                 min_size=1, max_size=5, unique=True))
+            codes = draw(st.lists(st.integers(-1, len(cats) - 1), min_size=n, max_size=n))
+            cols[name] = pd.Categorical.from_codes(codes, categories=cats, ordered=draw(st.booleans()))
+        elif kind == "str":
+            cols[name] = np.array(draw(st.lists(_WORDS, min_size=n, max_size=n)), dtype=object)
+        elif kind == "bool":
+            cols[name] = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+        else:
+            dt = np.dtype(kind)
+            if dt.kind == "f":
+                values = st.floats(allow_nan=True, width=8 * dt.itemsize)
+            else:
+                info = np.iinfo(dt)
+                values = st.integers(int(info.min), int(info.max))
+            cols[name] = np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dt)
+    index = None
+    if draw(st.booleans()):
+        index = pd.Index(draw(st.lists(_WORDS, min_size=n, max_size=n, unique=True)), dtype=object,
+                         name=draw(st.sampled_from([None, "cell"])))
+    return pd.DataFrame(cols, index=index)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_frames())
+def test_random_frames_purehep_to_anndata(tmp_path_factory, df):
+    path = tmp_path_factory.mktemp("rand") / "p.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "obs", df, anndata=True, chunks=4)
+        assert validate(f["obs"]) == []
+        back = Table(f["obs"]).to_pandas()
+    with h5py.File(path) as f:
+        got = ad.io.read_elem(f["obs"])
+    if isinstance(df.index, pd.RangeIndex):
+        assert list(got.index) == [str(i) for i in range(len(df))]
+        got = got.reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, df, check_index_type=len(df) > 0)
+    pd.testing.assert_frame_equal(back, df, check_index_type=len(df) > 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_frames())
+def test_random_frames_anndata_to_purehep(tmp_path_factory, df):
+    path = tmp_path_factory.mktemp("rand") / "a.h5"
+    if isinstance(df.index, pd.RangeIndex):
+        df.index = df.index.astype(str)
+    with h5py.File(path, "w") as f:
+        ad.io.write_elem(f, "obs", df)
+    with h5py.File(path) as f:
+        want = ad.io.read_elem(f["obs"])
+    with purehep.File(path) as f:
+        got = Table(f["obs"], anndata=True).to_pandas()
+    pd.testing.assert_frame_equal(got, want, check_index_type=len(df) > 0)
