@@ -379,3 +379,46 @@ def test_tables_written_by_purehep_validate(tmp_path):
             t.append(df.iloc[:2].reset_index(drop=True).assign(cell=["r6", "r7"]))
             t.add_column("z", np.zeros(8))
             assert validate(f[name]) == []
+
+
+# --- no crash on anything: random attribute damage -------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+TARGETS = ["t", "t/i", "t/f", "t/label", "t/label_categories", "t/b", "t/row_id", S,
+           f"{S}/i__chunk_minmax", f"{S}/f__sorted_rows", f"{S}/label__bitmap",
+           f"{S}/label__bitmap__values", f"{S}/i__chunk_bloom"]
+NAMES = ["CLASS", "VERSION", "column-order", "_index", "TITLE", "_indexes", "_search_indexes",
+         "_categories", "_columns_list", "encoding-type", "ordered", "KIND", "chunk_shape",
+         "nan_tail_length", "fill_tail_length", "_values", "k", "m_bits", "hash_family", "units"]
+
+
+def _value(f, kind, target):
+    return {"int": lambda: np.int64(7), "float": lambda: np.float32(np.nan),
+            "vlen": lambda: "COLUMN_TABLE", "fixed": lambda: np.bytes_(b"\xff\x00x"),
+            "ints": lambda: np.arange(3, dtype=np.uint64), "empty": lambda: np.zeros(0, np.uint8),
+            "bool": lambda: np.True_, "ref": lambda: f[target].ref,
+            "refs": lambda: refs(f[target], f["t"]), "strs": lambda: np.array([b"i", b"zz"]),
+            "2d": lambda: np.zeros((2, 2), np.int8)}[kind]()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(TARGETS), st.sampled_from(NAMES),
+                          st.sampled_from(["del", "int", "float", "vlen", "fixed", "ints", "empty",
+                                           "bool", "ref", "refs", "strs", "2d"]),
+                          st.sampled_from(TARGETS)), min_size=1, max_size=4))
+def test_validator_never_raises_on_damaged_attributes(base, tmp_path_factory, changes):
+    path = tmp_path_factory.mktemp("fuzz") / "v.h5"
+    shutil.copy(base, path)
+    with h5py.File(path, "r+") as f:
+        for where, name, kind, target in changes:
+            obj = f[where]
+            if kind == "del":
+                if name in obj.attrs:
+                    del obj.attrs[name]
+            else:
+                obj.attrs[name] = _value(f, kind, target)
+    with purehep.File(path) as f:
+        problems = validate(f["t"], raise_=False)
+        assert all(isinstance(m, str) and "§" in m for _, m in problems)
+        assert not any("unreadable" in m for _, m in problems), problems
