@@ -62,8 +62,7 @@ class Index:
         addresses = {int(self.target_dataset.address)} if self.target_dataset is not None else set()
         if self.target_type != "element":
             addresses |= {int(t.address) for ts in self.targets(range(len(self))) for t in ts}
-        file = self.table.file
-        return {a: _path_of(file, a) for a in sorted(addresses)}
+        return _paths(self.table.file, addresses)
 
     def __len__(self):
         self._alive()
@@ -127,11 +126,21 @@ class Index:
         return [values[tuple(c.T.astype(np.intp))] for c in self.targets(records)]
 
 
-def _path_of(file, address):
-    try:
-        return file[Reference(address)].name
-    except (KeyError, ValueError, OSError):
-        return None
+def _paths(file, addresses):
+    """{address: a path reaching it by hard links, or None}, from one walk of the file (a
+    search per address, as ``obj.name`` does for dereferenced objects, is quadratic)."""
+    want, found = set(addresses), {}
+    root = file["/"]
+    if root.addr in want:
+        found[root.addr] = "/"
+
+    def visit(name, obj):
+        if obj.addr in want and obj.addr not in found:
+            found[obj.addr] = "/" + name
+        return True if len(found) == len(want) else None
+    if len(found) < len(want):
+        file.visititems(visit)
+    return {a: found.get(a) for a in sorted(want)}
 
 
 def _enum_values(expr, dtype):
