@@ -53,15 +53,18 @@ class Index:
                     target_type=self.target_type, title=self.title,
                     target_dataset=self.target_dataset, target_rank=self.target_rank)
 
-    def target_paths(self):
+    def target_paths(self, records=None):
         """{address: path} of the objects the targets (and an element index's dataset)
         refer to: resolved in the file for a bound index (None where an address resolves to
-        nothing), the paths it was made with for a cached one (see :mod:`.xmlio`)."""
+        nothing; ``records``: the index's records when already read), the paths it was made
+        with for a cached one (see :mod:`.xmlio`)."""
         if self.table is None:
             return dict(self._paths)
         addresses = {int(self.target_dataset.address)} if self.target_dataset is not None else set()
         if self.target_type != "element":
-            addresses |= {int(t.address) for ts in self.targets(range(len(self))) for t in ts}
+            stored = self.targets(range(len(self))) if records is None else \
+                records[self.target_field]
+            addresses |= {int(t.address) for ts in stored for t in ts}
         return _paths(self.table.file, addresses)
 
     def __len__(self):
@@ -288,7 +291,8 @@ def cache_index(index, name=None):
     """An in-memory copy of an index (an Index, or ``index[name]`` a table) that keeps
     working after its file is closed (RFC §5.2.4)."""
     index = index if isinstance(index, Index) else open_index(index, name)
-    return Index(np.array(index.records), paths=index.target_paths(), **index.metadata())
+    records = np.array(index.records)
+    return Index(records, paths=index.target_paths(records), **index.metadata())
 
 
 def delete_index(index, name=None):

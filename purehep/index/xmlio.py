@@ -44,7 +44,7 @@ def export_index(index, dest=None):
 
 def _index_element(index):
     records = index.records
-    paths = index.target_paths()
+    paths = index.target_paths(records)
     root = ET.Element("index", format=FORMAT, version=FORMAT_VERSION, title=index.title,
                       records=str(len(records)), target_type=index.target_type,
                       target_field=index.target_field)
