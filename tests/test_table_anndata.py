@@ -222,3 +222,26 @@ def test_random_frames_anndata_to_purehep(tmp_path_factory, df):
     with purehep.File(path) as f:
         got = Table(f["obs"], anndata=True).to_pandas()
     pd.testing.assert_frame_equal(got, want, check_index_type=len(df) > 0)
+
+
+def test_nullable_strings_and_unknown_encodings(tmp_path):
+    path = tmp_path / "s.h5"
+    df = pd.DataFrame({"ns": pd.array(["a", None, "b"], dtype="string"), "k": [1, 2, 3]},
+                      index=["x", "y", "z"])
+    with ad.settings.override(allow_write_nullable_strings=True), h5py.File(path, "w") as f:
+        ad.io.write_elem(f, "obs", df)
+        assert f["obs/ns"].attrs["encoding-type"] == "nullable-string-array"
+    with h5py.File(path) as f:
+        want = ad.io.read_elem(f["obs"])
+    with purehep.File(path) as f:
+        t = Table(f["obs"], anndata=True)
+        pd.testing.assert_frame_equal(t.to_pandas(), want)
+        assert t.to_arrow().column("ns").to_pylist() == ["a", None, "b"]
+        assert t.query("ns IS NULL").tolist() == [1] and t.query("ns = 'b'").tolist() == [2]
+    with h5py.File(path, "r+") as f:             # a column in an encoding purehep does not read
+        g = f["obs"].create_group("aw")
+        g.attrs["encoding-type"], g.attrs["encoding-version"] = "awkward-array", "0.1.0"
+        f["obs"].attrs["column-order"] = np.array(["ns", "k", "aw"], dtype=object)
+    with purehep.File(path) as f:
+        with pytest.raises(purehep.UnsupportedFeatureError, match="'awkward-array'"):
+            Table(f["obs"], anndata=True)

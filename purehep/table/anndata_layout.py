@@ -7,7 +7,7 @@ from ._attrs import get_refs, get_text, is_dataset, is_group, same, set_bool, se
 
 ANNDATA_VERSION = "0.2.0"
 RANGE_INDEX = "RangeIndex"     # pandas_dtype of the row labels anndata=True makes up
-NULLABLE = ("nullable-integer", "nullable-boolean")     # Anndata's masked column groups
+NULLABLE = ("nullable-integer", "nullable-boolean", "nullable-string-array")  # masked groups
 
 
 def is_anndata_categorical(obj):
@@ -19,8 +19,8 @@ def is_anndata_categorical(obj):
 
 def anndata_data(obj):
     """The dataset holding an Anndata column group's values: a categorical's codes, a
-    nullable-integer / nullable-boolean column's values (its mask: :func:`anndata_mask`);
-    None for anything else."""
+    nullable-integer / -boolean / -string-array column's values (its mask:
+    :func:`anndata_mask`); None for anything else."""
     if is_anndata_categorical(obj):
         return obj["codes"]
     if is_group(obj) and get_text(obj, "encoding-type") in NULLABLE and \

@@ -16,7 +16,7 @@ def _logical(ds):
     own = get_text(ds, convert.LOGICAL_ATTR)
     if own is not None or anndata_mask(ds) is None:
         return own
-    return convert.nullable_name(ds.dtype)
+    return "string" if ds.dtype.kind == "O" else convert.nullable_name(ds.dtype)
 
 
 def _index_name(table, fields):
@@ -90,7 +90,7 @@ def _pandas_column(pd, kind, values, missing, logical, categories, ordered):
     if logical.startswith("Float"):
         return pd.arrays.FloatingArray(np.where(missing, 0, values).astype(values.dtype), missing)
     if logical == "string":
-        return pd.array(values, dtype="string")
+        return pd.array(np.where(missing, None, values), dtype="string")
     if logical.startswith("datetime") and "," in logical:
         naive = values.view("datetime64[" + convert.time_unit(logical) + "]")
         tz = logical.split(",", 1)[1].strip().rstrip("]")
@@ -126,7 +126,7 @@ def _arrow_column(pa, kind, values, missing, logical, categories, ordered):
         typ = pa.timestamp(unit, tz) if logical.startswith("datetime") else pa.duration(unit)
         return pa.array(np.where(missing, 0, values), type=pa.int64(), mask=mask).cast(typ)
     if values.dtype.kind == "O":
-        return pa.array(values.tolist(), type=pa.string())
+        return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.string())
     if values.dtype.kind == "S":
         return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.binary())
     if values.dtype.kind == "f" and logical is None:

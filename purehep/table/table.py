@@ -2,7 +2,7 @@
 :mod:`.indexes`; queries via :mod:`.planner`."""
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import UnsupportedFeatureError, ValidationError
 from . import convert
 from . import indexes as ix
 from .txn import Transaction
@@ -225,6 +225,8 @@ class Table:
             raise ValueError(f"indexes must be one of {MODES}, not {indexes!r}")
         self.group = group
         self.indexes = indexes
+        if self.foreign:
+            _check_readable(group)
         self._verified = {}
 
     @property
@@ -674,6 +676,18 @@ def _take(ds, rows):
         return ds[0:0]
     lo, hi = int(rows.min()), int(rows.max()) + 1
     return ds[lo:hi][rows - lo]
+
+
+def _check_readable(group):
+    """An Anndata dataframe's columns are all ones purehep reads (no silent omissions)."""
+    if "column-order" not in group.attrs:
+        raise ValueError(f"{group.name}: an Anndata dataframe without column-order")
+    readable = _datasets(group)
+    for name in (text(v) for v in np.asarray(group.attrs["column-order"]).reshape(-1)):
+        if name not in readable:
+            kind = get_text(group[name], "encoding-type") if name in group else "missing"
+            raise UnsupportedFeatureError(f"{group.name}/{name}: Anndata column encoding "
+                                          f"{kind!r} is not read by purehep.table")
 
 
 def _rows_in(data):
