@@ -245,3 +245,16 @@ def test_nullable_strings_and_unknown_encodings(tmp_path):
     with purehep.File(path) as f:
         with pytest.raises(purehep.UnsupportedFeatureError, match="'awkward-array'"):
             Table(f["obs"], anndata=True)
+
+
+def test_nullable_columns_warn_in_anndata_mode(tmp_path):
+    df = pd.DataFrame({"ni": pd.array([1, None], dtype="Int64"), "ok": pd.array([1, 2], dtype="Int64"),
+                       "nb": pd.array([True, False], dtype="boolean")})
+    with purehep.File(tmp_path / "w.h5", "w") as f:
+        with pytest.warns(purehep.errors.PurehepWarning, match=r"\[.ni., .nb.\]"):
+            create_table(f, "a", df, anndata=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            create_table(f, "b", df, anndata=False)
+            create_table(f, "c", df[["ok"]], anndata=True)
+        pd.testing.assert_frame_equal(Table(f["a"]).to_pandas(), df)

@@ -2,6 +2,11 @@
 columns as Anndata categorical groups whose ``codes`` are the column's data, Anndata's
 nullable-integer / nullable-boolean groups when reading Anndata's own files, the per-element
 encoding attributes, and the row labels a table without a row index gets."""
+import warnings
+
+import numpy as np
+
+from ..errors import PurehepWarning
 from . import convert
 from ._attrs import get_refs, get_text, is_dataset, is_group, same, set_bool, set_ref, set_utf8
 
@@ -101,3 +106,17 @@ def labels_made_up(group, labels):
     """pandas_dtype of the row-index datasets ``labels`` (RANGE_INDEX for the labels
     ``anndata=True`` writes when the table has none)."""
     return {get_text(column_dataset(group, n), convert.LOGICAL_ATTR) for n in labels}
+
+
+def warn_nullable(specs):
+    """Warn of what Anndata misreads (§10 note: its masks are not HEP001's fill values):
+    nullable integer columns with missing values (Anndata shows the fill value) and nullable
+    boolean columns (stored as int8 0/1 with fill -1, which Anndata shows as integers).
+    Nullable floats are NaN where missing, which pandas reads as missing."""
+    shown = [n for n, spec in specs.items() if spec.categories is None and (
+        spec.logical == "boolean" or (spec.logical or "").startswith(("Int", "UInt")) and
+        len(spec.values) and np.any(np.asarray(spec.values) == spec.fill))]
+    if shown:
+        warnings.warn(f"nullable columns {shown}: Anndata reads their stored values (HEP001 fill "
+                      "values where missing, int8 0/1/-1 for booleans); purehep reads them back "
+                      "as written", PurehepWarning, stacklevel=3)

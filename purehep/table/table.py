@@ -12,7 +12,7 @@ from ._attrs import (get_refs, get_text, is_dataset, same, set_ascii, set_bool, 
                      set_refs, set_utf8, set_utf8_list, text)
 from .anndata_layout import (ANNDATA_VERSION, RANGE_INDEX, anndata_data, anndata_mask,
                              categories_of, column_dataset, column_name,
-                             labels_made_up, mark_element, write_categorical)
+                             labels_made_up, mark_element, warn_nullable, write_categorical)
 
 CLASS, VERSION = "COLUMN_TABLE", "1.0"
 
@@ -123,6 +123,8 @@ def create_table(parent, name=None, data=None, *, chunks=1 << 16, compression=No
     for col in specs:
         if col == ix.SEARCH_GROUP:
             raise ValueError("the column name _search_indexes is reserved (HEP001 §6.1)")
+    if anndata:
+        warn_nullable(specs)
     group = parent if name is None else parent.create_group(name)
     if name is None and len(group):
         raise ValueError(f"{group.name} already holds {sorted(group.keys())[:5]}: a table "
