@@ -285,7 +285,7 @@ def test_stale_and_inconsistent_indexes_are_detected(tmp_path):
         assert "/t/_search_indexes/i__chunk_minmax: contents differ" in text
         assert "/t/_search_indexes/u__sorted_rows: contents differ" in text
         assert "/t/_search_indexes/ts__chunk_minmax: _columns_list -> /t/ts" in text
-        assert "/t/_search_indexes/junk: missing KIND" in text
+        assert "/t/_search_indexes/junk: missing attribute KIND (§8.3, §9.4)" in text
         assert validate(f["t"], verify_indexes=False, raise_=False) != []
         t = Table(f["t"], trust_indexes=False)
         assert np.array_equal(t.query("i > 0"), np.flatnonzero(data["i"] > 0))

@@ -9,7 +9,8 @@ answers query strings (:mod:`purehep.query`) by binary search on the sorted keys
 """
 from .model import Index, build_index, cache_index, create_index, delete_index, open_index
 from .storage import TARGET_TYPES, is_index
-from .xmlio import export_index, import_index
+from .xmlio import UnresolvedTargetError, export_index, import_index
 
 __all__ = ["Index", "build_index", "create_index", "open_index", "cache_index",
-           "delete_index", "export_index", "import_index", "is_index", "TARGET_TYPES"]
+           "delete_index", "export_index", "import_index", "is_index", "TARGET_TYPES",
+           "UnresolvedTargetError"]

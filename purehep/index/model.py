@@ -20,8 +20,9 @@ class Index:
     """
 
     def __init__(self, records, keys, target_field, target_type, primary=None, title="",
-                 target_dataset=None, target_rank=None, table=None):
+                 target_dataset=None, target_rank=None, table=None, paths=None):
         self._records = records
+        self._paths = dict(paths or {})
         self.keys = tuple(keys)
         self.primary = primary
         self.target_field = target_field
@@ -51,6 +52,20 @@ class Index:
         return dict(keys=self.keys, primary=self.primary, target_field=self.target_field,
                     target_type=self.target_type, title=self.title,
                     target_dataset=self.target_dataset, target_rank=self.target_rank)
+
+    def target_paths(self, records=None):
+        """{address: path} of the objects the targets (and an element index's dataset)
+        refer to: resolved in the file for a bound index (None where an address resolves to
+        nothing; ``records``: the index's records when already read), the paths it was made
+        with for a cached one (see :mod:`.xmlio`)."""
+        if self.table is None:
+            return dict(self._paths)
+        addresses = {int(self.target_dataset.address)} if self.target_dataset is not None else set()
+        if self.target_type != "element":
+            stored = self.targets(range(len(self))) if records is None else \
+                records[self.target_field]
+            addresses |= {int(t.address) for ts in stored for t in ts}
+        return _paths(self.table.file, addresses)
 
     def __len__(self):
         self._alive()
@@ -114,6 +129,23 @@ class Index:
         return [values[tuple(c.T.astype(np.intp))] for c in self.targets(records)]
 
 
+def _paths(file, addresses):
+    """{address: a path reaching it by hard links, or None}, from one walk of the file (a
+    search per address, as ``obj.name`` does for dereferenced objects, is quadratic)."""
+    want, found = set(addresses), {}
+    root = file["/"]
+    if root.addr in want:
+        found[root.addr] = "/"
+
+    def visit(name, obj):
+        if obj.addr in want and obj.addr not in found:
+            found[obj.addr] = "/" + name
+        return True if len(found) == len(want) else None
+    if len(found) < len(want):
+        file.visititems(visit)
+    return {a: found.get(a) for a in sorted(want)}
+
+
 def _enum_values(expr, dtype):
     """``expr`` with enum member names replaced by their values (RFC §5.1: key fields may be
     enumerated); other literals are left for the query evaluator to judge."""
@@ -168,13 +200,14 @@ def build_index(table, keys, target, target_type="object", primary=None, names=N
     rank = None if target_dataset is None else len(target_dataset.shape)
     if target_type == "element" and rank is None:
         raise ValueError("element indexes need target_dataset")
-    order = np.lexsort([_key_column(columns[k]) for k in reversed(keys)]) if keys else \
+    columns = {f: _key_column(v, f) if f in keys or f in carried else v for f, v in columns.items()}
+    order = np.lexsort([columns[k] for k in reversed(keys)]) if keys else \
         np.arange(len(columns[target]))
-    dtype = np.dtype([(names[f], _key_column(columns[f]).dtype) for f in keys + carried]
+    dtype = np.dtype([(names[f], columns[f].dtype) for f in keys + carried]
                      + [(names[target], storage.target_dtype(target_type))])
     records = np.zeros(len(order), dtype)
     for f in keys + carried:
-        records[names[f]] = _key_column(columns[f])[order]
+        records[names[f]] = columns[f][order]
     shape = None if target_dataset is None else target_dataset.shape
     for i, r in enumerate(order):
         records[names[target]][i] = _targets(columns[target][r], target_type, shape)
@@ -195,14 +228,37 @@ def _input_columns(table):
     return {f: records[f] for f in records.dtype.names}
 
 
-def _key_column(values):
+def _key_column(values, name=None):
     """Values as a 1-D numpy column; text becomes UTF-8 fixed-length strings (H5TB fields
-    are fixed-length)."""
+    are fixed-length). Object columns (pandas' str and string dtypes, lists of str or bytes)
+    are accepted when every value is a str, or every value bytes; missing values (None, NaN,
+    pandas NA) and mixed objects are refused: a fixed-length field holds neither."""
     column = np.asarray(values)
+    if column.dtype.kind == "O":
+        column = _object_keys(column, name)
     if column.dtype.kind == "U":
         encoded = np.char.encode(column, "utf-8")
         return encoded.astype(np.dtype(encoded.dtype, metadata={"h5py_encoding": "utf-8"}))
     return column
+
+
+def _object_keys(column, name):
+    """An object column as numpy str or bytes (see :func:`_key_column`)."""
+    items = column.reshape(-1).tolist()
+    kinds = {type(v) for v in items}
+    if kinds <= {str}:
+        return np.array(items, dtype=str) if items else np.zeros(0, "S1")
+    if kinds <= {bytes}:
+        return np.array(items, dtype=bytes)
+    bad = next((v for v in items if not isinstance(v, (str, bytes))), None)
+    if bad is None and not any(v is None for v in items):
+        raise ValueError(f"field {name!r}: object values mix str and bytes (found bytes "
+                         f"{next(v for v in items if isinstance(v, bytes))!r} among str)")
+    missing = bad is None or type(bad).__name__ == "NAType" or \
+        (isinstance(bad, float) and bad != bad)
+    what = "missing values" if missing else f"a {type(bad).__name__} value ({bad!r})"
+    raise ValueError(f"field {name!r}: object values must be all str or all bytes; found "
+                     f"{what} (fixed-length index fields hold no missing or mixed values)")
 
 
 def _targets(value, target_type, shape):
@@ -235,7 +291,8 @@ def cache_index(index, name=None):
     """An in-memory copy of an index (an Index, or ``index[name]`` a table) that keeps
     working after its file is closed (RFC §5.2.4)."""
     index = index if isinstance(index, Index) else open_index(index, name)
-    return Index(np.array(index.records), **index.metadata())
+    records = np.array(index.records)
+    return Index(records, paths=index.target_paths(records), **index.metadata())
 
 
 def delete_index(index, name=None):

@@ -2,8 +2,9 @@
 fixed-length UTF-8, object-reference arrays, booleans, uint64 scalars."""
 import numpy as np
 
-from ..dtypes import string_dtype
-from ..dtypes import ref_dtype
+from ..dtypes import ref_dtype, string_dtype
+from ..hl.dataset import Dataset
+from ..hl.group import Group
 
 
 def set_ascii(obj, name, value):
@@ -28,7 +29,7 @@ def text(value):
     """A string attribute's value as str (bytes, numpy scalars and 0-d arrays decoded)."""
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value[()]
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def get_text(obj, name):
@@ -77,3 +78,11 @@ def get_refs(obj, name):
 def same(a, b):
     """True when two handles are the same HDF5 object."""
     return a is not None and b is not None and a.addr == b.addr
+
+
+def is_dataset(obj):
+    return isinstance(obj, Dataset)
+
+
+def is_group(obj):
+    return isinstance(obj, Group)

@@ -1,5 +1,5 @@
 """Column values in: numpy arrays, lists, pandas Series/arrays and pyarrow arrays become the
-arrays HEP001 column datasets store (§6.2 datatypes, §6.4 fill values as missing, §6.7
+arrays HEP001 column datasets store (§6.2 datatypes, §6.4 fill values as missing, §6.6
 categoricals), exactly or not at all.
 
 Every input is first normalised to a :class:`Values` — a logical kind, a numpy array, a
@@ -343,7 +343,7 @@ def _cat_spec(v, name, fill):
 
 
 def _dictionary_spec(v, name):
-    """Strings with missing values: dictionary-encoded (a categorical column, §6.7, whose
+    """Strings with missing values: dictionary-encoded (a categorical column, §6.6, whose
     missing code is the fill value), restored as strings by the logical dtype."""
     present = v.data[~v.mask]
     cats = np.array(sorted(set(present.tolist())), dtype=object)

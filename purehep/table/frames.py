@@ -1,38 +1,46 @@
 """Columns out: a HEP001 table as a pandas DataFrame or a pyarrow Table, with the dtypes it
 was written from (the ``pandas_dtype`` column attribute, :mod:`.convert`), missing values
-(§6.4 fill values) as pandas NA / NaN / NaT / None or Arrow nulls, categoricals (§6.7) with
+(§6.4 fill values) as pandas NA / NaN / NaT / None or Arrow nulls, categoricals (§6.6) with
 their categories and ``ordered``, and the ``_index`` dataset (§5.3) as the row index.
 pandas and pyarrow are imported only here, when asked for."""
 import numpy as np
 
 from . import convert
-from ._attrs import get_refs, get_text
+from ._attrs import get_text
+from .anndata_layout import RANGE_INDEX, anndata_mask, categories_of
 
 
 def _logical(ds):
-    return get_text(ds, convert.LOGICAL_ATTR)
+    """The dtype to restore: ``pandas_dtype``, or for an Anndata nullable column the pandas
+    dtype Anndata reads it as."""
+    own = get_text(ds, convert.LOGICAL_ATTR)
+    if own is not None or anndata_mask(ds) is None:
+        return own
+    return "string" if ds.dtype.kind == "O" else convert.nullable_name(ds.dtype)
 
 
 def _index_name(table, fields):
     name = get_text(table.group, "_index")
     if fields is not None or name is None or name not in table.group:
         return None
+    if _logical(table._ds(name)) == RANGE_INDEX:
+        return None          # labels anndata=True made up for a table without a row index
     return name
 
 
 def _column_parts(table, name, rows):
     """(kind, values, missing mask, logical, categories, ordered) of one stored column."""
-    ds = table.group[name]
+    ds = table._ds(name)
     values = table.read([name], rows)[name]
     logical = _logical(ds)
-    cats = get_refs(ds, "_categories")
-    if cats and cats[0] is not None:
-        cat_ds = cats[0]
+    cat_ds = categories_of(ds)
+    if cat_ds is not None:
         categories = _plain(cat_ds[()], _logical(cat_ds))
-        missing = table.missing_mask(name, values)
-        ordered = bool(cat_ds.attrs["ordered"]) if "ordered" in cat_ds.attrs else False
+        missing = table.missing_mask(name, values, rows)
+        holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
+        ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False
         return "cat", values, missing, logical, categories, ordered
-    missing = table.missing_mask(name, values)
+    missing = table.missing_mask(name, values, rows)
     return "plain", values, missing, logical, None, False
 
 
@@ -82,7 +90,7 @@ def _pandas_column(pd, kind, values, missing, logical, categories, ordered):
     if logical.startswith("Float"):
         return pd.arrays.FloatingArray(np.where(missing, 0, values).astype(values.dtype), missing)
     if logical == "string":
-        return pd.array(values, dtype="string")
+        return pd.array(np.where(missing, None, values), dtype="string")
     if logical.startswith("datetime") and "," in logical:
         naive = values.view("datetime64[" + convert.time_unit(logical) + "]")
         tz = logical.split(",", 1)[1].strip().rstrip("]")
@@ -118,7 +126,7 @@ def _arrow_column(pa, kind, values, missing, logical, categories, ordered):
         typ = pa.timestamp(unit, tz) if logical.startswith("datetime") else pa.duration(unit)
         return pa.array(np.where(missing, 0, values), type=pa.int64(), mask=mask).cast(typ)
     if values.dtype.kind == "O":
-        return pa.array(values.tolist(), type=pa.string())
+        return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.string())
     if values.dtype.kind == "S":
         return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.binary())
     if values.dtype.kind == "f" and logical is None:

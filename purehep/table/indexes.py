@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import bloom
-from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set_refs,
-                     set_u64)
+from .anndata_layout import column_name
+from ._attrs import (get_refs, get_text, is_dataset, is_group, same, set_ascii, set_bool,
+                     set_ref, set_refs, set_u64)
 
 SEARCH_GROUP = "_search_indexes"
 KINDS = ("CHUNK_MINMAX", "SORTED_ROWS", "BITMAP", "CHUNK_BLOOM")
@@ -137,7 +138,7 @@ def _write_attrs(ds, kind, attrs):
 def write_index(group, column, kind, data, attrs, name=None):
     """Store an index under ``_search_indexes`` and link it with its column (§8.2)."""
     sgroup = group.require_group(SEARCH_GROUP)
-    name = name or index_name(column.name.rsplit("/", 1)[-1], kind)
+    name = name or index_name(column_name(column), kind)
     if name in sgroup:
         drop_index(group, sgroup[name])
     ds = create_extendible(sgroup, name, data, data.dtype, grow_all=kind == "BITMAP")
@@ -242,13 +243,13 @@ def load_indexes(group):
     """Every search index with a registered KIND and exactly one resolvable column."""
     from .table import members
     sgroup = members(group).get(SEARCH_GROUP)
-    if sgroup is None or hasattr(sgroup, "dtype"):
+    if not is_group(sgroup):
         return []
     out = []
     for ds in members(sgroup).values():
-        kind = get_text(ds, "KIND") if hasattr(ds, "dtype") else None
+        kind = get_text(ds, "KIND") if is_dataset(ds) else None
         columns = get_refs(ds, "_columns_list") if kind in KINDS else []
-        if len(columns) == 1 and columns[0] is not None:
+        if len(columns) == 1 and is_dataset(columns[0]):
             out.append(SearchIndex(ds, kind, columns[0]))
     return out
 

@@ -18,6 +18,7 @@ from ..query.evaluate import coerce
 from . import bloom
 from . import indexes as ix
 from ._attrs import get_refs, text
+from .anndata_layout import column_name
 
 SCAN_BLOCK = 1 << 16
 PREFERENCE = ("BITMAP", "SORTED_ROWS", "CHUNK_MINMAX", "CHUNK_BLOOM")
@@ -41,7 +42,7 @@ def _usable_indexes(table, n, names, mode):
     column's current shape and, in "verify" mode, its current values."""
     out = {}
     for index in table.search_indexes():
-        name = index.column.name.rsplit("/", 1)[-1]
+        name = column_name(index.column)
         if name in names and index.column.parent.name == table.group.name and \
                 not ix.structural_problems(index, n, table.fillvalue(name)) and \
                 (mode == "trust" or table.verified(index)):
@@ -53,7 +54,7 @@ def _usable_indexes(table, n, names, mode):
 
 def categorical_rewrite(table, expr):
     """String literals on categorical columns become the codes of the matching categories;
-    a missing category (the fill code) then matches no comparison (§6.7)."""
+    a missing category (the fill code) then matches no comparison (§6.6)."""
     if isinstance(expr, (And, Or)):
         return type(expr)(tuple(categorical_rewrite(table, e) for e in expr.items))
     if isinstance(expr, Not):
@@ -194,7 +195,7 @@ def _sorted_leaf(leaf, table, index, n):
     sample = col[0:1]
     spans = _sorted_ranges(leaf, view, sample) if view.body else []
     fill_len = int(index.ds.attrs["fill_tail_length"])
-    if fill_len and _scalar_matches(leaf, table.fillvalue(col.name.rsplit("/", 1)[-1]), col.dtype):
+    if fill_len and _scalar_matches(leaf, table.fillvalue(column_name(col)), col.dtype):
         spans.append((view.body, view.body + fill_len))
     if n > view.body + fill_len and _scalar_matches(leaf, np.nan, col.dtype):
         spans.append((view.body + fill_len, n))
@@ -212,7 +213,7 @@ def _minmax_leaf(leaf, table, index):
     dtype = col.dtype
     valid = mm["n"] > mm["nan_count"] + mm["fill_count"]
     may = valid & _range_may(leaf, mm["min"], mm["max"])
-    fill = table.fillvalue(col.name.rsplit("/", 1)[-1])
+    fill = table.fillvalue(column_name(col))
     if _scalar_matches(leaf, fill, dtype):
         may |= mm["fill_count"] > 0
     if dtype.kind == "f" and _scalar_matches(leaf, np.nan, dtype):
@@ -307,5 +308,5 @@ def _eval(expr, table, exact, lo, hi, cache):
         return exact[id(expr)][lo:hi]
     for name in fields(expr):
         if name not in cache:
-            cache[name] = table.group[name][lo:hi]
-    return evaluate(expr, cache, table.missing)
+            cache[name] = table._ds(name)[lo:hi]
+    return evaluate(expr, cache, table.missing_at(slice(lo, hi)))

@@ -2,16 +2,19 @@
 :mod:`.indexes`; queries via :mod:`.planner`."""
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import UnsupportedFeatureError, ValidationError
 from . import convert
 from . import indexes as ix
 from .txn import Transaction
 from .update import update_index
-from ._attrs import (get_refs, get_text, same, set_ascii, set_bool, set_ref, set_refs, set_utf8,
-                     set_utf8_list, text)
+from .vtypes import explicit_fill
+from ._attrs import (get_refs, get_text, is_dataset, same, set_ascii, set_bool, set_ref,
+                     set_refs, set_utf8, set_utf8_list, text)
+from .anndata_layout import (ANNDATA_VERSION, RANGE_INDEX, anndata_data, anndata_mask,
+                             categories_of, column_dataset, column_name,
+                             labels_made_up, mark_element, warn_nullable, write_categorical)
 
 CLASS, VERSION = "COLUMN_TABLE", "1.0"
-ANNDATA_VERSION = "0.2.0"
 
 
 def is_table(group):
@@ -30,9 +33,9 @@ def default_fill(dtype):
 
 def _layout(group):
     """(columns, index datasets, categories datasets) of a table group, columns in
-    column-order when it is present (§5.3, §6.7, §7)."""
+    column-order when it is present (§5.3, §6.6, §7)."""
     datasets = _datasets(group)
-    categories = {c.name for d in datasets.values() for c in get_refs(d, "_categories") if c}
+    categories = {c.name for c in map(categories_of, datasets.values()) if c is not None}
     indexes = [n for n, d in datasets.items() if "_columns_list" in d.attrs]
     if "column-order" in group.attrs:
         order = [text(v) for v in np.asarray(group.attrs["column-order"]).reshape(-1)]
@@ -56,8 +59,14 @@ def members(group):
 
 
 def _datasets(group):
-    """{name: dataset} of the group's members that resolve to datasets."""
-    return {n: o for n, o in members(group).items() if hasattr(o, "dtype")}
+    """{name: dataset} of the group's members that resolve to datasets (an Anndata
+    categorical group: its codes)."""
+    out = {}
+    for name, obj in members(group).items():
+        data = obj if is_dataset(obj) else anndata_data(obj)
+        if data is not None:
+            out[name] = data
+    return out
 
 
 def _frame_parts(data, index):
@@ -114,21 +123,30 @@ def create_table(parent, name=None, data=None, *, chunks=1 << 16, compression=No
     for col in specs:
         if col == ix.SEARCH_GROUP:
             raise ValueError("the column name _search_indexes is reserved (HEP001 §6.1)")
+    if anndata:
+        warn_nullable(specs)
     group = parent if name is None else parent.create_group(name)
     if name is None and len(group):
         raise ValueError(f"{group.name} already holds {sorted(group.keys())[:5]}: a table "
                          "group holds only its table (HEP001 §5.5)")
+    if anndata and not labels:
+        labels = {"_index": None}
+        specs["_index"] = convert.spec_for(np.arange(len(next(iter(specs.values())).values)
+                                                     if specs else 0).astype(str), "_index")
+        specs["_index"].logical = RANGE_INDEX
     order = [c for c in columns if not (anndata and c in labels)]
     for col, spec in specs.items():
-        _create_column(group, col, spec, chunks, compression)
+        _create_column(group, col, spec, chunks, compression, anndata)
     for label in labels:
-        set_refs(group[label], "_columns_list", [group[c] for c in columns if c != label])
+        label_ds = column_dataset(group, label)
+        set_refs(label_ds, "_columns_list", [column_dataset(group, c) for c in columns if c != label])
         for col in columns:
             if col != label:
-                set_refs(group[col], "_indexes", [*get_refs(group[col], "_indexes"), group[label]])
+                ds = column_dataset(group, col)
+                set_refs(ds, "_indexes", [*get_refs(ds, "_indexes"), label_ds])
     _table_attrs(group, order, labels, title, description, units_vocabulary, anndata)
     for col, unit in (units or {}).items():
-        set_utf8(group[col], "units", unit)
+        set_utf8(column_dataset(group, col), "units", unit)
     return Table(group)
 
 
@@ -138,8 +156,11 @@ def _check_lengths(arrays):
         raise ValueError(f"columns differ in length: {sorted(lengths)} (HEP001 §4 Row)")
 
 
-def _create_column(group, name, spec, chunks, compression):
-    """A column dataset from its :class:`.convert.Spec` (and its categories dataset)."""
+def _create_column(group, name, spec, chunks, compression, anndata=False):
+    """A column dataset from its :class:`.convert.Spec` (and its categories dataset); with
+    ``anndata`` a categorical column is Anndata's categorical group (README "Anndata")."""
+    if anndata and spec.categories is not None:
+        return write_categorical(group, name, spec, chunks, compression)
     ds = group.create_dataset(name, data=spec.values, dtype=spec.dtype, chunks=(chunks,),
                               maxshape=(None,), compression=compression, fillvalue=spec.fill)
     if spec.logical:
@@ -173,14 +194,8 @@ def _table_attrs(group, columns, labels, title, description, units_vocabulary, a
         set_utf8(group, "encoding-type", "dataframe")
         set_utf8(group, "encoding-version", ANNDATA_VERSION)
         for name in dict.fromkeys([*columns, *labels]):
-            _anndata_element(group[name])
-
-
-def _anndata_element(ds):
-    """Anndata's per-element encoding attributes (string-array or array, version 0.2.0)."""
-    is_string = ds.dtype.kind in "SO"
-    set_utf8(ds, "encoding-type", "string-array" if is_string else "array")
-    set_utf8(ds, "encoding-version", ANNDATA_VERSION)
+            if is_dataset(group[name]):
+                mark_element(group[name])
 
 
 MODES = ("verify", "trust", "ignore")
@@ -200,15 +215,20 @@ class Table:
     "trust"/"ignore".
     """
 
-    def __init__(self, group, trust_indexes=None, *, indexes=None):
-        if not is_table(group):
-            raise ValidationError(f"{group.name}: no scalar CLASS='{CLASS}' attribute (HEP001 §5.1)")
+    def __init__(self, group, trust_indexes=None, *, indexes=None, anndata=False):
+        self.foreign = not is_table(group)
+        if self.foreign and not (anndata and get_text(group, "encoding-type") == "dataframe"):
+            raise ValidationError(f"{group.name}: no scalar CLASS='{CLASS}' attribute (HEP001 §5.1)"
+                                  + ("" if anndata else "; Table(group, anndata=True) reads "
+                                     "Anndata dataframes"))
         if indexes is None:
             indexes = "verify" if trust_indexes is None else "trust" if trust_indexes else "ignore"
         if indexes not in MODES:
             raise ValueError(f"indexes must be one of {MODES}, not {indexes!r}")
         self.group = group
         self.indexes = indexes
+        if self.foreign:
+            _check_readable(group)
         self._verified = {}
 
     @property
@@ -228,37 +248,55 @@ class Table:
 
     def __len__(self):
         names = self.columns + self.index_datasets
-        return len(self.group[names[0]]) if names else 0
+        label = get_text(self.group, "_index")
+        if not names and label in self.group:
+            names = [label]
+        return len(self._ds(names[0])) if names else 0
+
+    def _ds(self, name):
+        """The dataset of column (or index) ``name``."""
+        return column_dataset(self.group, name)
 
     def __getitem__(self, name):
         """A :class:`Column`: the dataset, whose writes keep the search indexes current."""
-        return Column(self, self.group[name])
+        return Column(self, self._ds(name))
 
     def fillvalue(self, name):
-        """The column's fill value (missing value, §6.4); None for variable-length types."""
-        ds = self.group[name]
-        return None if ds.dtype.kind == "O" else ds.fillvalue
+        """The column's fill value (missing value, §6.4); None for variable-length types and,
+        in an Anndata dataframe, where none was set (Anndata marks missing values otherwise)."""
+        ds = self._ds(name)
+        if ds.dtype.kind == "O" or (self.foreign and not explicit_fill(ds)):
+            return None
+        return ds.fillvalue
 
     def categories(self, name):
-        """The categories array of a categorical column, or None (§6.7)."""
-        cats = get_refs(self.group[name], "_categories")
-        return cats[0][()] if cats and cats[0] is not None else None
+        """The categories array of a categorical column, or None (§6.6)."""
+        cats = categories_of(self._ds(name))
+        return None if cats is None else cats[()]
 
-    def missing_mask(self, name, values):
-        """Where ``values`` of column ``name`` are missing: equal to the fill value (§6.4),
-        NaN, or for a categorical column a code that names no category (§6.7)."""
+    def missing_mask(self, name, values, rows=None):
+        """Where ``values`` of column ``name`` (its ``rows``: None for all, a slice or row
+        numbers) are missing: equal to the fill value (§6.4), NaN, for a categorical column a
+        code that names no category (§6.6), for an Anndata nullable column its mask."""
         values = np.asarray(values)
-        ds = self.group[name]
+        ds = self._ds(name)
         fill = self.fillvalue(name)
-        if ds.dtype.kind == "b" or fill is None:
-            return np.zeros(len(values), dtype=bool)
-        mask = values == fill
+        mask = np.zeros(len(values), dtype=bool)
+        if ds.dtype.kind != "b" and fill is not None:
+            mask |= np.asarray(values == fill, dtype=bool)
         if values.dtype.kind == "f":
             mask |= np.isnan(values)
-        cats = get_refs(ds, "_categories")
-        if cats and cats[0] is not None and values.dtype.kind in "iu":
-            mask |= (values < 0) | (values >= len(cats[0]))
-        return np.asarray(mask, dtype=bool)
+        cats = categories_of(ds)
+        if cats is not None and values.dtype.kind in "iu":
+            mask |= (values < 0) | (values >= len(cats))
+        flags = anndata_mask(ds)
+        if flags is not None:
+            mask |= np.asarray(flags[()] if rows is None else flags[()][rows], dtype=bool)
+        return mask
+
+    def missing_at(self, rows=None):
+        """{column: function(values) -> missing mask} of ``rows``, for IS NULL."""
+        return _Missing(self, rows)
 
     @property
     def missing(self):
@@ -270,7 +308,7 @@ class Table:
         variable-length UTF-8 strings are returned as str."""
         out = {}
         for name in fields or self.columns:
-            ds = self.group[name]
+            ds = self._ds(name)
             values = ds[()] if rows is None else _take(ds, np.asarray(rows, dtype=np.int64))
             if ds.dtype.kind == "O" and values.dtype.kind == "O":
                 values = np.array([v.decode("utf-8") if isinstance(v, bytes) else v
@@ -305,9 +343,12 @@ class Table:
         ``data`` is a {column: values} mapping, a DataFrame or an Arrow table. Every value is
         converted and checked before anything is written; a failure while writing restores
         the table as it was."""
+        self._writable()
         data, _ = _frame_parts(data, index=False)
         _, labels, _ = _layout(self.group)
         names = list(dict.fromkeys(self.columns + labels))
+        if RANGE_INDEX in labels_made_up(self.group, labels) and "_index" not in data:
+            data = {**data, "_index": np.arange(len(self), len(self) + _rows_in(data)).astype(str)}
         missing = set(names) - set(data)
         if missing:
             raise ValueError(f"append needs values for {sorted(missing)}")
@@ -336,9 +377,8 @@ class Table:
     def _stored(self, name, values, lossy):
         """``values`` converted to column ``name``'s stored type (checked, nothing written);
         dictionary-encoded string columns get ("extend", codes, new categories)."""
-        ds = self.group[name]
-        cats = get_refs(ds, "_categories")
-        cat_ds = cats[0] if cats and cats[0] is not None else None
+        ds = self._ds(name)
+        cat_ds = categories_of(ds)
         known = None if cat_ds is None else [_plain(c) for c in cat_ds[()].tolist()]
         out = convert.cast_to(ds, values, name, categories=known, lossy=lossy)
         if isinstance(out, convert.Values):          # dictionary-encoded strings
@@ -346,9 +386,9 @@ class Table:
         return out
 
     def _write_rows(self, tx, name, arr, start):
-        ds = self.group[name]
+        ds = self._ds(name)
         if isinstance(arr, _DictionaryRows):
-            cat_ds = get_refs(ds, "_categories")[0]
+            cat_ds = categories_of(ds)
             if arr.new:
                 tx.grows(cat_ds)
                 cat_ds.resize((len(arr.known) + len(arr.new),))
@@ -360,12 +400,13 @@ class Table:
             ds[start:] = arr
 
     def _fill_of(self, index):
-        return self.fillvalue(index.column.name.rsplit("/", 1)[-1])
+        return self.fillvalue(column_name(index.column))
 
     def write(self, name, key, values, *, lossy=False):
         """``column[key] = values`` for an existing column, converted and checked like an
         append, with every search index of the column rebuilt in the same transaction."""
-        ds = self.group[name]
+        self._writable()
+        ds = self._ds(name)
         arr = self._stored(name, np.atleast_1d(np.asarray(values, dtype=object)
                                                 if not hasattr(values, "dtype") else values),
                            lossy)
@@ -386,6 +427,7 @@ class Table:
                    chunks=None, compression=None, lossy=False):
         """Add a column of ``len(self)`` values: listed last in column-order (§9.6), labelled
         by every row-index dataset (§7.2), Anndata attributes when the table carries them."""
+        self._writable()
         if name in self.group:
             raise ValueError(f"{self.group.name} already has a member named {name!r}")
         if name == ix.SEARCH_GROUP:
@@ -394,34 +436,36 @@ class Table:
         spec = convert.spec_for(values, name, categories=categories, fill=fillvalue, lossy=lossy)
         if names and len(spec.values) != len(self):
             raise ValueError(f"{len(spec.values)} values for a table of {len(self)} rows (HEP001 §9.1)")
-        first = self.group[names[0]].chunks if names else None
+        first = self._ds(names[0]).chunks if names else None
         chunks = chunks or (first[0] if first else 1 << 16)
         with Transaction(self.group) as tx:
             tx.attrs(self.group)
             tx.creates(self.group, name)
             if spec.categories is not None:
                 tx.creates(self.group, f"{name}_categories")
-            ds = _create_column(self.group, name, spec, chunks, compression)
+            anndata = get_text(self.group, "encoding-type") == "dataframe"
+            ds = _create_column(self.group, name, spec, chunks, compression, anndata)
             for label in self.index_datasets:
-                tx.attrs(self.group[label])
-                _link(self.group[label], ds)
+                tx.attrs(self._ds(label))
+                _link(self._ds(label), ds)
             set_utf8_list(self.group, "column-order", order)
-            if get_text(self.group, "encoding-type") == "dataframe":
-                _anndata_element(ds)
+            if anndata:
+                mark_element(ds)
             if units is not None:
                 set_utf8(ds, "units", units)
 
     def drop_column(self, name):
         """Delete a column with its search indexes, categories and the row-index links to it
         (§9: no reference may dangle); row-index datasets themselves are not dropped here."""
+        self._writable()
         if name not in self.columns or name in self.index_datasets:
             raise ValueError(f"{name!r} is not a column of {self.group.name} (or is a row index)")
-        ds = self.group[name]
-        labels = {label: _without(self.group[label], ds) for label in self.index_datasets}
+        ds = self._ds(name)
+        labels = {label: _without(self._ds(label), ds) for label in self.index_datasets}
         self.drop_search_index(name)
         for label, kept in labels.items():
-            set_refs(self.group[label], "_columns_list", kept)
-        categories = get_refs(ds, "_categories")
+            set_refs(self._ds(label), "_columns_list", kept)
+        categories = [c for c in get_refs(ds, "_categories") if c is None or c.parent.name == self.group.name]
         order = [c for c in self.columns if c != name]
         del self.group[name]
         for cat in categories:
@@ -429,12 +473,18 @@ class Table:
                 del self.group[cat.name.rsplit("/", 1)[-1]]
         set_utf8_list(self.group, "column-order", order)
 
+    def _writable(self):
+        if self.foreign:
+            raise ValueError(f"{self.group.name} is an Anndata dataframe, not a HEP001 table: "
+                             "read-only here (create_table(..., anndata=True) writes tables "
+                             "both read)")
+
     # search indexes (§8)
     def search_indexes(self, column=None):
         """Loaded search indexes of registered KIND, optionally those of one column."""
         found = ix.load_indexes(self.group)
         if column is not None:
-            found = [i for i in found if same(i.column, self.group[column])]
+            found = [i for i in found if same(i.column, self._ds(column))]
         return found
 
     def verified(self, index):
@@ -451,10 +501,11 @@ class Table:
 
     def create_search_index(self, column, kind, name=None, **options):
         """Build a CHUNK_MINMAX, SORTED_ROWS, BITMAP or CHUNK_BLOOM index of one column."""
+        self._writable()
         kind = kind.upper()
         if kind not in ix.BUILDERS:
             raise ValueError(f"unknown search index KIND {kind!r}; known: {ix.KINDS}")
-        ds = self.group[column]
+        ds = self._ds(column)
         data, attrs = ix.BUILDERS[kind](ds[()], self.fillvalue(column), ix.chunk_length(ds),
                                         **options)
         return ix.write_index(self.group, ds, kind, data, attrs, name)
@@ -474,7 +525,7 @@ class Table:
         """Rebuild one index with its kind's kept options (Bloom size, BITMAP max_values),
         in place; a BITMAP whose column now exceeds max_values is dropped (§9 allows
         deleting)."""
-        column = index.column.name.rsplit("/", 1)[-1]
+        column = column_name(index.column)
         try:
             data, attrs = ix.BUILDERS[index.kind](index.column[()], self.fillvalue(column),
                                                   ix.chunk_length(index.column),
@@ -541,7 +592,7 @@ class Column:
         return self._ds[key]
 
     def __setitem__(self, key, values):
-        self._table.write(self._ds.name.rsplit("/", 1)[-1], key, values)
+        self._table.write(column_name(self._ds), key, values)
 
     def __len__(self):
         return len(self._ds)
@@ -557,11 +608,11 @@ class Column:
 class _Missing:
     """The table's IS NULL meaning per column, as the query evaluator asks for it."""
 
-    def __init__(self, table):
-        self.table = table
+    def __init__(self, table, rows=None):
+        self.table, self.rows = table, rows
 
     def get(self, name, default=None):
-        return lambda values: self.table.missing_mask(name, values)
+        return lambda values: self.table.missing_mask(name, values, self.rows)
 
 
 class _DictionaryRows:
@@ -617,7 +668,7 @@ def _without(label, column):
 
 def _referenced(group, target):
     """Whether a dataset of ``group`` still refers to ``target`` as its categories."""
-    return any(same(c, target) for d in members(group).values() if hasattr(d, "dtype")
+    return any(same(c, target) for d in members(group).values() if is_dataset(d)
                for c in get_refs(d, "_categories"))
 
 
@@ -629,5 +680,21 @@ def _take(ds, rows):
     return ds[lo:hi][rows - lo]
 
 
-def open_table(group, trust_indexes=None, *, indexes=None):
-    return Table(group, trust_indexes, indexes=indexes)
+def _check_readable(group):
+    """An Anndata dataframe's columns are all ones purehep reads (no silent omissions)."""
+    if "column-order" not in group.attrs:
+        raise ValueError(f"{group.name}: an Anndata dataframe without column-order")
+    readable = _datasets(group)
+    for name in (text(v) for v in np.asarray(group.attrs["column-order"]).reshape(-1)):
+        if name not in readable:
+            kind = get_text(group[name], "encoding-type") if name in group else "missing"
+            raise UnsupportedFeatureError(f"{group.name}/{name}: Anndata column encoding "
+                                          f"{kind!r} is not read by purehep.table")
+
+
+def _rows_in(data):
+    return len(next(iter(data.values()))) if data else 0
+
+
+def open_table(group, trust_indexes=None, *, indexes=None, anndata=False):
+    return Table(group, trust_indexes, indexes=indexes, anndata=anndata)
