@@ -127,10 +127,10 @@ def _ls_verbose(obj, out):
                                            and lay.layout_class in (1, 2) else ""))
         if lay.layout_class == L.CHUNKED:
             out(f"    Chunks:    {_shape(tuple(lay.chunk_shape))}, {lay.index_name} index")
-        if obj._filters is not None and len(obj._filters) and not obj.is_sparse:
+        if obj._pipeline is not None and len(obj._pipeline) and not obj.is_sparse:
             out("    Filters:   " + ", ".join(
                 f"{f.name or FILTER_NAMES.get(f.id, 'filter')} ({f.id})" + (f" {list(f.client_data)}" if f.client_data
-                                                    else "") for f in obj._filters))
+                                                    else "") for f in obj._pipeline))
         try:
             stored = obj.id.get_storage_size()
             logical = obj.nbytes

@@ -1,5 +1,6 @@
 """Groups: old-style (symbol table, spec IV.A.2.r) and new-style (link messages, compact or
 dense), with h5py's Group interface."""
+import functools
 import posixpath
 from collections.abc import MutableMapping
 
@@ -73,6 +74,13 @@ def group_links(ctx, header):
 
 class Group(HLObject, GroupWriter, MutableMapping):
     """A group: a mapping from link names to objects (writable in write mode)."""
+
+    @functools.cached_property
+    def id(self):
+        """h5py's low-level GroupID, as far as purehep has it (hl.objid). A non-data
+        descriptor, so that File's own ``id`` (itself, None once closed) takes its place."""
+        from .objid import GroupID
+        return GroupID(self)
 
     @property
     def _links(self):
