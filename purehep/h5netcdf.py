@@ -17,10 +17,13 @@ function unchanged:
   (h5netcdf recognises the types of h5py, h5pyd and pyfive objects by their module name);
 - ``Group._track_order`` reads the creation-order flags with purehep.h5p's constants
   (h5netcdf imports them from h5py.h5p);
-- ``Attributes.__setitem__`` writes a plain string attribute of a NETCDF4_CLASSIC file as a
-  scalar fixed-length null-terminated ASCII string, as libnetcdf writes an NC_CHAR
-  attribute and as h5netcdf does through h5py's low-level API (its generic path writes a
-  variable-length string, an NC_STRING that libnetcdf refuses in the classic model).
+- ``Attributes.__getitem__`` decodes fixed-length UTF-8 string attributes as UTF-8 (h5netcdf
+  finds their encoding through h5py's low-level ``attrs.get_id``; the value alone is bytes);
+- ``Attributes.__setitem__`` takes h5py's ``Empty`` as purehep's, and writes a plain string
+  attribute of a NETCDF4_CLASSIC file as a scalar fixed-length null-terminated string, as
+  libnetcdf writes an NC_CHAR attribute and as h5netcdf does through h5py's low-level API
+  (its generic path writes a variable-length string, an NC_STRING that libnetcdf refuses
+  in the classic model).
 
 Only h5netcdf 1.8.x is patched; other versions raise ImportError.
 """
@@ -54,13 +57,18 @@ def _chosen(path, mode, backend, kwargs):
         return backend == NAME
     if isinstance(path, purehep.File):
         return True
-    if type(path).__module__.startswith(("h5py.", "h5pyd.", "pyfive.")):
-        return False          # another library's open file stays with that library
+    if _foreign(path):
+        return False
     remote = isinstance(path, str) and path.startswith(("http", "hdf5:"))
     if remote or kwargs.get("driver") is not None:
         return False
     variable = "H5NETCDF_READ_BACKEND" if mode == "r" else "H5NETCDF_WRITE_BACKEND"
     return os.environ.get(variable) == NAME
+
+
+def _foreign(path):
+    """True for an open File of h5py, h5pyd or pyfive: it stays with its library."""
+    return type(path).__module__.startswith(("h5py.", "h5pyd.", "pyfive."))
 
 
 class _Request:
@@ -123,7 +131,7 @@ def register():
     parse, open_h5py = core._parse_backend, core._open_h5py
     dstype, usertype = core._get_h5dstype_identifier, core._get_h5usertype_identifier
     init, track_order = core.File.__init__, core.Group._track_order
-    setitem = _attrs.Attributes.__setitem__
+    getitem, setitem = _attrs.Attributes.__getitem__, _attrs.Attributes.__setitem__
 
     def _parse_backend(path, mode, backend, **kwargs):
         if _chosen(path, mode, backend, kwargs):
@@ -131,6 +139,8 @@ def register():
                 raise ValueError(f"driver={kwargs['driver']!r} only works with 'h5py' "
                                  f"backend, but given backend={NAME}.")
             return NAME
+        if backend is None and _foreign(path):
+            backend = type(path).__module__.split(".")[0]
         return parse(path, mode, backend, **kwargs)
 
     def _open_h5py(path, mode, **kwargs):
@@ -161,7 +171,9 @@ def register():
         return bool(order & h5p.CRT_ORDER_TRACKED) and bool(order & h5p.CRT_ORDER_INDEXED)
 
     def __setitem__(self, key, value):
-        dtype = getattr(value, "dtype", None) or np.asarray(value).dtype
+        if self._h5py is purehep and _foreign(value) and type(value).__name__ == "Empty":
+            value = purehep.Empty(value.dtype)      # h5py's Empty given to a purehep file
+        dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
         if self._h5py is purehep and self._format == "NETCDF4_CLASSIC" and \
                 key not in _attrs._HIDDEN_ATTRS and dtype.kind in "SU" and \
                 dtype.metadata is None and not isinstance(value, (list, purehep.Empty)) and \
@@ -170,6 +182,17 @@ def register():
             _string_attribute(self._h5attrs, key, value if np.isscalar(value) else value[()])
             return
         setitem(self, key, value)
+
+    def __getitem__(self, key):
+        value = getitem(self, key)
+        if self._h5py is purehep:
+            info = purehep.check_string_dtype(self._h5attrs.get_dtype(key))
+            raw = self._h5attrs[key]
+            if info is not None and info.encoding == "utf-8" and (info.length or 0) > 1 and \
+                    not isinstance(raw, purehep.Empty):
+                text = [b.decode("utf-8", "surrogateescape") for b in np.ravel(raw)]
+                value = text[0] if len(text) == 1 else text
+        return value
 
     if getattr(core, "no_h5py", False):
         core.h5py = None
@@ -181,8 +204,8 @@ def register():
     core.File._h5py = _BackendModule()
     core.File._h5py.__set_name__(core.File, "_h5py")
     core.Group._track_order = property(_track_order_of, doc=track_order.__doc__)
-    _attrs.Attributes.__setitem__ = setitem_wrapped = __setitem__
-    setitem_wrapped.__wrapped__ = setitem
+    __getitem__.__wrapped__, __setitem__.__wrapped__ = getitem, setitem
+    _attrs.Attributes.__getitem__, _attrs.Attributes.__setitem__ = __getitem__, __setitem__
     core._purehep_registered = True
 
 

@@ -108,9 +108,18 @@ def _pack(values, minbits):
     return np.packbits(bits.astype(np.uint8).reshape(-1)).tobytes()
 
 
+def _fill_value(cd, dtype):
+    """The dataset's fill value as the filter received it, None when not defined."""
+    if len(cd) < 8 or not cd[7]:
+        return None
+    return np.frombuffer(_fill_bytes(cd, dtype.itemsize), dtype.newbyteorder("<"))[0]
+
+
 def encode(data, client_data, element_size, chunk_nbytes):
     """Scale-offset encoding of one chunk (integers; floats by D-scale), the inverse of
-    ``decode``: the 21-byte header, then the values minus the minimum in ``minbits`` bits."""
+    ``decode``: the 21-byte header, then the values minus the minimum in ``minbits`` bits.
+    With a fill value defined, as the library: the minimum and maximum leave out elements
+    equal to the fill value, which take the all-ones code, so minbits counts one more code."""
     cd = [int(v) for v in client_data]
     scale_type, factor, nelmts, cls, size, sign, order = cd[:7]
     factor = factor - (1 << 32) if factor >= 1 << 31 else factor
@@ -118,24 +127,31 @@ def encode(data, client_data, element_size, chunk_nbytes):
     order_c = ">" if order == 1 else "<"
     if cls == 0:
         dt = np.dtype(f"{order_c}{'i' if sign else 'u'}{size}")
-        vals = raw.view(dt).astype(np.dtype(f"{'i' if sign else 'u'}{size}")).astype(object)
-        vals = np.array([int(x) for x in vals], dtype=object)
-        lo, hi = min(vals), max(vals)
-        span = hi - lo
+        fill = _fill_value(cd, dt)
+        vals = [int(x) for x in raw.view(dt)]
+        is_fill = [fill is not None and x == int(fill) for x in vals]
+        kept = [x for x, f in zip(vals, is_fill) if not f] or [0]
+        lo, hi = min(kept), max(kept)
+        span = hi - lo + (fill is not None)
         minbits = span.bit_length() if factor == 0 else min(factor, 8 * size)
         if minbits >= 8 * size:
             return _header(8 * size, b"") + raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
-        packed = np.array([int(x - lo) for x in vals], dtype=np.uint64)
+        code = (1 << minbits) - 1
+        packed = np.array([code if f else x - lo for x, f in zip(vals, is_fill)], np.uint64)
         minval = (lo & ((1 << (8 * size)) - 1)).to_bytes(8, "little")[:8]
         return bytes(_header(minbits, minval)) + _pack(packed, minbits)
     ftype = np.dtype(f"{order_c}f{size}")
+    fill = _fill_value(cd, ftype)
     vals = raw.view(ftype).astype(f"<f{size}")
-    lo = vals.min() if vals.size else 0
-    scaled = np.rint((vals - lo) * (10.0 ** factor)).astype(np.int64)
-    span = int(scaled.max()) if scaled.size else 0
-    minbits = span.bit_length()
+    is_fill = vals == fill if fill is not None else np.zeros(vals.shape, bool)
+    kept = vals[~is_fill]
+    lo = kept.min() if kept.size else vals.dtype.type(0)
+    scaled = np.rint((vals - lo) * (10.0 ** factor))
+    span = int(scaled[~is_fill].max()) if kept.size else 0
+    minbits = (span + (fill is not None)).bit_length()
     if minbits >= 8 * size:
         return _header(8 * size, b"") + vals.tobytes()
+    scaled = np.where(is_fill, (1 << minbits) - 1, scaled).astype(np.int64)
     minval = np.asarray(lo, f"<f{size}").tobytes()
     return bytes(_header(minbits, minval + bytes(8 - len(minval)))) + \
         _pack(scaled.astype(np.uint64), minbits)

@@ -18,8 +18,9 @@ _chosen = backend._chosen
 
 
 def _as_purehep(path, mode, name, kwargs):
-    return _chosen(path, mode, "purehep" if name == "h5py" and kwargs.get("driver") is None
-                   else name, kwargs)
+    if name == "h5py" and kwargs.get("driver") is None and not backend._foreign(path):
+        name = "purehep"
+    return _chosen(path, mode, name, kwargs)
 
 
 backend._chosen = _as_purehep
