@@ -17,6 +17,9 @@ function unchanged:
   (h5netcdf recognises the types of h5py, h5pyd and pyfive objects by their module name);
 - ``Group._track_order`` reads the creation-order flags with purehep.h5p's constants
   (h5netcdf imports them from h5py.h5p);
+- ``Group._create_child_variable`` stores a NETCDF4_CLASSIC one-byte string (NC_CHAR)
+  variable null-terminated, as libnetcdf and h5netcdf's h5py path do (h5py's default is
+  null-padded);
 - ``Attributes.__getitem__`` decodes fixed-length UTF-8 string attributes as UTF-8 (h5netcdf
   finds their encoding through h5py's low-level ``attrs.get_id``; the value alone is bytes);
 - ``Attributes.__setitem__`` takes h5py's ``Empty`` as purehep's, and writes a plain string
@@ -123,6 +126,18 @@ def _string_attribute(h5attrs, key, value):
     h5attrs.create(key, np.array(value, dtype), dtype=dtype)
 
 
+def _classic_char(dtype, data):
+    """An NC_CHAR variable of the classic model (one-byte strings) as libnetcdf stores it,
+    null-terminated ASCII; any other dtype unchanged."""
+    try:
+        dt = np.dtype(dtype) if dtype is not None else np.asarray(data).dtype
+    except TypeError:
+        return dtype          # h5netcdf's user types
+    if dt.kind == "S" and dt.itemsize == 1 and dt.metadata is None:
+        return np.dtype("S1", metadata={"h5py_encoding": "ascii", "strpad": "nullterm"})
+    return dtype
+
+
 def register():
     """Plug purehep into h5netcdf (idempotent; importing this module does it)."""
     if getattr(core, "_purehep_registered", False):
@@ -131,6 +146,7 @@ def register():
     parse, open_h5py = core._parse_backend, core._open_h5py
     dstype, usertype = core._get_h5dstype_identifier, core._get_h5usertype_identifier
     init, track_order = core.File.__init__, core.Group._track_order
+    create = core.Group._create_child_variable
     getitem, setitem = _attrs.Attributes.__getitem__, _attrs.Attributes.__setitem__
 
     def _parse_backend(path, mode, backend, **kwargs):
@@ -183,6 +199,11 @@ def register():
             return
         setitem(self, key, value)
 
+    def _create_child_variable(self, name, dimensions, dtype, data, *args, **kwargs):
+        if self._root._h5py is purehep and self._root._format == "NETCDF4_CLASSIC":
+            dtype = _classic_char(dtype, data)
+        return create(self, name, dimensions, dtype, data, *args, **kwargs)
+
     def __getitem__(self, key):
         value = getitem(self, key)
         if self._h5py is purehep:
@@ -203,6 +224,8 @@ def register():
     core.File.__init__ = __init__
     core.File._h5py = _BackendModule()
     core.File._h5py.__set_name__(core.File, "_h5py")
+    _create_child_variable.__wrapped__ = create
+    core.Group._create_child_variable = _create_child_variable
     core.Group._track_order = property(_track_order_of, doc=track_order.__doc__)
     __getitem__.__wrapped__, __setitem__.__wrapped__ = getitem, setitem
     _attrs.Attributes.__getitem__, _attrs.Attributes.__setitem__ = __getitem__, __setitem__
