@@ -10,6 +10,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -318,3 +319,33 @@ def test_h5py_driver_refused(tmp_path):
     with pytest.raises(ValueError, match="h5py option"):
         xr.open_dataset(path, engine=ENGINE, driver="core")
     assert purehep.File(path)["v"][()].tolist() == [1]
+
+
+def test_without_libhdf5(tmp_path):
+    """h5netcdf writes and xarray reads through purehep with h5py and netCDF4 unimportable
+    (a subprocess where importing either fails)."""
+    path = str(tmp_path / "nolib.nc")
+    script = f"""
+import sys
+for name in ("h5py", "netCDF4", "pyfive", "h5pyd"):
+    sys.modules[name] = None
+import numpy as np, xarray as xr, h5netcdf
+import purehep.h5netcdf
+from purehep.xarray_backend import PurehepBackendEntrypoint
+with h5netcdf.File({path!r}, "w", backend="purehep") as f:
+    f.dimensions = {{"x": 3, "t": None}}
+    f.create_variable("x", ("x",), "i8", data=[1, 2, 3])
+    v = f.create_variable("v", ("t", "x"), "f8")
+    f.resize_dimension("t", 2)
+    v[:] = np.arange(6.0).reshape(2, 3)
+    v.attrs["units"] = "m"
+with xr.open_dataset({path!r}, engine=PurehepBackendEntrypoint) as ds:
+    assert ds["v"].values.tolist() == [[0, 1, 2], [3, 4, 5]], ds
+    assert ds["v"].attrs == {{"units": "m"}} and ds["x"].values.tolist() == [1, 2, 3]
+assert not [m for m in sys.modules if m.split(".")[0] in ("h5py", "netCDF4")
+            and sys.modules[m] is not None]
+"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=str(tmp_path))
+    xr.testing.assert_identical(_read(path, ENGINE), _read(path, "netcdf4"))
