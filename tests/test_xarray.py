@@ -349,3 +349,40 @@ assert not [m for m in sys.modules if m.split(".")[0] in ("h5py", "netCDF4")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=str(tmp_path))
     xr.testing.assert_identical(_read(path, ENGINE), _read(path, "netcdf4"))
+
+
+def test_enum_round_trip(tmp_path, purehep_writes):
+    """An enum variable netCDF4-python wrote, read by purehep and written again through
+    xarray: netCDF4-python sees the same enum type and values (ncdump: as h5py's file)."""
+    src = str(tmp_path / "enum_src.nc")
+    with netCDF4.Dataset(src, "w") as nc:
+        et = nc.createEnumType("u1", "cloud_t", {"clear": 0, "cumulus": 1, "missing": 255})
+        nc.createDimension("x", 3)
+        nc.createVariable("cloud", et, ("x",), fill_value=255)[:] = np.array([0, 1, 255], "u1")
+    ds = _read(src, ENGINE)
+    xr.testing.assert_identical(ds, _read(src, "netcdf4"))
+    out = str(tmp_path / "enum.nc")
+    ds.to_netcdf(out, engine="h5netcdf")
+    with netCDF4.Dataset(out) as nc:
+        assert nc["cloud"].datatype.enum_dict == {"clear": 0, "cumulus": 1, "missing": 255}
+        assert nc["cloud"][:].filled().tolist() == [0, 1, 255]
+    xr.testing.assert_identical(_read(out, "netcdf4"), ds)
+    xr.testing.assert_identical(_read(out, ENGINE), ds)
+
+
+def test_vlen_through_h5netcdf(tmp_path):
+    """A variable-length type and variable (h5netcdf's create_vltype; xarray itself cannot
+    decode vlen variables on any engine), read in the session and by netCDF4-python."""
+    path = str(tmp_path / "vlen.nc")
+    rows = [np.array([1, 2], "i4"), np.array([3], "i4"), np.array([4, 5, 6], "i4")]
+    with h5netcdf.File(path, "w", backend="purehep") as f:
+        f.dimensions = {"x": 3}
+        v = f.create_variable("ragged", ("x",), f.create_vltype(np.int32, "ragged_t"))
+        for i, row in enumerate(rows):
+            v[i] = row
+        assert [r.tolist() for r in v[:]] == [r.tolist() for r in rows]
+    with netCDF4.Dataset(path) as nc:
+        assert nc["ragged"].datatype.name == "ragged_t"
+        assert [r.tolist() for r in nc["ragged"][:]] == [r.tolist() for r in rows]
+    with h5netcdf.File(path, "r", backend="purehep") as f:
+        assert [r.tolist() for r in f["ragged"][:]] == [r.tolist() for r in rows]
