@@ -386,3 +386,26 @@ def test_vlen_through_h5netcdf(tmp_path):
         assert [r.tolist() for r in nc["ragged"][:]] == [r.tolist() for r in rows]
     with h5netcdf.File(path, "r", backend="purehep") as f:
         assert [r.tolist() for r in f["ragged"][:]] == [r.tolist() for r in rows]
+
+
+@pytest.mark.parametrize("compression", ["zlib", "szip", "zstd", "bzip2", "blosc_lz",
+                                         "blosc_zstd"])
+def test_netcdf4_compression_read(tmp_path, compression):
+    """Files libnetcdf compresses with its filters read equal, with the encoding xarray
+    reports on h5py (with hdf5plugin's filters)."""
+    pytest.importorskip("hdf5plugin")
+    import hdf5plugin  # noqa: F401
+    data = np.arange(2000, dtype="f4").reshape(40, 50)
+    path = str(tmp_path / f"{compression}.nc")
+    with netCDF4.Dataset(path, "w") as nc:
+        nc.createDimension("y", 40)
+        nc.createDimension("x", 50)
+        nc.createVariable("v", "f4", ("y", "x"), compression=compression,
+                          chunksizes=(10, 50))[:] = data
+    with xr.open_dataset(path, engine=ENGINE) as mine, \
+            xr.open_dataset(path, engine="h5netcdf") as theirs:
+        np.testing.assert_array_equal(mine["v"].values, data)
+        xr.testing.assert_identical(mine.load(), theirs.load())
+        drop = ("source",)
+        assert {k: v for k, v in mine["v"].encoding.items() if k not in drop} == \
+            {k: v for k, v in theirs["v"].encoding.items() if k not in drop}

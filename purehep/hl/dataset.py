@@ -11,7 +11,6 @@ from .writing import DatasetWriter
 from ..sparse.api import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
-_COMPRESSION = {1: "gzip", 32000: "lzf", 4: "szip"}
 _H5PY_FILTER_NAMES = {1: "gzip", 4: "szip", 2: "shuffle", 3: "fletcher32", 32000: "lzf",
                       6: "scaleoffset"}
 SZIP_EC, SZIP_NN = 4, 32             # szip option mask bits (H5_SZIP_EC/NN_OPTION_MASK)
@@ -140,20 +139,20 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def compression(self):
-        for fid, name in _COMPRESSION.items():
-            if self._filter(fid) is not None:
+        """h5py's: gzip, lzf or szip if in the pipeline, 'unknown' for another filter of
+        none of h5py's names (a plugin's), else None."""
+        filters = self._filters
+        for name in ("gzip", "lzf", "szip"):
+            if name in filters:
                 return name
+        if any(name not in _H5PY_FILTER_NAMES.values() for name in filters):
+            return "unknown"
         return None
 
     @property
     def compression_opts(self):
-        gzip, szip = self._filter(1), self._filter(4)
-        if gzip is not None:
-            return gzip.client_data[0] if gzip.client_data else None
-        if szip is not None and len(szip.client_data) >= 2:
-            mask, pixels = szip.client_data[:2]
-            return ("nn" if mask & 32 else "ec", pixels)
-        return None
+        """h5py's: the options ``_filters`` gives the compression filter."""
+        return self._filters.get(self.compression, None)
 
     @property
     def shuffle(self):
