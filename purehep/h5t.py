@@ -18,8 +18,9 @@ class TypeID:
         return STRING if self._type.kind == "vlen_str" else self._type.cls
 
     def get_size(self):
-        """The stored size in bytes (H5Tget_size)."""
-        return self._type.size
+        """H5Tget_size of the type H5Dget_type gives: its size in memory (variable-length
+        types and references hold pointers there), the stored size otherwise."""
+        return self._type.mem_size or self._type.size
 
     @property
     def dtype(self):

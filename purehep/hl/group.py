@@ -190,6 +190,8 @@ class Group(HLObject, GroupWriter, MutableMapping):
             if link is None:
                 raise KeyError(f"Unable to open object (object '{part}' doesn't exist) in {path!r}")
             obj = obj._follow(link, hops)
+        if obj is self._file:     # "/" is the root group, as h5py's (equal to the file)
+            obj = Group(self._file, obj._address, "/")
         return obj
 
     def _follow(self, link, hops):
