@@ -97,8 +97,7 @@ def _open(request, mode, **kwargs):
 class _BackendModule:
     """``File._h5py``: what h5netcdf assigns, except purehep's package for purehep files."""
 
-    def __set_name__(self, owner, name):
-        self.key = "_purehep" + name
+    key = "_purehep_h5py"
 
     def __get__(self, obj, owner=None):
         if obj is None:
@@ -206,14 +205,16 @@ def register():
 
     def __getitem__(self, key):
         value = getitem(self, key)
-        if self._h5py is purehep:
-            info = purehep.check_string_dtype(self._h5attrs.get_dtype(key))
-            raw = self._h5attrs[key]
-            if info is not None and info.encoding == "utf-8" and (info.length or 0) > 1 and \
-                    not isinstance(raw, purehep.Empty):
-                text = [b.decode("utf-8", "surrogateescape") for b in np.ravel(raw)]
-                value = text[0] if len(text) == 1 else text
-        return value
+        if self._h5py is not purehep:
+            return value
+        info = purehep.check_string_dtype(self._h5attrs.get_dtype(key))
+        if info is None or info.encoding != "utf-8" or (info.length or 0) <= 1:
+            return value
+        raw = self._h5attrs[key]
+        if isinstance(raw, purehep.Empty):
+            return value
+        text = [b.decode("utf-8", "surrogateescape") for b in np.ravel(raw)]
+        return text[0] if len(text) == 1 else text
 
     if getattr(core, "no_h5py", False):
         core.h5py = None
@@ -223,7 +224,6 @@ def register():
     __init__.__doc__, __init__.__wrapped__ = init.__doc__, init
     core.File.__init__ = __init__
     core.File._h5py = _BackendModule()
-    core.File._h5py.__set_name__(core.File, "_h5py")
     _create_child_variable.__wrapped__ = create
     core.Group._create_child_variable = _create_child_variable
     core.Group._track_order = property(_track_order_of, doc=track_order.__doc__)

@@ -409,3 +409,20 @@ def test_netcdf4_compression_read(tmp_path, compression):
         drop = ("source",)
         assert {k: v for k, v in mine["v"].encoding.items() if k not in drop} == \
             {k: v for k, v in theirs["v"].encoding.items() if k not in drop}
+
+
+def test_coordinate_after_its_variable(tmp_path):
+    """Coordinate variables created after the data variable that uses their dimensions
+    (h5netcdf then turns the dimension scales it made into the coordinates)."""
+    path = str(tmp_path / "late.nc")
+    with h5netcdf.File(path, "w", backend="purehep") as f:
+        f.dimensions = {"x": 3, "y": 2}
+        f.create_variable("data", ("y", "x"), "f8", data=np.arange(6.0).reshape(2, 3))
+        f.create_variable("x", ("x",), "i4", data=np.array([5, 6, 7], "i4"))
+        f.create_variable("y", ("y",), "f4", data=np.array([0.5, 1.5], "f4"))
+        assert f["data"].dimensions == ("y", "x") and f["x"][:].tolist() == [5, 6, 7]
+    expected = xr.Dataset({"data": (("y", "x"), np.arange(6.0).reshape(2, 3))},
+                          coords={"x": np.array([5, 6, 7], "i4"),
+                                  "y": np.array([0.5, 1.5], "f4")})
+    xr.testing.assert_identical(_read(path, "netcdf4"), expected)
+    xr.testing.assert_identical(_read(path, ENGINE), expected)
