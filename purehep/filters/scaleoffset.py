@@ -99,13 +99,16 @@ def _header(minbits, minval_bytes):
 
 
 def _pack(values, minbits):
-    """Pack unsigned ``values`` into ``minbits`` bits each, most significant bit first."""
+    """Pack unsigned ``values`` into ``minbits`` bits each, most significant bit first, in
+    n * minbits // 8 + 1 bytes (the size libhdf5 gives the packed part)."""
     n = values.size
-    if minbits == 0 or n == 0:
-        return b""
-    v = values.astype(np.uint64)
-    bits = ((v[:, None] >> np.arange(minbits - 1, -1, -1, dtype=np.uint64)) & np.uint64(1))
-    return np.packbits(bits.astype(np.uint8).reshape(-1)).tobytes()
+    out = bytearray(n * minbits // 8 + 1)
+    if minbits and n:
+        v = values.astype(np.uint64)
+        bits = ((v[:, None] >> np.arange(minbits - 1, -1, -1, dtype=np.uint64)) & np.uint64(1))
+        packed = np.packbits(bits.astype(np.uint8).reshape(-1)).tobytes()
+        out[:len(packed)] = packed
+    return bytes(out)
 
 
 def _fill_value(cd, dtype):
@@ -135,10 +138,11 @@ def encode(data, client_data, element_size, chunk_nbytes):
         span = hi - lo + (fill is not None)
         minbits = span.bit_length() if factor == 0 else min(factor, 8 * size)
         if minbits >= 8 * size:
-            return _header(8 * size, b"") + raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
+            return _header(8 * size, bytes(8)) + \
+                raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
         code = (1 << minbits) - 1
         packed = np.array([code if f else x - lo for x, f in zip(vals, is_fill)], np.uint64)
-        minval = (lo & ((1 << (8 * size)) - 1)).to_bytes(8, "little")[:8]
+        minval = (lo & ((1 << 64) - 1)).to_bytes(8, "little")     # sign-extended, as libhdf5
         return bytes(_header(minbits, minval)) + _pack(packed, minbits)
     ftype = np.dtype(f"{order_c}f{size}")
     fill = _fill_value(cd, ftype)
@@ -150,7 +154,7 @@ def encode(data, client_data, element_size, chunk_nbytes):
     span = int(scaled[~is_fill].max()) if kept.size else 0
     minbits = (span + (fill is not None)).bit_length()
     if minbits >= 8 * size:
-        return _header(8 * size, b"") + vals.tobytes()
+        return _header(8 * size, bytes(8)) + vals.tobytes()
     scaled = np.where(is_fill, (1 << minbits) - 1, scaled).astype(np.int64)
     minval = np.asarray(lo, f"<f{size}").tobytes()
     return bytes(_header(minbits, minval + bytes(8 - len(minval)))) + \

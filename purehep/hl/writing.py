@@ -350,6 +350,8 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
         order = 1 if dtype.byteorder == ">" else 0
         fill_words = [0] * 12
         raw = fill if fill is not None else bytes(itemsize)
+        if order:                   # libhdf5 passes the fill value in native (LE) order
+            raw = raw[:itemsize][::-1]
         raw = raw + bytes(-len(raw) % 4)
         for i in range(0, min(len(raw), 48), 4):
             fill_words[i // 4] = int.from_bytes(raw[i:i + 4], "little")
