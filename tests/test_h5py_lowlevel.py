@@ -148,3 +148,17 @@ def test_version():
     assert version.version_tuple == tuple(int(p) for p in purehep.__version__.split("."))
     assert version.hdf5_version == ".".join(map(str, version.hdf5_version_tuple))
     assert purehep.version is version and purehep.h5ds is h5ds
+
+
+def test_commit_over_existing_name_raises_as_h5py(tmp_path):
+    errors = {}
+    for lib in (h5py, purehep):
+        with lib.File(str(tmp_path / f"{lib.__name__}.h5"), "w") as f:
+            f["t"] = np.dtype("i4")
+            for value in (np.dtype("f8"), np.arange(3)):
+                with pytest.raises(Exception) as info:
+                    f["t"] = value
+                errors[lib, value.__class__.__name__] = info.type
+                assert "name already exists" in str(info.value)
+    assert errors[purehep, "Float64DType"] is errors[h5py, "Float64DType"] is KeyError
+    assert errors[purehep, "ndarray"] is errors[h5py, "ndarray"] is OSError

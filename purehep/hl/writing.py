@@ -316,6 +316,9 @@ class GroupWriter(WritableObject):
             entry = model.LinkEntry(model.HARD, node=node)
         parent, leaf, existing = self._wlookup(name, create=True)
         if leaf in parent.links:
+            if isinstance(getattr(entry, "node", None), model.DatatypeNode) and \
+                    not isinstance(obj, HLObject):      # h5py's error for committing a type
+                raise KeyError("Unable to commit datatype synchronously (name already exists)")
             raise OSError(f"Unable to create link (name already exists): {name!r}")
         parent.add_link(leaf, entry)
         self._writer.touch()
