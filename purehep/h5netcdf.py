@@ -39,7 +39,7 @@ from h5netcdf import attrs as _attrs
 from h5netcdf import core
 
 import purehep
-from . import h5ds, h5p, version  # noqa: F401  (purehep.h5ds etc. for h5netcdf's calls)
+from . import h5p
 
 NAME = "purehep"
 SUPPORTED = (1, 8)

@@ -19,6 +19,10 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
+try:        # h5py's plugin filters first: importing netCDF4 points HDF5_PLUGIN_PATH at
+    import hdf5plugin  # noqa: F401  its own plugins, which h5py's libhdf5 cannot load
+except ImportError:
+    pass
 h5netcdf = pytest.importorskip("h5netcdf", minversion="1.8")
 pytest.importorskip("h5py")
 pytest.importorskip("netCDF4")

@@ -15,6 +15,10 @@ import sys
 import numpy as np
 import pytest
 
+try:        # h5py's plugin filters first: importing netCDF4 points HDF5_PLUGIN_PATH at
+    import hdf5plugin  # noqa: F401  its own plugins, which h5py's libhdf5 cannot load
+except ImportError:
+    pass
 xr = pytest.importorskip("xarray")
 pd = pytest.importorskip("pandas")
 netCDF4 = pytest.importorskip("netCDF4")
