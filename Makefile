@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-nojit h5dump bench clean
+.PHONY: demo test test-nojit h5dump ncdump bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,7 +25,13 @@ h5dump:
 	  && (apt-get update -qq && apt-get install -y -qq hdf5-tools) >/dev/null 2>&1; } \
 	  || echo "h5dump unavailable: the tests that use it will skip"
 
-test: $(VENV)/.installed-test h5dump
+# ncdump (Debian's netcdf-bin) checks the netCDF files purehep writes; its tests skip without it
+ncdump:
+	@command -v ncdump >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && (apt-get update -qq && apt-get install -y -qq netcdf-bin) >/dev/null 2>&1; } \
+	  || echo "ncdump unavailable: the tests that use it will skip"
+
+test: $(VENV)/.installed-test h5dump ncdump
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	$(MAKE) --no-print-directory test-nojit
 

@@ -234,7 +234,7 @@ def test_lzo_pytables_files():
             raw.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
             for name in names:
                 d = raw[name]
-                filters = [(x.id, x.client_data) for x in f[name]._filters]
+                filters = [(x.id, x.client_data) for x in f[name]._pipeline]
                 assert filters[-1][0] == 305
                 for i in range(d.id.get_num_chunks()):
                     info = d.id.get_chunk_info(i)

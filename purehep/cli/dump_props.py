@@ -42,7 +42,7 @@ def properties(ds, ctx):
     if lay.layout_class == L.CHUNKED:
         lines.append(f"{INDENT}CHUNKED ( {', '.join(map(str, lay.chunk_shape))} )")
         ratio = ""
-        if ds._filters is not None and len(ds._filters) and stored:
+        if ds._pipeline is not None and len(ds._pipeline) and stored:
             ratio = f" ({ds.nbytes / stored:.3f}:1 COMPRESSION)"
         lines.append(f"{INDENT}SIZE {stored}{ratio}")
     elif lay.layout_class == L.CONTIGUOUS:
@@ -54,7 +54,7 @@ def properties(ds, ctx):
     else:
         lines.append(f"{INDENT}{lay.index_name if lay.layout_class != 3 else 'VIRTUAL'}")
     lines.append("}")
-    lines += ["FILTERS {"] + [INDENT + x for x in _filter_lines(ds._filters)] + ["}"]
+    lines += ["FILTERS {"] + [INDENT + x for x in _filter_lines(ds._pipeline)] + ["}"]
     fill = ds._msg(FILL, required=False) or ds._msg(FILL_OLD, required=False)
     fill_time = getattr(fill, "fill_time", FV.FILL_IF_SET)
     value = "H5D_FILL_VALUE_DEFAULT"

@@ -152,7 +152,7 @@ class Lister:
                 nbytes = int(np.prod(obj.chunks)) * obj._type.size
                 out(f"    Chunks:    {{{', '.join(map(str, obj.chunks))}}} {nbytes} bytes")
             out("    Storage:   " + _storage(obj))
-            for i, f in enumerate(obj._filters or ()):
+            for i, f in enumerate(obj._pipeline or ()):
                 name = FILTER_NAMES.get(f.id) or f.name or "filter"
                 params = f"OPT {{{', '.join(map(str, f.client_data))}}}" if f.client_data \
                     else " {}"

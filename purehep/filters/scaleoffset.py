@@ -99,73 +99,78 @@ def _header(minbits, minval_bytes):
 
 
 def _pack(values, minbits):
-    """Pack unsigned ``values`` into ``minbits`` bits each, most significant bit first."""
+    """Pack unsigned ``values`` into ``minbits`` bits each, most significant bit first, in
+    n * minbits // 8 + 1 bytes (the size libhdf5 gives the packed part)."""
     n = values.size
-    if minbits == 0 or n == 0:
-        return b""
-    v = values.astype(np.uint64)
-    bits = ((v[:, None] >> np.arange(minbits - 1, -1, -1, dtype=np.uint64)) & np.uint64(1))
-    return np.packbits(bits.astype(np.uint8).reshape(-1)).tobytes()
+    out = bytearray(n * minbits // 8 + 1)
+    if minbits and n:
+        v = values.astype(np.uint64)
+        bits = ((v[:, None] >> np.arange(minbits - 1, -1, -1, dtype=np.uint64)) & np.uint64(1))
+        packed = np.packbits(bits.astype(np.uint8).reshape(-1)).tobytes()
+        out[:len(packed)] = packed
+    return bytes(out)
 
 
-def _ceil_log2(n):
-    """Bits for ``n`` codes (libhdf5's H5Z__scaleoffset_log2: ceil(log2 n))."""
-    return (int(n) - 1).bit_length() if n > 1 else 0
+def _fill_value(cd, dtype):
+    """The dataset's fill value as the filter received it, None when not defined."""
+    if len(cd) < 8 or not cd[7]:
+        return None
+    return np.frombuffer(_fill_bytes(cd, dtype.itemsize), dtype.newbyteorder("<"))[0]
 
 
 def encode(data, client_data, element_size, chunk_nbytes):
     """Scale-offset encoding of one chunk (integers; floats by D-scale), the inverse of
-    ``decode``, as libhdf5's precompress: the 21-byte header, then the values minus the
-    minimum in ``minbits`` bits. With a fill value defined, values equal to it (for floats,
-    within 10**-D) take the all-ones code and are left out of the minimum and the span, and
-    the span counts that code: ``minbits = ceil(log2(max - min + 2))``."""
+    ``decode``: the 21-byte header, then the values minus the minimum in ``minbits`` bits.
+    With a fill value defined, as the library: the minimum and maximum leave out elements
+    equal to the fill value, which take the all-ones code, so minbits counts one more code."""
     cd = [int(v) for v in client_data]
-    scale_type, factor, nelmts, cls, size, sign, order, fill_defined = cd[:8]
+    scale_type, factor, nelmts, cls, size, sign, order = cd[:7]
     factor = factor - (1 << 32) if factor >= 1 << 31 else factor
     raw = np.frombuffer(bytes(data), np.uint8)
     order_c = ">" if order == 1 else "<"
-    width = 8 * size
     if cls == 0:
         dt = np.dtype(f"{order_c}{'i' if sign else 'u'}{size}")
+        fill = _fill_value(cd, dt)
         vals = [int(x) for x in raw.view(dt)]
-        fill = int(np.frombuffer(_fill_bytes(cd, size), dt.newbyteorder("<"))[0]) \
-            if fill_defined else None
-        live = [v for v in vals if v != fill]
-        lo, hi = (min(live), max(live)) if live else (0, 0)
-        if factor == 0:
-            minbits = width if hi - lo > (1 << width) - 3 else \
-                _ceil_log2(hi - lo + 1 + (fill is not None))
-        else:
-            minbits = min(factor, width)
-        if minbits >= width:
-            return _header(width, b"") + raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
-        code, mask = (1 << minbits) - 1, (1 << width) - 1
-        packed = np.array([code if v == fill else (v - lo) & mask for v in vals], np.uint64)
-        minval = (lo & mask).to_bytes(8, "little")
+        is_fill = [fill is not None and x == int(fill) for x in vals]
+        kept = [x for x, f in zip(vals, is_fill) if not f] or [0]
+        lo, hi = min(kept), max(kept)
+        span = hi - lo + (fill is not None)
+        minbits = span.bit_length() if factor == 0 else min(factor, 8 * size)
+        if minbits >= 8 * size:
+            return _header(8 * size, bytes(8)) + \
+                raw.view(dt).astype(dt.newbyteorder("<")).tobytes()
+        code = (1 << minbits) - 1
+        packed = np.array([code if f else x - lo for x, f in zip(vals, is_fill)], np.uint64)
+        minval = (lo & ((1 << 64) - 1)).to_bytes(8, "little")     # sign-extended, as libhdf5
         return bytes(_header(minbits, minval)) + _pack(packed, minbits)
+    # floats, as libhdf5's precompress_fd: the fill value within 10**-D, arithmetic in the
+    # element type, values rounded as C's lround (halves away from zero)
     ftype = np.dtype(f"<f{size}")
     vals = raw.view(np.dtype(f"{order_c}f{size}")).astype(ftype)
+    fill = _fill_value(cd, ftype)
+    width = 8 * size
     scale = ftype.type(10.0) ** ftype.type(factor)
-    isfill = np.zeros(vals.shape, bool)
-    if fill_defined:
-        fill = np.frombuffer(_fill_bytes(cd, size), ftype)[0]
-        with np.errstate(all="ignore"):
-            isfill = np.abs(vals - fill) < ftype.type(10.0) ** ftype.type(-factor)
-    live = vals[~isfill]
-    lo, hi = (live.min(), live.max()) if live.size else (ftype.type(0), ftype.type(0))
+    is_fill = np.zeros(vals.shape, bool)
     with np.errstate(all="ignore"):
+        if fill is not None:
+            is_fill = np.abs(vals - fill) < ftype.type(10.0) ** ftype.type(-factor)
+        kept = vals[~is_fill]
+        lo, hi = (kept.min(), kept.max()) if kept.size else (ftype.type(0), ftype.type(0))
         spread = float(hi * scale - lo * scale)
+        raw_out = _header(width, bytes(8)) + vals.tobytes()
         if not np.isfinite(spread) or np.round(spread) > 2.0 ** (width - 1):
-            return _header(width, b"") + vals.tobytes()
-        minbits = _ceil_log2(_lround(spread) + 1 + bool(fill_defined))
+            return raw_out
+        minbits = _lround(spread).bit_length() if fill is None else \
+            (_lround(spread) + 1).bit_length()
         if minbits >= width:
-            return _header(width, b"") + vals.tobytes()
-        scaled = np.array([_lround(v) for v in (vals * scale - lo * scale).tolist()], object)
-    code = (1 << minbits) - 1
-    packed = np.array([code if f else int(v) & ((1 << width) - 1)
-                       for v, f in zip(scaled, isfill)], np.uint64)
+            return raw_out
+        d = (vals * scale - lo * scale).astype(np.float64)
+        scaled = (np.floor(np.abs(d) + 0.5) * np.sign(d)).astype(np.int64)
+    scaled = np.where(is_fill, (1 << minbits) - 1, scaled)
     minval = np.asarray(lo, ftype).tobytes()
-    return bytes(_header(minbits, minval + bytes(8 - len(minval)))) + _pack(packed, minbits)
+    return bytes(_header(minbits, minval + bytes(8 - len(minval)))) + \
+        _pack(scaled.astype(np.uint64), minbits)
 
 
 def _lround(x):

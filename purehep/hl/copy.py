@@ -99,8 +99,8 @@ class _Copier:
         fill = ds._msg(0x05, required=False)
         if fill is not None and fill.value:
             kw["fillvalue"] = ds.fillvalue
-        if ds.chunks is not None and ds._filters is not None:
-            kw["filter_pipeline"] = tuple(ds._filters.filters)
+        if ds.chunks is not None and ds._pipeline is not None:
+            kw["filter_pipeline"] = tuple(ds._pipeline.filters)
         if ds._layout.layout_class == 0:
             kw["layout"] = "compact"
         out = group.create_dataset(name, **kw)

@@ -12,7 +12,9 @@ from .writing import DatasetWriter
 from ..sparse.api import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
-_COMPRESSION = {1: "gzip", 32000: "lzf", 4: "szip"}
+_H5PY_FILTER_NAMES = {1: "gzip", 4: "szip", 2: "shuffle", 3: "fletcher32", 32000: "lzf",
+                      6: "scaleoffset"}
+SZIP_EC, SZIP_NN = 4, 32             # szip option mask bits (H5_SZIP_EC/NN_OPTION_MASK)
 VDSmap = namedtuple("VDSmap", ("vspace", "file_name", "dset_name", "src_space"))
 
 
@@ -42,8 +44,32 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return self._msg(LAYOUT)
 
     @property
-    def _filters(self):
+    def _pipeline(self):
+        """The filter pipeline message, None without one."""
         return self._msg(FILTERS, required=False)
+
+    @property
+    def _filters(self):
+        """h5py's ``Dataset._filters``: {filter name: options} in pipeline order, built as
+        h5py's ``filters.get_filters`` builds it — gzip's level, szip's ('ec' or 'nn',
+        pixels per block), None for lzf and for filters without client data, else the
+        client data as a tuple; filters h5py has no name for under their id as a string."""
+        out = {}
+        for f in self._pipeline or ():
+            vals = tuple(int(v) for v in f.client_data or ())
+            if f.id == 1:
+                vals = vals[0] if vals else None
+            elif f.id == 4 and len(vals) >= 2:
+                if vals[0] & SZIP_EC:
+                    vals = ("ec", vals[1])
+                elif vals[0] & SZIP_NN:
+                    vals = ("nn", vals[1])
+                else:
+                    raise TypeError("Unknown SZIP configuration")
+            elif f.id == 32000 or not vals:
+                vals = None
+            out[_H5PY_FILTER_NAMES.get(f.id, str(f.id))] = vals
+        return out
 
     @property
     def shape(self):
@@ -90,7 +116,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return self._layout.layout_class == L.VIRTUAL
 
     def _filter(self, fid):
-        pipeline = self._filters
+        pipeline = self._pipeline
         if pipeline is None:
             return None
         for f in pipeline:
@@ -101,13 +127,13 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     @property
     def filter_ids(self):
         """The filter pipeline's filter ids, in order (h5py 3.13's ``filter_ids``)."""
-        return tuple(f.id for f in (self._filters or ()))
+        return tuple(f.id for f in (self._pipeline or ()))
 
     @property
     def filter_names(self):
         """The filter pipeline's filter names as stored (or the known names), in order."""
         from ..filters import KNOWN_NAMES
-        return tuple(f.name or KNOWN_NAMES.get(f.id, "") for f in (self._filters or ()))
+        return tuple(f.name or KNOWN_NAMES.get(f.id, "") for f in (self._pipeline or ()))
 
     def flush(self):
         """Write what this file has pending (h5py's Dataset.flush); nothing in read mode."""
@@ -115,20 +141,20 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def compression(self):
-        for fid, name in _COMPRESSION.items():
-            if self._filter(fid) is not None:
+        """h5py's: gzip, lzf or szip if in the pipeline, 'unknown' for another filter of
+        none of h5py's names (a plugin's), else None."""
+        filters = self._filters
+        for name in ("gzip", "lzf", "szip"):
+            if name in filters:
                 return name
+        if any(name not in _H5PY_FILTER_NAMES.values() for name in filters):
+            return "unknown"
         return None
 
     @property
     def compression_opts(self):
-        gzip, szip = self._filter(1), self._filter(4)
-        if gzip is not None:
-            return gzip.client_data[0] if gzip.client_data else None
-        if szip is not None and len(szip.client_data) >= 2:
-            mask, pixels = szip.client_data[:2]
-            return ("nn" if mask & 32 else "ec", pixels)
-        return None
+        """h5py's: the options ``_filters`` gives the compression filter."""
+        return self._filters.get(self.compression, None)
 
     @property
     def shuffle(self):
@@ -190,7 +216,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             return VirtualStorage(self)
         from .storage import check_layout, open_storage
         check_layout(self._layout, self._space, self._type)
-        return open_storage(self._ctx, self._layout, self._space, self._type, self._filters,
+        return open_storage(self._ctx, self._layout, self._space, self._type, self._pipeline,
                             lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
                             self._file._threads, self._file._rdcc_nbytes)
 

@@ -8,6 +8,12 @@ class Datatype(HLObject):
         return message(self._ctx, self._oh, DATATYPE)
 
     @property
+    def id(self):
+        """h5py's TypeID: the stored type's class (``get_class()``), see purehep.h5t."""
+        from ..h5t import TypeID
+        return TypeID(self.datatype)
+
+    @property
     def dtype(self):
         return self.datatype.dtype
 

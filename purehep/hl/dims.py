@@ -256,6 +256,15 @@ def detach_scale(ds, dim, scale):
     _write_reference_list(scale, pairs)
 
 
+def is_attached(ds, dim, scale):
+    """H5DSis_attached: ``scale`` is in DIMENSION_LIST[dim] and (ds, dim) in its
+    REFERENCE_LIST; a scale dataset, the scale itself or a dimension out of range fail."""
+    if not isinstance(scale, Dataset) or scale == ds or is_scale(ds) or \
+            not 0 <= dim < max(ds.ndim, 1):
+        raise _failure("H5DSis_attached")
+    return scale in scales(ds, dim) and (ds, dim) in _reference_list(scale)
+
+
 def num_scales(ds, dim):
     """H5DSget_num_scales: how many scales dimension ``dim`` has."""
     value = _dimension_refs(ds)

@@ -2,6 +2,7 @@
 where each chunk lies in the file (the chunk index, spec IV.A.2.i and Appendix C), and
 reading or writing a chunk's stored bytes as they are (filters not applied), as
 H5Dread_chunk / H5Dwrite_chunk do. Byte offsets are absolute file offsets, as libhdf5 gives.
+Also the dataset's stored datatype (``get_type``, an h5t.TypeID).
 """
 import itertools
 from collections import namedtuple
@@ -14,6 +15,11 @@ StoreInfo = namedtuple("StoreInfo", ("chunk_offset", "filter_mask", "byte_offset
 class DatasetID:
     def __init__(self, dataset):
         self._ds = dataset
+
+    def get_type(self):
+        """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t."""
+        from ..h5t import TypeID
+        return TypeID(self._ds._type)
 
     def get_storage_size(self):
         """Bytes of file space the raw data occupies."""

@@ -1,5 +1,6 @@
 """Groups: old-style (symbol table, spec IV.A.2.r) and new-style (link messages, compact or
 dense), with h5py's Group interface."""
+import functools
 import posixpath
 from collections.abc import MutableMapping
 
@@ -85,6 +86,13 @@ def group_links(ctx, header):
 
 class Group(HLObject, GroupWriter, MutableMapping):
     """A group: a mapping from link names to objects (writable in write mode)."""
+
+    @functools.cached_property
+    def id(self):
+        """h5py's low-level GroupID, as far as purehep has it (hl.objid). A non-data
+        descriptor, so that File's own ``id`` (itself, None once closed) takes its place."""
+        from .objid import GroupID
+        return GroupID(self)
 
     @property
     def _links(self):
@@ -208,6 +216,8 @@ class Group(HLObject, GroupWriter, MutableMapping):
             if link is None:
                 raise KeyError(f"Unable to open object (object '{part}' doesn't exist) in {path!r}")
             obj = obj._follow(link, hops)
+        if obj is self._file:     # "/" is the root group, as h5py's (equal to the file)
+            obj = Group(self._file, obj._address, "/")
         return obj
 
     def _follow(self, link, hops):

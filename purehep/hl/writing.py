@@ -316,6 +316,9 @@ class GroupWriter(WritableObject):
             entry = model.LinkEntry(model.HARD, node=node)
         parent, leaf, existing = self._wlookup(name, create=True)
         if leaf in parent.links:
+            if isinstance(getattr(entry, "node", None), model.DatatypeNode) and \
+                    not isinstance(obj, HLObject):      # h5py's error for committing a type
+                raise KeyError("Unable to commit datatype synchronously (name already exists)")
             raise OSError(f"Unable to create link (name already exists): {name!r}")
         parent.add_link(leaf, entry)
         self._writer.touch()
@@ -350,6 +353,8 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
         order = 1 if dtype.byteorder == ">" else 0
         fill_words = [0] * 12
         raw = fill if fill is not None else bytes(itemsize)
+        if order:                   # libhdf5 passes the fill value in native (LE) order
+            raw = raw[:itemsize][::-1]
         raw = raw + bytes(-len(raw) % 4)
         for i in range(0, min(len(raw), 48), 4):
             fill_words[i // 4] = int.from_bytes(raw[i:i + 4], "little")

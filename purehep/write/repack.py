@@ -76,7 +76,7 @@ def _copy_dataset(ds, dst, name, block_bytes):
     kw = {}
     if ds.chunks is not None:
         kw.update(chunks=ds.chunks, maxshape=ds.maxshape)
-        pipeline = ds._filters or ()
+        pipeline = ds._pipeline or ()
         for f in pipeline:
             if f.id == _GZIP:
                 kw.update(compression="gzip", compression_opts=ds.compression_opts)

@@ -72,6 +72,8 @@ class MemoryStore:
 
 def _fill(arr, value):
     if arr.dtype == object:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]         # a 0-d array fill value: its element (as h5py takes it)
         flat = arr.reshape(-1)
         for i in range(flat.size):
             flat[i] = value

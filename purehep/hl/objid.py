@@ -1,0 +1,28 @@
+"""``Group.id``: the part of h5py's low-level GroupID that reports how the group was
+created — its creation property list's creation-order flags (see purehep.h5p)."""
+from ..h5p import CRT_ORDER_INDEXED, CRT_ORDER_TRACKED, PropGCID
+from .base import LINK_INFO, message
+
+ATTR_TRACKED, ATTR_INDEXED = 0x04, 0x08      # version 2 object header flags (spec IV.A.1.b)
+
+
+def attr_creation_order(header):
+    """The attribute creation-order flags of an object header (none in version 1)."""
+    if header.version != 2:
+        return 0
+    return (CRT_ORDER_TRACKED if header.flags & ATTR_TRACKED else 0) | \
+        (CRT_ORDER_INDEXED if header.flags & ATTR_INDEXED else 0)
+
+
+class GroupID:
+    def __init__(self, group):
+        self._group = group
+
+    def get_create_plist(self):
+        group = self._group
+        header = group._oh
+        info = message(group._ctx, header, LINK_INFO, required=False)
+        links = 0 if info is None else \
+            (CRT_ORDER_TRACKED if info.track_order else 0) | \
+            (CRT_ORDER_INDEXED if info.index_order else 0)
+        return PropGCID(attr_creation_order(header), links)

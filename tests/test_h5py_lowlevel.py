@@ -1,0 +1,164 @@
+"""purehep's pieces of h5py's low-level API (what h5netcdf and other h5py code call):
+purehep.h5ds, purehep.h5t with ``ds.id.get_type()`` / ``Datatype.id``, purehep.h5p with
+``group.id.get_create_plist()``, purehep.version, and h5py's ``Dataset._filters`` dict with
+``compression`` / ``compression_opts`` — each compared with h5py on the same file."""
+import h5py
+import hdf5plugin
+import numpy as np
+import pytest
+
+import purehep
+from purehep import h5ds, h5p, h5t
+
+
+def _both(path):
+    return purehep.File(path, "r"), h5py.File(path, "r")
+
+
+DTYPES = {
+    "i4": np.dtype("i4"), "u8": np.dtype(">u8"), "f2": np.dtype("f2"), "f8": np.dtype("f8"),
+    "bool": np.dtype(bool), "S5": np.dtype("S5"), "vstr": h5py.string_dtype(),
+    "vbytes": h5py.string_dtype("ascii"), "vlen": h5py.vlen_dtype("i4"),
+    "enum": h5py.enum_dtype({"a": 1, "b": 2}, basetype="i2"),
+    "compound": np.dtype([("x", "i4"), ("y", "f8")]), "array": np.dtype(("i4", (3,))),
+    "ref": h5py.ref_dtype, "complex": np.dtype("c16"), "opaque": np.dtype("V7"),
+}
+
+
+def test_type_classes_match_h5py(tmp_path):
+    path = str(tmp_path / "types.h5")
+    with h5py.File(path, "w") as f:
+        for name, dt in DTYPES.items():
+            f.create_dataset(name, (2,), dtype=dt)
+            if name != "ref":                       # h5py cannot commit its reference type
+                f[f"t_{name}"] = dt
+    mine, theirs = _both(path)
+    with mine, theirs:
+        for name in DTYPES:
+            expected = theirs[name].id.get_type().get_class()
+            assert mine[name].id.get_type().get_class() == expected, name
+            if name != "ref":
+                assert mine[f"t_{name}"].id.get_class() == theirs[f"t_{name}"].id.get_class()
+            assert mine[name].id.get_type().get_size() == theirs[name].id.get_type().get_size()
+    for const in ("NO_CLASS", "INTEGER", "FLOAT", "TIME", "STRING", "BITFIELD", "OPAQUE",
+                  "COMPOUND", "REFERENCE", "ENUM", "VLEN", "ARRAY", "COMPLEX"):
+        assert getattr(h5t, const) == getattr(h5py.h5t, const), const
+
+
+@pytest.mark.parametrize("writer", ["h5py", "purehep"])
+def test_creation_order_flags_match_h5py(tmp_path, writer):
+    path = str(tmp_path / "order.h5")
+    lib = h5py if writer == "h5py" else purehep
+    with lib.File(path, "w", track_order=True) as f:
+        f.create_group("tracked", track_order=True)
+        f.create_group("plain", track_order=False)
+    mine, theirs = _both(path)
+    with mine, theirs:
+        for name in ("/", "tracked", "plain"):
+            a, b = mine[name].id.get_create_plist(), theirs[name].id.get_create_plist()
+            assert a.get_attr_creation_order() == b.get_attr_creation_order(), name
+            assert a.get_link_creation_order() == b.get_link_creation_order(), name
+    assert (h5p.CRT_ORDER_TRACKED, h5p.CRT_ORDER_INDEXED) == \
+        (h5py.h5p.CRT_ORDER_TRACKED, h5py.h5p.CRT_ORDER_INDEXED)
+
+
+FILTERS = {
+    "gzip": dict(compression="gzip", compression_opts=7),
+    "gzip_shuffle_f32": dict(compression="gzip", shuffle=True, fletcher32=True),
+    "lzf": dict(compression="lzf"),
+    "szip_nn": dict(compression="szip", compression_opts=("nn", 8)),
+    "szip_ec": dict(compression="szip", compression_opts=("ec", 16)),
+    "scaleoffset": dict(scaleoffset=3),
+    "zstd": dict(**hdf5plugin.Zstd(clevel=5)),
+    "bitshuffle_lz4": dict(shuffle=True, **hdf5plugin.Bitshuffle()),
+    "plain": {},
+}
+
+
+@pytest.mark.parametrize("writer", ["h5py", "purehep"])
+def test_filters_dict_matches_h5py(tmp_path, writer):
+    path = str(tmp_path / "filters.h5")
+    lib = h5py if writer == "h5py" else purehep
+    with lib.File(path, "w") as f:
+        for name, kw in FILTERS.items():
+            f.create_dataset(name, data=np.arange(400, dtype="i4").reshape(20, 20),
+                             chunks=(10, 10), **kw)
+    mine, theirs = _both(path)
+    with mine, theirs:
+        for name in FILTERS:
+            assert mine[name]._filters == theirs[name]._filters, name
+            assert list(mine[name]._filters) == list(theirs[name]._filters), name
+            assert mine[name].compression == theirs[name].compression, name
+            assert mine[name].compression_opts == theirs[name].compression_opts, name
+
+
+@pytest.mark.parametrize("writer", ["h5py", "purehep"])
+def test_h5ds_matches_h5py(tmp_path, writer):
+    path = str(tmp_path / "dims.h5")
+    if writer == "h5py":
+        with h5py.File(path, "w") as f:
+            data, x, y = (f.create_dataset(n, shape) for n, shape in
+                          (("data", (3, 4)), ("x", (4,)), ("y", (3,))))
+            h5py.h5ds.set_scale(x.id, b"x name")
+            h5py.h5ds.set_scale(y.id)
+            h5py.h5ds.attach_scale(data.id, x.id, 1)
+            h5py.h5ds.attach_scale(data.id, y.id, 0)
+            h5py.h5ds.set_label(data.id, 1, b"across")
+    else:
+        with purehep.File(path, "w") as f:
+            data, x, y = (f.create_dataset(n, shape) for n, shape in
+                          (("data", (3, 4)), ("x", (4,)), ("y", (3,))))
+            h5ds.set_scale(x.id, b"x name")
+            h5ds.set_scale(y.id)
+            h5ds.attach_scale(data.id, x.id, 1)
+            h5ds.attach_scale(data.id, y.id, 0)
+            h5ds.set_label(data.id, 1, b"across")
+            assert h5ds.is_attached(data.id, x.id, 1)        # in the write session
+    mine, theirs = _both(path)
+    with mine, theirs:
+        for name in ("data", "x", "y"):
+            assert h5ds.is_scale(mine[name].id) == h5py.h5ds.is_scale(theirs[name].id)
+        for name in ("x", "y"):
+            assert h5ds.get_scale_name(mine[name].id) == \
+                h5py.h5ds.get_scale_name(theirs[name].id)
+        for dim in (0, 1):
+            assert h5ds.get_num_scales(mine["data"].id, dim) == \
+                h5py.h5ds.get_num_scales(theirs["data"].id, dim)
+            assert h5ds.get_label(mine["data"].id, dim) == \
+                h5py.h5ds.get_label(theirs["data"].id, dim)
+            for name in ("x", "y"):
+                assert h5ds.is_attached(mine["data"].id, mine[name].id, dim) == \
+                    h5py.h5ds.is_attached(theirs["data"].id, theirs[name].id, dim)
+            found = []
+            assert h5ds.iterate(mine["data"].id, dim, lambda s: found.append(s) or None) is None
+            seen = []
+            h5py.h5ds.iterate(theirs["data"].id, dim, lambda s: seen.append(s) or None)
+            assert [h5ds.get_scale_name(s) for s in found] == \
+                [h5py.h5ds.get_scale_name(s) for s in seen]
+        assert h5ds.iterate(mine["data"].id, 1, lambda s: "stop") == "stop"
+        with pytest.raises(RuntimeError):                  # a scale has no scales
+            h5ds.is_attached(mine["x"].id, mine["y"].id, 0)
+        with pytest.raises(TypeError):
+            h5ds.is_scale(mine["x"])                       # a Dataset, not its id
+
+
+def test_version():
+    from purehep import version
+    assert version.version == purehep.__version__
+    assert version.version_tuple == tuple(int(p) for p in purehep.__version__.split("."))
+    assert version.hdf5_version == ".".join(map(str, version.hdf5_version_tuple))
+    assert purehep.version is version and purehep.h5ds is h5ds
+
+
+def test_commit_over_existing_name_raises_as_h5py(tmp_path):
+    errors = {}
+    for lib in (h5py, purehep):
+        with lib.File(str(tmp_path / f"{lib.__name__}.h5"), "w") as f:
+            f["t"] = np.dtype("i4")
+            for value in (np.dtype("f8"), np.arange(3)):
+                with pytest.raises(Exception) as info:
+                    f["t"] = value
+                errors[lib, value.__class__.__name__] = info.type
+                assert "name already exists" in str(info.value)
+    assert errors[purehep, "Float64DType"] is errors[h5py, "Float64DType"] is KeyError
+    assert errors[purehep, "ndarray"] is errors[h5py, "ndarray"] is OSError
