@@ -129,4 +129,4 @@ def test_crash_short(tmp_path, mode):
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["a", "w"])
 def test_crash_many(tmp_path, mode):
-    _run(tmp_path, 110, 2000, mode)
+    _run(tmp_path, 150, 2000, mode)     # 300 trials in all
