@@ -493,10 +493,10 @@ def test_extensible_array_round_trip(total, page_bits):
     haddr, blocks = extensible_array.encode(CTX, by, element, 8, 0, img.alloc, **params)
     img.put_all(blocks)
     ctx = img.ctx()
-    hdr, raw = extensible_array.read_elements(ctx, haddr)
+    hdr, index, raw = extensible_array.read_elements(ctx, haddr)
     assert hdr.max_index_set == total
     assert hdr.encode(ctx) == bytes(img.buf[haddr:haddr + hdr.size(ctx)])
-    back = {i: int.from_bytes(bytes(r), "little") for i, r in enumerate(raw)}
+    back = {int(i): int.from_bytes(bytes(r), "little") for i, r in zip(index, raw)}
     assert {i: v for i, v in back.items() if v != CTX.undefined} == by
     img2 = Image()
     again = {i: v for i, v in back.items() if v != CTX.undefined}

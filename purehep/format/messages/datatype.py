@@ -141,10 +141,11 @@ def _int_types(size, order, signed, bit_offset, precision):
 
 
 def _check_unused_bits(cur, size, precision):
-    """libhdf5 (1.14.4 and later) refuses an integer, bitfield or float type with more unused
-    bits than precision bits, in more than one byte, as a sign of corruption (unless told to
-    relax its file integrity checks): an 8 MB "integer" of 32 bits is a damaged size field."""
-    if size > 1 and 8 * size - precision > precision:
+    """libhdf5 (1.14.4 and later) refuses a numeric type wider than any it converts with more
+    unused bits than precision bits, as a sign of corruption (unless told to relax its file
+    integrity checks): an 8 MB "integer" of 32 bits is a damaged size field. Types of up to
+    16 bytes with few bits of precision are read (h5py reads a 4-byte integer of 1 bit)."""
+    if size > 16 and 8 * size - precision > precision:
         raise cur.error(f"{size}-byte type with {precision} bits of precision: more unused "
                         "bits than used ones (libhdf5 refuses it as a corrupted datatype)")
 
