@@ -3,7 +3,7 @@ dense), with h5py's Group interface."""
 import posixpath
 from collections.abc import MutableMapping
 
-from ..errors import FormatError, PurehepError
+from ..errors import FormatError, PurehepError, UnsupportedFeatureError
 from ..format import messages
 from ..format.messages import link as _link
 from .writing import GroupWriter
@@ -113,13 +113,14 @@ class Group(HLObject, GroupWriter, MutableMapping):
         self._wdelitem(name)
 
     def __contains__(self, name):
-        if self._node is not None:
-            try:
-                return self._wlookup(name)[2] is not None
-            except KeyError:
-                return False
+        """Whether ``name`` leads to an object: an object that exists but cannot be opened
+        (an unknown message flagged "fail if unknown") is in the group, as in h5py."""
         try:
+            if self._node is not None:
+                return self._wlookup(name)[2] is not None
             self[name]
+        except UnsupportedFeatureError:
+            return True
         except (KeyError, PurehepError, OSError):
             return False
         return True

@@ -1147,8 +1147,7 @@ class ModifyWriter:
 
     def _update_links(self, em, node, R, replace_types, extra):
         links = node._links
-        if node.old_style and not any(e.kind not in (model.HARD, model.SOFT)
-                                      for e in links.values()):
+        if node.old_style and all(model.fits_symbol_table(n, e) for n, e in links.items()):
             added = self._added_links(node)
             if added:
                 self._insert_symbol_table(em, node, added)

@@ -1,0 +1,115 @@
+"""Values purehep once read or wrote differently from h5py 3.16 (issues 12 and 14): non-ASCII
+names, opaque datetimes, array dtypes, vlen string tags, bfloat16, huge never-written datasets,
+"fail if unknown" messages, long-double floats and metadata cache images. Each case is compared
+with h5py (or with h5dump where h5py is wrong)."""
+import os
+import shutil
+
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+
+CORPUS_FILES = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus", "files",
+                            "hdf5-repo")
+
+
+def corpus_file(rel):
+    path = os.path.join(CORPUS_FILES, rel)
+    if not os.path.exists(path):
+        pytest.skip(f"{rel} is absent from ../shared/corpus")
+    return path
+
+
+# -- 1. non-ASCII attribute and link names ----------------------------------------------------
+def _write_names(mod, path, libver, n, track_order):
+    soft = h5py.SoftLink if mod is h5py else purehep.SoftLink
+    with mod.File(path, "w", libver=libver, track_order=track_order) as f:
+        for i in range(n):
+            f.attrs[f"Ω{i}"] = i
+            f[f"dΩ{i}"] = i
+            f[f"d{i}"] = i
+        f.attrs["plain"] = -1
+        f.create_group("gΩ").attrs["é"] = 2
+        f["sΩ"] = soft("/dΩ1")
+
+
+def _names_seen_by_h5py(path):
+    """Names, order, values and the character set flags libhdf5 reports for them."""
+    with h5py.File(path, "r") as f:
+        return (list(f.attrs), list(f), [f.attrs[k] for k in f.attrs],
+                {k: h5py.h5a.get_info(f.id, k.encode()).cset for k in f.attrs},
+                {k: f.id.links.get_info(k.encode()).cset for k in f},
+                f["gΩ"].attrs["é"], f["sΩ"][()])
+
+
+@pytest.mark.parametrize("libver", ["earliest", "v108", "latest"])
+@pytest.mark.parametrize("n", [3, 20])          # compact, dense (beyond 8) storage
+@pytest.mark.parametrize("track_order", [False, True])
+def test_non_ascii_names(tmp_path, libver, n, track_order):
+    ours, theirs = str(tmp_path / "p.h5"), str(tmp_path / "h.h5")
+    _write_names(h5py, theirs, libver, n, track_order)
+    _write_names(purehep, ours, libver, n, track_order)
+    # purehep writes what h5py writes: same names, order and character set flags (attributes
+    # ASCII whatever their bytes, links UTF-8 when not ASCII, which libhdf5 stores as link
+    # messages even in a symbol-table group)
+    assert _names_seen_by_h5py(ours) == _names_seen_by_h5py(theirs)
+    for path in (ours, theirs):
+        with purehep.File(path) as f, h5py.File(path) as g:
+            assert list(f.attrs) == list(g.attrs)
+            assert list(f) == list(g)
+            assert all(f.attrs[k] == g.attrs[k] for k in g.attrs)
+            assert f.attrs["Ω1"] == 1 and f["dΩ1"][()] == 1 and "dΩ1" in f
+            assert f["gΩ"].attrs["é"] == 2 and f["sΩ"][()] == 1
+
+
+def test_non_ascii_link_added_in_modify_mode(tmp_path):
+    """A non-ASCII link added to a symbol-table group in 'a' mode: UTF-8, as h5py adds it."""
+    seen = []
+    for mod in (h5py, purehep):
+        path = str(tmp_path / f"{mod.__name__}.h5")
+        with h5py.File(path, "w", libver="earliest") as f:
+            f["a"] = 1
+            f.create_group("g")
+        with mod.File(path, "a") as f:
+            f["xΩ"] = 2
+            f["g/yΩ"] = 3
+            f.attrs["Ωa"] = 4
+        with h5py.File(path) as g:
+            sub = g["g"]          # held: a temporary's id closes before get_info runs
+            seen.append((list(g), g["xΩ"][()], g["g/yΩ"][()], g.attrs["Ωa"],
+                         {k: g.id.links.get_info(k.encode()).cset for k in g},
+                         sub.id.links.get_info("yΩ".encode()).cset,
+                         h5py.h5a.get_info(g.id, "Ωa".encode()).cset))
+    assert seen[0] == seen[1]
+
+
+# -- 7. "fail if unknown" message flags ------------------------------------------------------
+TBOGUS = ["Dataset1", "Dataset2", "Dataset3", "Dataset4", "Dataset5", "group/Dataset1",
+          "group/Dataset2", "group/Dataset3", "group/Dataset4", "group/Dataset5"]
+
+
+def _opens(mod, path, mode):
+    out = {}
+    with mod.File(path, mode) as f:
+        for name in TBOGUS:
+            try:
+                out[name] = (int(f[name][()]), name in f)
+            except (KeyError, purehep.UnsupportedFeatureError):
+                out[name] = ("refused", name in f)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["r", "r+"])
+def test_fail_if_unknown_flags(tmp_path, mode):
+    """tbogus.h5: unknown messages flagged 0x80 always refuse the object, 0x08 only when the
+    file is open for writing; both objects stay members of their group."""
+    src = corpus_file("test/testfiles/tbogus.h5")
+    theirs, ours = str(tmp_path / "h.h5"), str(tmp_path / "p.h5")
+    shutil.copy(src, theirs)
+    shutil.copy(src, ours)
+    expected = _opens(h5py, theirs, mode)
+    assert _opens(purehep, ours, mode) == expected
+    assert expected["Dataset3"][0] == "refused"
+    assert (expected["Dataset2"][0] == "refused") == (mode == "r+")
