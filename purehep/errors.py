@@ -40,6 +40,11 @@ class UnsupportedFeatureError(PurehepError, NotImplementedError):
     """The file is well formed but uses a feature purehep does not implement (named)."""
 
 
+class AllocationError(PurehepError, MemoryError):
+    """A read would need more memory than the machine has (the bytes needed named). It is a
+    ``MemoryError``, as numpy's failure to allocate the same array under h5py is."""
+
+
 class ValidationError(PurehepError, ValueError):
     """A file or object breaks a convention layered on HDF5 (e.g. HEP001 conformance)."""
 

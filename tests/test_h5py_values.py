@@ -113,3 +113,39 @@ def test_fail_if_unknown_flags(tmp_path, mode):
     assert _opens(purehep, ours, mode) == expected
     assert expected["Dataset3"][0] == "refused"
     assert (expected["Dataset2"][0] == "refused") == (mode == "r+")
+
+
+# -- 6. never-written datasets larger than memory ----------------------------------------------
+def test_never_written_huge_dataset():
+    """tlayouto.h5: a (8589934592, 268435457) int32 dataset never written; parts read as the
+    fill value at the size of the selection, as h5py reads them."""
+    path = corpus_file("test/testfiles/tlayouto.h5")
+    keys = [(0, 0), (5, slice(3, 9)), (-1, slice(-3, None)), (slice(None, None, 2 ** 32), 7)]
+    with purehep.File(path) as f, h5py.File(path) as g:
+        d, e = f["Dataset"], g["Dataset"]
+        assert d.shape == e.shape and d.dtype == e.dtype
+        for key in keys:
+            a, b = d[key], e[key]
+            assert np.shape(a) == np.shape(b) and np.array_equal(a, b)
+        with pytest.raises(purehep.errors.AllocationError):
+            d[()]
+
+
+def test_huge_empty_chunked_dataset(tmp_path):
+    """An empty chunked dataset of 2**60 elements and an unallocated contiguous one of 2**60:
+    parts read as h5py reads them; a full read raises purehep's AllocationError (a MemoryError,
+    as numpy's error under h5py is) before allocating anything."""
+    path = str(tmp_path / "huge.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", shape=(2 ** 30, 2 ** 30), chunks=(64, 64), dtype="i1",
+                         fillvalue=3)
+        f.create_dataset("c", shape=(2 ** 60,), dtype="i4")
+    with purehep.File(path) as f, h5py.File(path) as g:
+        for name, key in [("x", (5, 7)), ("x", (slice(1, 3), slice(2 ** 29, 2 ** 29 + 70))),
+                          ("c", slice(2 ** 59, 2 ** 59 + 3))]:
+            assert np.array_equal(f[name][key], g[name][key])
+        for name in ("x", "c"):
+            with pytest.raises(MemoryError):
+                g[name][()]
+            with pytest.raises(purehep.errors.AllocationError):
+                f[name][()]

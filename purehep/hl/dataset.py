@@ -316,6 +316,9 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             from .storage import element_dtype
             raw = np.zeros(sel.read_shape, element_dtype(self._type.file_dtype))
         else:
+            from .storage import check_allocation, element_dtype
+            check_allocation(self.shape if sel is None else sel.read_shape,
+                             element_dtype(self._type.file_dtype))
             raw = self._storage.read(sel, copy=copy)
         if sel is not None:
             raw = sel.finish(raw)

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from ..errors import FormatError, UnsupportedFeatureError
+from ..errors import AllocationError, FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
 
 
@@ -103,8 +103,42 @@ def compact(layout, shape, file_dtype):
     return storage
 
 
-def filled(shape, fill):
-    return MemoryStorage(np.broadcast_to(fill, shape))
+class FillStorage:
+    """A dataset whose storage was never written: every element is the fill value, built at
+    the shape of what is read (a never-written dataset may declare more elements than any
+    array can hold)."""
+
+    storage_size = 0
+
+    def __init__(self, shape, fill):
+        self.shape = tuple(shape)
+        self.fill = fill
+
+    def read(self, sel, copy=True):
+        shape = self.shape if sel is None else sel.read_shape
+        if not copy:
+            return np.broadcast_to(self.fill, shape)
+        out = np.empty(shape, self.fill.dtype)
+        out[...] = self.fill
+        return out
+
+
+def physical_memory():
+    """Bytes of physical memory (None where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_allocation(shape, dtype):
+    """Refuse (AllocationError) a read whose result would not fit in physical memory, before
+    anything of its size is allocated."""
+    need = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    limit = physical_memory() or np.iinfo(np.intp).max
+    if need > limit:
+        raise AllocationError(f"reading {shape} elements of {np.dtype(dtype).itemsize} bytes "
+                              f"needs {need} bytes; the machine has {limit}")
 
 
 class ContiguousStorage:
@@ -267,7 +301,7 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
         if external is not None:
             return ExternalStorage(ctx, external, shape, dtype)
         if layout.address is None:
-            return filled(shape, make_fill())
+            return FillStorage(shape, make_fill())
         return ContiguousStorage(ctx, layout.address, shape, dtype)
     if layout.layout_class == L.CHUNKED:
         check_layout(layout, dataspace, datatype)
