@@ -20,8 +20,7 @@ from compare import same_values
 
 # What purehep may answer for an object h5py reads: an UnsupportedFeatureError for these only.
 DOCUMENTED_UNSUPPORTED = ("szip", "blosc", "bzip2", "lz4", "jpeg", "zfp", "mafisc", "bshuf",
-                          "bitshuffle", "sz ", "unknown filter", "filter id",
-                          "metadata cache image")
+                          "bitshuffle", "sz ", "unknown filter", "filter id")
 
 # Objects where h5py's answer is known to be wrong, with the reason; purehep must still read
 # them without error, but is not compared with h5py there.

@@ -686,7 +686,7 @@ class ModifyWriter:
             source = self.sink.source()
             sb = SB.Superblock.find(source)
             ctx = sb.context(source, path=self.sink.path)
-            sb.check_file(ctx)
+            sb.check_file(ctx, writing=True)
         except BaseException:
             self.sink.close()
             raise
