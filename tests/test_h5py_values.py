@@ -221,3 +221,189 @@ def test_metadata_cache_image_damaged(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(purehep.errors.ChecksumError, match="metadata cache image"):
         purehep.File(str(path))
+
+
+# -- 5, 8. floats numpy lacks: bfloat16, IEEE binary128, x87 extended, long-double complex -------
+def _bfloat16(order):
+    t = (h5py.h5t.IEEE_F32LE if order == "<" else h5py.h5t.IEEE_F32BE).copy()
+    t.set_fields(15, 7, 8, 0, 7)
+    t.set_offset(0)
+    t.set_precision(16)
+    t.set_size(2)
+    t.set_ebias(127)
+    return t
+
+
+def _dataset(f, name, ftype, data, mtype):
+    d = h5py.h5d.create(f.id, name.encode(), ftype, h5py.h5s.create_simple(data.shape))
+    d.write(h5py.h5s.ALL, h5py.h5s.ALL, data, mtype=mtype)
+
+
+def test_bfloat16_reads_as_h5py(tmp_path):
+    """bfloat16 (8-bit exponent, 7-bit mantissa) reads as float32, in the stored byte order,
+    bit for bit what h5py 3.16 returns (libhdf5 converts; NaN with every mantissa bit set)."""
+    path = str(tmp_path / "bf16.h5")
+    values = np.array([9.98e4, 2.99e38, 9.98e-31, -1.5, 0, -0.0, np.inf, -np.inf, np.nan,
+                       1e-40, 3.0e38, -np.nan], "f4")
+    with h5py.File(path, "w") as f:
+        _dataset(f, "le", _bfloat16("<"), values, h5py.h5t.NATIVE_FLOAT)
+        _dataset(f, "be", _bfloat16(">"), values, h5py.h5t.NATIVE_FLOAT)
+    with h5py.File(path) as g, purehep.File(path) as f:
+        for name in ("le", "be"):
+            expected = g[name][()]
+            got = f[name][()]
+            assert f[name].dtype == g[name].dtype == np.dtype(("<" if name == "le" else ">")
+                                                              + "f4")
+            assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+            assert np.array_equal(got[:3], np.array([99840.0, 2.9907630e38, 9.9840208e-31],
+                                                    "f4"))
+            assert f[name][2:5].tobytes() == expected[2:5].tobytes()
+
+
+def _libhdf5_read(dataset, shape, dtype, mtype):
+    """libhdf5's own conversion of a dataset into a native type (h5py's low-level read)."""
+    out = np.zeros(shape, dtype)
+    dataset.id.read(h5py.h5s.ALL, h5py.h5s.ALL, out, mtype=mtype)
+    return out
+
+
+def _significant(a):
+    """The bytes of x87 long doubles (or their complex pairs) that hold the value: 10 of 16."""
+    b = a.view(np.uint8).reshape(a.shape + (-1, 16))
+    return b[..., :10]
+
+
+X87 = np.finfo(np.longdouble).nmant == 63 and np.dtype(np.longdouble).itemsize == 16
+
+
+@pytest.mark.skipif(not X87, reason="the platform long double is not the x87 80-bit format")
+def test_binary128_and_x87_into_long_double(tmp_path):
+    """IEEE binary128 (both byte orders) and x87 extended in 10 and 16 bytes, big-endian,
+    read into np.longdouble bit for bit as libhdf5 converts them (the oracle: h5py's low-level
+    read into H5T_NATIVE_LDOUBLE; h5py's high level refuses binary128): random mantissas of
+    112 bits, denormals, infinities, NaNs, ties, and the largest finite binary128 value,
+    which libhdf5 keeps finite rather than round up to infinity."""
+    rng = np.random.default_rng(5)
+    n = 300
+    raw = rng.integers(0, 256, (n, 16), dtype=np.uint8)     # little-endian binary128 bytes
+    exps = rng.integers(1, 32767, n)
+    exps[:10] = 0                                           # denormals
+    exps[10:16] = 32767                                     # infinities and NaNs
+    exps[16:40] = 16383 + rng.integers(-70, 70, 24)
+    raw[10:12, :14] = 0                                     # +-inf
+    raw[40:60, :6] = 0                                      # first dropped bit set, rest 0
+    raw[40:60, 6] = 0x01
+    raw[:, 14] = exps & 0xFF
+    raw[:, 15] = ((exps >> 8) & 0x7F) | (rng.integers(0, 2, n) << 7)
+    raw[60, :14], raw[60, 14], raw[60, 15] = 0xFF, 0xFE, 0x7F     # largest finite
+    raw[61, :] = 0                                          # +0
+    raw[62, :15], raw[62, 15] = 0, 0x80                     # -0
+    path = str(tmp_path / "quad.h5")
+    x87_10 = h5py.h5t.NATIVE_LDOUBLE.copy()
+    x87_10.set_order(h5py.h5t.ORDER_BE)
+    x87_10.set_size(10)
+    with h5py.File(path, "w") as f:
+        for name, ftype, data in [
+                ("quad_le", h5py.h5t.IEEE_F128LE, raw),
+                ("quad_be", h5py.h5t.IEEE_F128BE, raw[:, ::-1].copy())]:
+            _dataset(f, name, ftype, data.view("V16").reshape(n), ftype)
+        wide = _libhdf5_read(f["quad_le"], (n,), np.longdouble, h5py.h5t.NATIVE_LDOUBLE)
+        _dataset(f, "x87_be16", h5py.h5t.LDOUBLE_BE, wide, h5py.h5t.NATIVE_LDOUBLE)
+        _dataset(f, "x87_be10", x87_10, wide, h5py.h5t.NATIVE_LDOUBLE)
+    with h5py.File(path) as g, purehep.File(path) as f:
+        for name in ("quad_le", "quad_be", "x87_be16", "x87_be10"):
+            expected = _libhdf5_read(g[name], (n,), np.longdouble, h5py.h5t.NATIVE_LDOUBLE)
+            got = f[name][()]
+            assert got.dtype.kind == "f" and got.dtype.itemsize == 16, name
+            got = got.astype(np.longdouble)
+            compared = np.ones(n, bool)
+            if name == "x87_be10":      # libhdf5's soft conversion of x87 denormals (biased
+                # exponent 0) is off by a factor of 2; purehep keeps the stored bits' value
+                compared = ~((np.abs(got) < np.finfo(np.longdouble).smallest_normal)
+                             & (got != 0))
+            assert np.array_equal(_significant(got)[compared],
+                                  _significant(expected)[compared]), name
+            assert np.array_equal(got[20:25], expected[20:25])
+    assert np.isfinite(wide[60])
+
+
+@pytest.mark.skipif(not X87, reason="the platform long double is not the x87 80-bit format")
+def test_long_double_complex_from_binary128(tmp_path):
+    """An HDF5 2.0 complex type over IEEE binary128 (a long-double complex written where long
+    double is binary128) reads as np.clongdouble as libhdf5 converts each part. libhdf5 leaves
+    the imaginary part unconverted (zero) when the real part is an infinity or a NaN; purehep
+    converts it: those elements are compared on their real part only."""
+    ctypes, lib = _libhdf5()
+    if not hasattr(lib, "H5Tcomplex_create"):
+        pytest.skip("h5py's libhdf5 has no complex datatypes (before HDF5 2.0)")
+    lib.H5Tcomplex_create.restype = ctypes.c_int64
+    lib.H5Tcomplex_create.argtypes = [ctypes.c_int64]
+    rng = np.random.default_rng(7)
+    n = 100
+    raw = rng.integers(0, 256, (2 * n, 16), dtype=np.uint8)
+    exps = 16383 + rng.integers(-200, 200, 2 * n)
+    exps[:4], exps[4:8] = 0, 32767
+    raw[:, 14] = exps & 0xFF
+    raw[:, 15] = ((exps >> 8) & 0x7F) | (rng.integers(0, 2, 2 * n) << 7)
+    path = str(tmp_path / "cquad.h5")
+    base = h5py.h5t.IEEE_F128LE.copy()
+    ctype = h5py.h5t.typewrap(lib.H5Tcomplex_create(base.id))
+    with h5py.File(path, "w") as f:
+        _dataset(f, "c", ctype, raw.reshape(n, 32).view("V32").reshape(n), ctype)
+    with h5py.File(path) as g, purehep.File(path) as f:
+        expected = _libhdf5_read(g["c"], (n,), np.clongdouble, h5py.h5t.NATIVE_LDOUBLE_COMPLEX)
+        got = f["c"][()]
+        assert got.dtype == np.clongdouble
+        parts_got, parts_expected = _significant(got), _significant(expected)
+        special = ~np.isfinite(got.real)
+        assert np.array_equal(parts_got[:, 0], parts_expected[:, 0])
+        assert np.array_equal(parts_got[~special, 1], parts_expected[~special, 1])
+        assert special.sum() < n // 10
+
+
+def _h5dump_values(path, name):
+    """The values h5dump prints for a dataset (6 significant digits)."""
+    import subprocess
+    if not shutil.which("h5dump"):
+        pytest.skip("h5dump is not installed")
+    out = subprocess.run(["h5dump", "-d", name, path], capture_output=True, text=True,
+                         check=True).stdout
+    body = out.split("DATA {", 1)[1].split("}", 1)[0]
+    tokens = []
+    for line in body.splitlines():
+        line = line.split("):", 1)[-1]
+        tokens += [t.strip() for t in line.split(",") if t.strip()]
+    return np.array([np.longdouble(t) for t in tokens])
+
+
+@pytest.mark.skipif(not X87, reason="the platform long double is not the x87 80-bit format")
+def test_long_double_values_as_h5dump_prints_them(tmp_path):
+    """The same conversions seen through h5dump (libhdf5's tool, 6 significant digits)."""
+    path = str(tmp_path / "ld.h5")
+    values = np.array([1, -2.5, 1 / 3, np.pi, 1e300, -1e-300, 0, np.inf, -np.inf],
+                      np.longdouble) / np.longdouble(7)
+    values[4] *= np.longdouble(10) ** 1000       # beyond float64's range
+    with h5py.File(path, "w") as f:
+        _dataset(f, "quad", h5py.h5t.IEEE_F128BE, values, h5py.h5t.NATIVE_LDOUBLE)
+        _dataset(f, "x87be", h5py.h5t.LDOUBLE_BE, values, h5py.h5t.NATIVE_LDOUBLE)
+    with purehep.File(path) as f:
+        for name in ("quad", "x87be"):
+            got = f[name][()].astype(np.longdouble)
+            printed = _h5dump_values(path, name)
+            assert np.array_equal(np.isinf(printed), np.isinf(got))
+            finite = np.isfinite(printed)
+            # h5dump prints with %g: compare at its 6 digits (mantissa and decimal exponent)
+            assert [f"{v:.5e}" for v in got[finite]] == [f"{v:.5e}" for v in printed[finite]] \
+                or np.allclose(got[finite], printed[finite], rtol=1e-5, atol=0)
+
+
+def test_tldouble_corpus_files():
+    """libhdf5's tldouble*.h5 (x87 extended in 16 bytes): values h5dump prints."""
+    for rel, expected in [("tools/test/h5dump/testfiles/tldouble.h5", [1, 2, 3]),
+                          ("tools/test/h5dump/testfiles/tldouble_scalar.h5", [0, 1, 2, 3, 4, 5])]:
+        path = corpus_file(rel)
+        with purehep.File(path) as f, h5py.File(path) as g:
+            assert f["dset"].dtype == g["dset"].dtype
+            got = np.asarray(f["dset"][()]).reshape(-1)
+            assert got.tolist() == expected
+            assert np.array_equal(got, np.asarray(g["dset"][()]).reshape(-1))
