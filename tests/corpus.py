@@ -262,6 +262,15 @@ def serve(side):
             _send(out, compare(path, snap))
 
 
+def _worker_env():
+    """The environment of worker processes: they import this directory's helpers and the
+    purehep under test (a worktree's), not another installed one."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(purehep.__file__)))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [here, root, os.environ.get("PYTHONPATH", "")]))
+
+
 def _standalone(path):
     """purehep alone on a file that crashed h5py: a purehep error or success, no crash."""
     code = ("import sys, purehep\n"
@@ -272,7 +281,7 @@ def _standalone(path):
             "except purehep.PurehepError as e:\n"
             "    print('purehep-error')\n")
     proc = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=_worker_env())
     if proc.returncode != 0:
         return [("/", f"CRASH purehep alone: exit {proc.returncode} {proc.stderr[-300:]}")]
     return [("/", f"h5py-crashes/purehep-{proc.stdout.strip()}")]
@@ -281,7 +290,7 @@ def _standalone(path):
 class _Worker:
     def __init__(self, side):
         here = os.path.dirname(os.path.abspath(__file__))
-        env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = _worker_env()
         self.side, self.env, self.here, self.proc = side, env, here, None
 
     def ask(self, msg):

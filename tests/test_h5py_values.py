@@ -407,3 +407,206 @@ def test_tldouble_corpus_files():
             got = np.asarray(f["dset"][()]).reshape(-1)
             assert got.tolist() == expected
             assert np.array_equal(got, np.asarray(g["dset"][()]).reshape(-1))
+
+
+# -- 2. datetime64 / timedelta64 stored as opaque ------------------------------------------------
+STAMPS = np.array(["2020-01-01T00:00:00.123456789", "1970-01-01", "NaT", "2262-01-01"], "M8[ns]")
+
+
+def _opaque_file(path):
+    od = h5py.opaque_dtype
+    span = np.array([1, 2, -3, 4], "m8[s]")
+    with h5py.File(path, "w") as f:
+        f["a"] = STAMPS.astype(od(STAMPS.dtype))
+        f.create_dataset("ch", data=STAMPS.astype(od(STAMPS.dtype)), chunks=(2,),
+                         compression="gzip")
+        f.create_dataset("sc", data=np.array(STAMPS[0]).astype(od(STAMPS.dtype)))
+        f.create_dataset("cmp", data=np.array([(1, STAMPS[0])],
+                                              dtype=[("i", "i4"), ("t", od(STAMPS.dtype))]))
+        f.create_dataset("fill", (3,), dtype=od(STAMPS.dtype),
+                         fillvalue=np.array(STAMPS[0]).astype(od(STAMPS.dtype)))
+        f.create_dataset("td", data=span.astype(od(span.dtype)), maxshape=(None,))
+        f.attrs["t"] = span.astype(od(span.dtype))
+        f.attrs.create("s", np.array(STAMPS[0]).astype(od(STAMPS.dtype)))
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.dtype.metadata == b.dtype.metadata and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+def test_opaque_datetimes_read_as_h5py(tmp_path):
+    """h5py's opaque_dtype datetimes (tag "NUMPY:<M8[ns]"): same dtype (with h5py's
+    'h5py_opaque' tag) and values for every way of reading, contiguous (was "cannot include
+    dtype 'M' in a buffer" for ds[...]), chunked, scalar, in a compound, as a fill value and
+    as attributes."""
+    path = str(tmp_path / "dt.h5")
+    _opaque_file(path)
+    with h5py.File(path) as g, purehep.File(path) as f:
+        for name in g:
+            assert f[name].dtype == g[name].dtype
+            assert f[name].dtype.metadata == g[name].dtype.metadata
+            keys = [(), Ellipsis] + ([0, slice(1, 3)] if g[name].shape else [])
+            for key in keys:
+                _same(g[name][key], f[name][key])
+        for name in g.attrs:
+            _same(g.attrs[name], f.attrs[name])
+
+
+def _datetime_writes(mod, path):
+    od = h5py.opaque_dtype
+    seen = []
+    with mod.File(path, "w") as f:
+        f["ok"] = STAMPS.astype(od(STAMPS.dtype))
+        f.create_dataset("ch", data=STAMPS.astype(od(STAMPS.dtype)), chunks=(1,),
+                         compression="gzip")
+        f.create_dataset("e", (3,), dtype=od(np.dtype("m8[us]")))
+        for name, call in [
+                ("plain dataset", lambda: f.__setitem__("p", STAMPS)),
+                ("create with dtype", lambda: f.create_dataset("q", (3,), dtype="M8[ns]")),
+                ("create with data", lambda: f.create_dataset("q2", data=STAMPS)),
+                ("compound member", lambda: f.create_dataset("q3", (2,), dtype=[("t", "M8[s]")])),
+                ("plain attribute", lambda: f.attrs.__setitem__("p", STAMPS)),
+                ("scalar attribute", lambda: f.attrs.__setitem__("p2", STAMPS[0])),
+                ("timedelta attribute", lambda: f.attrs.__setitem__("p3", np.timedelta64(3, "s"))),
+                ("scalar into opaque", lambda: f["ok"].__setitem__(0, np.datetime64("2021-05-05",
+                                                                                    "ns"))),
+                ("opaque into opaque", lambda: f["e"].__setitem__(
+                    1, np.array(np.timedelta64(7, "us")).astype(od(np.dtype("m8[us]"))))),
+                ("plain array into opaque", lambda: f["ch"].__setitem__(
+                    slice(0, 1), np.array(["2000-01-01"], "M8[ns]")))]:
+            try:
+                call()
+                seen.append((name, "ok"))
+            except TypeError as exc:
+                seen.append((name, "TypeError", str(exc)))
+    return seen
+
+
+def test_datetime_writes_as_h5py(tmp_path):
+    """Writing datetimes: opaque-tagged ones are stored as h5py stores them; plain datetime64
+    and timedelta64 are refused with h5py's TypeError at the call (never at close), and the
+    file keeps everything else."""
+    theirs, ours = str(tmp_path / "h.h5"), str(tmp_path / "p.h5")
+    assert _datetime_writes(purehep, ours) == _datetime_writes(h5py, theirs)
+    with h5py.File(theirs) as g, h5py.File(ours) as f:
+        assert sorted(f) == sorted(g) == ["ch", "e", "ok"]
+        for name in g:
+            assert f[name].dtype == g[name].dtype
+            assert f[name].dtype.metadata == g[name].dtype.metadata
+            _same(g[name][()], f[name][()])
+    with h5py.File(ours) as f:      # the opaque tag itself, as h5py writes it
+        assert f["ok"].id.get_type().get_tag() == b"NUMPY:<M8[ns]"
+
+
+# -- 3. array dtypes ------------------------------------------------------------------------------
+def _array_dtype_file(mod, path):
+    out = {}
+    with mod.File(path, "w") as f:
+        for name, call in [
+                ("A", lambda: f.create_dataset("A", (), dtype="(3,2)f")),
+                ("B", lambda: f.create_dataset("B", (4,), dtype="(3,2)f")),
+                ("G", lambda: f.create_dataset("G", (3,), dtype="(2,)i2", compression="gzip")),
+                ("K", lambda: f.create_dataset("K", (2,), dtype="(2,)S3", chunks=(1,))),
+                ("M", lambda: f.create_dataset("M", (5,), dtype="(2,)i2", maxshape=(None,))),
+                ("Gw", lambda: f["G"].__setitem__(0, [1, 2])),
+                ("Gw2", lambda: f["G"].__setitem__(slice(1, 3), [[3, 4], [5, 6]])),
+                ("Bw", lambda: f["B"].__setitem__((), np.arange(24).reshape(4, 3, 2))),
+                ("Kw", lambda: f["K"].__setitem__(1, [b"ab", b"cde"])),
+                ("Mw", lambda: f["M"].__setitem__(slice(None), np.arange(10).reshape(5, 2))),
+                ("Mr", lambda: f["M"].resize((7,))),
+                ("list data", lambda: f.create_dataset("E", data=[[1.0, 2.0]], dtype="(2,)f")),
+                ("fill value", lambda: f.create_dataset("F", (5,), dtype="(2,)i2",
+                                                        fillvalue=np.array([7, 8], "i2"))),
+                ("at1", lambda: f.attrs.create("at1", np.arange(6).reshape(3, 2),
+                                               dtype="(2,)i4")),
+                ("at2", lambda: f.attrs.create("at2", np.arange(2), dtype="(2,)i4")),
+                ("at bad", lambda: f.attrs.create("at3", np.arange(6).reshape(2, 3),
+                                                  dtype="(2,)i4"))]:
+            try:
+                call()
+                out[name] = "ok"
+            except (ValueError, TypeError, OSError) as exc:
+                out[name] = type(exc).__name__
+    return out
+
+
+def test_array_dtypes_as_h5py(tmp_path):
+    """create_dataset with an array dtype keeps it (shape () and dtype ('<f4', (3, 2)), was
+    shape (3, 2)); ds[()] gives the shape plus the array dimensions, ds.shape and ds.dtype keep
+    the array dtype; writes, resizes, attributes and h5py's refusals alike, both ways."""
+    theirs, ours = str(tmp_path / "h.h5"), str(tmp_path / "p.h5")
+    assert _array_dtype_file(purehep, ours) == _array_dtype_file(h5py, theirs)
+    for reader in (h5py, purehep):
+        with reader.File(theirs) as g, reader.File(ours) as f:
+            for name in ("A", "B", "G", "K", "M"):
+                d, e = f[name], g[name]
+                assert (d.shape, d.dtype, d.size, d.ndim) == (e.shape, e.dtype, e.size, e.ndim)
+                keys = [(), Ellipsis] + ([0, slice(0, 2), -1] if e.shape else [])
+                for key in keys:
+                    _same(e[key], d[key])
+            for name in ("at1", "at2"):
+                _same(g.attrs[name], f.attrs[name])
+    with purehep.File(ours) as f:
+        assert f["A"].shape == () and f["A"].dtype == np.dtype(("<f4", (3, 2)))
+        assert f["A"][()].shape == (3, 2)
+        assert f.attrs.get_shape("at1") == (3,)
+
+
+# -- 4. variable-length strings in arrays and compounds --------------------------------------------
+VLEN_CASES = {
+    "arr_str": np.dtype((h5py.string_dtype(), (3,))),
+    "arr_bytes": np.dtype((h5py.string_dtype("ascii"), (2,))),
+    "arr_vlen_int": np.dtype((h5py.vlen_dtype(np.int32), (2,))),
+    "cmp": np.dtype([("a", h5py.string_dtype()), ("b", np.dtype((h5py.string_dtype(), (2,)))),
+                     ("c", "i4"), ("d", h5py.vlen_dtype(np.int32))]),
+    "cmp_nested": np.dtype([("x", np.dtype([("y", h5py.string_dtype())]))]),
+}
+
+
+def _tags(dt):
+    """h5py's string and vlen tags of a dtype and of every member and array base in it."""
+    out = {}
+
+    def walk(d, path):
+        out[path] = (h5py.check_string_dtype(d), h5py.check_vlen_dtype(d))
+        if d.subdtype is not None:
+            walk(d.subdtype[0], path + "[]")
+        for name in d.names or ():
+            walk(d.fields[name][0], path + "." + name)
+    walk(dt, "")
+    return out
+
+
+def _vlen_file(mod, path):
+    with mod.File(path, "w") as f:
+        for name, dt in VLEN_CASES.items():
+            f.create_dataset(name, (2,), dtype=dt)
+        f["arr_str"][1] = ["x", "é", "z"]
+        f.attrs.create("arr_str", np.array([["a", "b", "c"], ["d", "é", "f"]], dtype=object),
+                       dtype=VLEN_CASES["arr_str"])
+        f.attrs.create("arr_bytes", np.array([[b"a", b"b"], [b"d", b"e"]], dtype=object),
+                       dtype=VLEN_CASES["arr_bytes"])
+
+
+def test_vlen_tags_in_arrays_and_compounds(tmp_path):
+    """Arrays of variable-length strings keep h5py's {'vlen': str} tag (and vlen sequences
+    theirs), in datasets, attributes, compound members and nested compounds, written by either
+    library and read by either; attribute values decode to str as h5py's do; unwritten
+    elements read as empty strings and sequences (creating these crashed at close)."""
+    theirs, ours = str(tmp_path / "h.h5"), str(tmp_path / "p.h5")
+    _vlen_file(h5py, theirs)
+    _vlen_file(purehep, ours)
+    for reader in (h5py, purehep):
+        with reader.File(theirs) as g, reader.File(ours) as f:
+            for name, dt in VLEN_CASES.items():
+                assert _tags(f[name].dtype) == _tags(g[name].dtype) == _tags(dt)
+                assert repr(f[name][()]) == repr(g[name][()])
+            for name in ("arr_str", "arr_bytes"):
+                assert _tags(f.attrs[name].dtype) == _tags(g.attrs[name].dtype)
+                assert f.attrs[name].tolist() == g.attrs[name].tolist()
+    with h5py.File(theirs) as g, purehep.File(theirs) as f:
+        assert g.attrs["arr_str"].tolist() == [["a", "b", "c"], ["d", "é", "f"]]
+        assert f.attrs["arr_str"].tolist() == g.attrs["arr_str"].tolist()
+        assert _tags(f.attrs.get_dtype("arr_str")) == _tags(VLEN_CASES["arr_str"])

@@ -52,8 +52,9 @@ def attribute_value(ctx, attr):
 
 
 def _strings_as_str(value, dtype):
-    """h5py decodes variable-length string attributes (ASCII or UTF-8) to str."""
-    meta = dtype.metadata or {}
+    """h5py decodes variable-length string attributes (ASCII or UTF-8), and arrays of them,
+    to str (not strings inside compounds)."""
+    meta = dtype.base.metadata or {}
     if meta.get("vlen") in (str, bytes):
         out = np.empty(value.shape, object)
         flat_in, flat_out = value.reshape(-1), out.reshape(-1)

@@ -166,9 +166,10 @@ class ContiguousStorage:
             return np.array(out) if copy else out
         if sel is None or sel.is_full:
             if copy:
-                out = np.empty(self.shape, self.dtype)
-                self.ctx.source.readinto(self.ctx.absolute(self.address), out,
-                                         "dataset raw data")
+                out = np.empty(self.shape, self.dtype)      # its bytes: datetime64 and
+                self.ctx.source.readinto(self.ctx.absolute(self.address),  # timedelta64
+                                         out.reshape(-1).view(np.uint8),   # have no buffer
+                                         "dataset raw data")                # protocol
                 return out
             return self._rows(0, self.shape[0])
         if sel.nselected == 0:

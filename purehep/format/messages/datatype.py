@@ -630,7 +630,8 @@ def _enc_array(base_dt, dims, latest, ctx):
     out += struct.pack(f"<{len(dims)}I", *dims)
     if version < 3:
         out += bytes(4 * len(dims))
-    return _head(ARRAY, version, 0, n * np.dtype(base_dt).itemsize) + bytes(out) + base, version
+    size = n * struct.unpack_from("<I", base, 4)[0]     # the stored size of the base type
+    return _head(ARRAY, version, 0, size) + bytes(out) + base, version
 
 
 def _enc_vlen(meta, latest, ctx):
