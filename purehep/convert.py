@@ -132,7 +132,7 @@ def _softfloat(ctx, dt, arr, depth):
     target = dt.dtype.newbyteorder("=")
     wide = target == np.longdouble
     work = np.longdouble if wide else np.float64
-    lo, hi = _words(_bytes(arr, dt.size), dt.order)
+    lo, hi = _words(_bytes(arr, dt.size).reshape(-1, dt.size), dt.order)    # one axis
     sign = _field(lo, hi, sign_loc, 1).astype(bool)
     e = _field(lo, hi, exp_loc, exp_size).astype(np.int64)
     room = min(np.finfo(work).nmant + (norm != 2) if wide else 52, 64)
@@ -158,7 +158,7 @@ def _softfloat(ctx, dt, arr, depth):
         _libhdf5_nan(out, nan, sign)
     if wide and _is_x87(target) and target.itemsize > 10:
         out.view(np.uint8).reshape(out.shape + (target.itemsize,))[..., 10:] = 0  # padding
-    return out.astype(dt.dtype)
+    return out.astype(dt.dtype).reshape(arr.shape)
 
 
 def _libhdf5_nan(out, nan, sign):

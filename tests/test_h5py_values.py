@@ -610,3 +610,19 @@ def test_vlen_tags_in_arrays_and_compounds(tmp_path):
         assert g.attrs["arr_str"].tolist() == [["a", "b", "c"], ["d", "é", "f"]]
         assert f.attrs["arr_str"].tolist() == g.attrs["arr_str"].tolist()
         assert _tags(f.attrs.get_dtype("arr_str")) == _tags(VLEN_CASES["arr_str"])
+
+
+@pytest.mark.skipif(not X87, reason="the platform long double is not the x87 80-bit format")
+def test_scalar_binary128_dataset_and_attribute(tmp_path):
+    """0-d values take the same conversion (a scalar dataset and a scalar attribute)."""
+    path = str(tmp_path / "q0.h5")
+    value = np.array(np.longdouble(1) / np.longdouble(3))
+    with h5py.File(path, "w") as f:
+        _dataset(f, "q", h5py.h5t.IEEE_F128BE, value, h5py.h5t.NATIVE_LDOUBLE)
+        space = h5py.h5s.create(h5py.h5s.SCALAR)
+        attr = h5py.h5a.create(f.id, b"q", h5py.h5t.IEEE_F128LE, space)
+        attr.write(value, mtype=h5py.h5t.NATIVE_LDOUBLE)
+        attr.close()
+    with purehep.File(path) as f:
+        assert f["q"][()] == value[()] and f["q"].shape == ()
+        assert f.attrs["q"] == value[()]
