@@ -145,11 +145,12 @@ def _softfloat(ctx, dt, arr, depth):
         up[(e - bias == np.finfo(work).maxexp - 1) & (top == np.uint64((1 << k) - 1))] = 0
         t += up.astype(work)
     with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.clip(e - bias - k, -(1 << 30), 1 << 30).astype(np.int32)   # ldexp's int
         if norm == 2:       # implied leading bit, except for denormals (exponent 0)
-            val = np.where(e == 0, np.ldexp(t, np.int32(1 - bias - k)),
-                           np.ldexp(t + work(2) ** k, (e - bias - k).astype(np.int32)))
+            val = np.where(e == 0, np.ldexp(t, np.int32(max(1 - bias - k, -(1 << 30)))),
+                           np.ldexp(t + work(2) ** k, scale))
         else:               # leading bit stored
-            val = np.ldexp(t, (e - bias - k + 1).astype(np.int32))
+            val = np.ldexp(t, scale + 1)
         special = (e == (1 << exp_size) - 1) if norm == 2 else np.zeros(e.shape, bool)
         nan = special & ((top != 0) | (dropped != 0))
         val = np.where(special & ~nan, np.inf, val)

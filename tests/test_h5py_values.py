@@ -626,3 +626,24 @@ def test_scalar_binary128_dataset_and_attribute(tmp_path):
     with purehep.File(path) as f:
         assert f["q"][()] == value[()] and f["q"].shape == ()
         assert f.attrs["q"] == value[()]
+
+
+@pytest.mark.parametrize("storage", [{}, {"chunks": (2,)}, {"chunks": (2,), "compression": "gzip"}])
+def test_array_dtype_written_in_modify_mode(tmp_path, storage):
+    """Writes into an array-typed dataset h5py made, and a new array-typed attribute, in 'r+'."""
+    path = str(tmp_path / "m.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", (4,), dtype="(3,2)f", **storage)
+    with purehep.File(path, "r+") as f:
+        d = f["x"]
+        assert d.shape == (4,) and d.dtype == np.dtype(("<f4", (3, 2)))
+        d[1] = np.arange(6).reshape(3, 2)
+        d[2:4] = 7
+        f.attrs.create("b", np.arange(4).reshape(2, 2), dtype="(2,)i4")
+    expected = np.zeros((4, 3, 2), "f4")
+    expected[1] = np.arange(6).reshape(3, 2)
+    expected[2:] = 7
+    with h5py.File(path) as g:
+        _same(g["x"][()], expected)
+        assert g.attrs["b"].tolist() == [[0, 1], [2, 3]]
+        assert h5py.h5a.open(g.id, b"b").dtype == np.dtype(("<i4", (2,)))

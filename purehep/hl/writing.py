@@ -586,8 +586,7 @@ def _array_dtype_attribute(data, shape, dtype):
     rules: the data's trailing dimensions are the array type's, the rest the attribute's
     shape; the values stay expanded (the type's base, its dimensions trailing)."""
     if not isinstance(data, np.ndarray):
-        raise ValueError("Changing the dtype to a subarray type is only supported if the "
-                         "total itemsize is unchanged")
+        _refuse_array_dtype_data(data)
     base, dims = dtype.subdtype
     shape = data.shape if shape is None else \
         ((shape,) if isinstance(shape, int) else tuple(shape))

@@ -183,7 +183,7 @@ def _float(cur, version, cls, flags, size, depth, start):
     layout = (sign_loc, exp_loc, exp_size, mant_loc, mant_size, bias, norm)
     if (precision == 0 or bit_offset + precision > 8 * size or exp_size == 0 or exp_size > 32
             or exp_loc + exp_size > 8 * size or mant_loc + mant_size > 8 * size
-            or sign_loc >= 8 * size):
+            or sign_loc >= 8 * size or 1 + exp_size + mant_size > 8 * size):
         raise cur.error(f"inconsistent floating-point layout {layout} for {size} bytes")
     props = dict(order=order, bit_offset=bit_offset, precision=precision, float_layout=layout)
     if (size in _IEEE and layout[:6] == _IEEE[size] and norm == 2 and bit_offset == 0
