@@ -122,28 +122,86 @@ def _bigint(ctx, dt, arr, depth):
     return out.reshape(arr.shape)
 
 
+def _words(b, order):
+    """The low and high 64-bit words (uint64) of up to 16 stored bytes per element."""
+    if order == ">":
+        b = b[..., ::-1]
+    return _assemble(b[..., :8], "<"), _assemble(b[..., 8:16], "<")
+
+
+def _field(lo, hi, pos, n):
+    """Bits pos..pos+n-1 (n <= 64) of the 128-bit values (lo, hi), as uint64."""
+    if n == 0:
+        return np.zeros(lo.shape, np.uint64)
+    mask = np.uint64((1 << n) - 1)
+    if pos >= 64:
+        return (hi >> np.uint64(pos - 64)) & mask
+    if pos + n <= 64:
+        return (lo >> np.uint64(pos)) & mask
+    return ((lo >> np.uint64(pos)) | (hi << np.uint64(64 - pos))) & mask
+
+
 def _softfloat(ctx, dt, arr, depth):
-    """Any floating-point layout of up to 8 bytes, decoded bit-exactly to float64."""
+    """Any floating-point layout of up to 16 bytes, converted into the float ``dt.dtype`` as
+    libhdf5 converts it: exactly when the target's mantissa and exponent hold the layout (the
+    float h5py names, float32 for bfloat16); into a narrower long double (IEEE binary128 on
+    x86) the mantissa keeps its top bits, rounded up when the first dropped bit is set (not
+    at the largest finite value, which libhdf5 keeps finite). NaNs get every mantissa bit set
+    and keep their sign, as libhdf5's H5T__conv_f_f writes them."""
     sign_loc, exp_loc, exp_size, mant_loc, mant_size, bias, norm = dt.float_layout
-    v = _assemble(_bytes(arr, dt.size), dt.order)
-    sign = ((v >> np.uint64(sign_loc)) & np.uint64(1)).astype(bool)
-    e = ((v >> np.uint64(exp_loc)) & np.uint64((1 << exp_size) - 1)).astype(np.int64)
-    m = ((v >> np.uint64(mant_loc)) & np.uint64((1 << mant_size) - 1)).astype(np.float64)
-    emax = (1 << exp_size) - 1
+    target = dt.dtype.newbyteorder("=")
+    wide = target == np.longdouble
+    work = np.longdouble if wide else np.float64
+    lo, hi = _words(_bytes(arr, dt.size).reshape(-1, dt.size), dt.order)    # one axis
+    sign = _field(lo, hi, sign_loc, 1).astype(bool)
+    e = _field(lo, hi, exp_loc, exp_size).astype(np.int64)
+    room = min(np.finfo(work).nmant + (norm != 2) if wide else 52, 64)
+    k = min(mant_size, room)                          # mantissa bits kept
+    top = _field(lo, hi, mant_loc + mant_size - k, k)
+    dropped = _field(lo, hi, mant_loc, mant_size - k)
+    t = top.astype(work)
+    if k < mant_size:       # round up on the first dropped bit, except where that would turn
+        up = dropped >> np.uint64(mant_size - k - 1)        # the largest finite into infinity
+        up[(e - bias == np.finfo(work).maxexp - 1) & (top == np.uint64((1 << k) - 1))] = 0
+        t += up.astype(work)
     with np.errstate(over="ignore", invalid="ignore"):
-        if norm == 2:       # implied leading bit
-            frac = np.where(e == 0, m / 2.0 ** mant_size, 1.0 + m / 2.0 ** mant_size)
-            exp = np.where(e == 0, 1 - bias, e - bias)
+        scale = np.clip(e - bias - k, -(1 << 30), 1 << 30).astype(np.int32)   # ldexp's int
+        if norm == 2:       # implied leading bit, except for denormals (exponent 0)
+            val = np.where(e == 0, np.ldexp(t, np.int32(max(1 - bias - k, -(1 << 30)))),
+                           np.ldexp(t + work(2) ** k, scale))
         else:               # leading bit stored
-            frac = m / 2.0 ** (mant_size - 1)
-            exp = e - bias
-        val = np.ldexp(frac, exp.astype(np.int32))
-        if norm == 2:
-            special = e == emax
-            val = np.where(special & (m == 0), np.inf, val)
-            val = np.where(special & (m != 0), np.nan, val)
-    val = np.where(sign, -val, val)
-    return val.astype(dt.dtype)
+            val = np.ldexp(t, scale + 1)
+        special = (e == (1 << exp_size) - 1) if norm == 2 else np.zeros(e.shape, bool)
+        nan = special & ((top != 0) | (dropped != 0))
+        val = np.where(special & ~nan, np.inf, val)
+        out = np.where(sign, -val, val).astype(target)
+    if nan.any():
+        _libhdf5_nan(out, nan, sign)
+    if wide and _is_x87(target) and target.itemsize > 10:
+        out.view(np.uint8).reshape(out.shape + (target.itemsize,))[..., 10:] = 0  # padding
+    return out.astype(dt.dtype).reshape(arr.shape)
+
+
+def _libhdf5_nan(out, nan, sign):
+    """Set ``out[nan]`` to the NaN libhdf5's float conversion writes: sign kept, exponent and
+    mantissa all ones."""
+    if out.dtype.itemsize in (2, 4, 8) and out.dtype.kind == "f":
+        bits = 8 * out.dtype.itemsize
+        u = out.view(f"u{out.dtype.itemsize}")
+        ones = (1 << (bits - 1)) - 1
+        u[nan] = np.where(sign[nan], ones | (1 << (bits - 1)), ones).astype(u.dtype)
+    elif _is_x87(out.dtype):
+        b = out.view(np.uint8).reshape(out.shape + (out.dtype.itemsize,))
+        b[nan, :8] = 0xFF
+        b[nan, 8] = 0xFF
+        b[nan, 9] = np.where(sign[nan], 0xFF, 0x7F)
+    else:
+        out[nan] = np.where(sign[nan], -np.nan, np.nan)
+
+
+def _is_x87(dtype):
+    fi = np.finfo(dtype)
+    return fi.nmant == 63 and fi.nexp == 15 and np.little_endian
 
 
 def _x87(ctx, dt, arr, depth):

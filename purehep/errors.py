@@ -38,7 +38,8 @@ class TruncatedError(FormatError):
 
 class AllocationError(PurehepError, MemoryError):
     """A read needs an array larger than memory holds (or than numpy can index): the
-    extent a file declares is valid, but no array of its size can be made."""
+    extent a file declares is valid, but no array of its size can be made. It is a
+    ``MemoryError``, as numpy's failure to allocate the same array under h5py is."""
 
 
 class LinkTraversalError(PurehepError, RuntimeError):

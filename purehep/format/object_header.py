@@ -7,7 +7,7 @@ decoded on demand by ``messages.decode``.
 import struct
 from dataclasses import dataclass, field
 
-from ..errors import FormatError
+from ..errors import FormatError, UnsupportedFeatureError
 from . import checksum
 from .context import Cursor
 
@@ -15,6 +15,10 @@ CONTINUATION = 0x10
 _V2_PLAIN = struct.Struct("<BHB")        # message type, size, flags
 _V2_ORDERED = struct.Struct("<BHBH")     # ... and creation order
 MAX_BLOCKS = 1 << 16      # continuation blocks one header may chain (cycle and bomb guard)
+# The message types libhdf5 understands: those spec IV.A.2 registers (0x00-0x18), less 0x09,
+# the "bogus" message only libhdf5's test builds know (its test file tbogus.h5 uses it).
+KNOWN_TYPES = frozenset(range(0x19)) - {0x09}
+FAIL_IF_UNKNOWN_FOR_WRITE, FAIL_IF_UNKNOWN = 0x08, 0x80     # message flags bits 3 and 7
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,19 @@ class ObjectHeader:
     @property
     def indexes_attribute_order(self):
         return bool(self.flags & 0x08)
+
+    def check_unknown(self, ctx, writable):
+        """Refuse the object as libhdf5 does (spec IV.A.1.a, message flags): a message of a
+        type the library does not understand, flagged "fail if unknown" (bit 7), or "fail if
+        unknown and open for write" (bit 3) when the file is open for writing."""
+        for m in self.messages:
+            if m.type in KNOWN_TYPES:
+                continue
+            if m.flags & FAIL_IF_UNKNOWN or (writable and m.flags & FAIL_IF_UNKNOWN_FOR_WRITE):
+                raise UnsupportedFeatureError(
+                    f"object header at offset {ctx.absolute(self.address)}: unknown message "
+                    f"(type {m.type:#x}, at offset {m.offset}) with 'fail if unknown' flag "
+                    f"found ({m.flags:#04x})")
 
     def find(self, mtype):
         """All raw messages of one type, in header order."""

@@ -127,8 +127,12 @@ class Superblock:
         ctx.superblock = self
         return ctx
 
-    def check_file(self, ctx):
-        """Refuse files that are not complete single files (truncated, family, multi)."""
+    def check_file(self, ctx, writing=False):
+        """Refuse files that are not complete single files (truncated, family, multi), and,
+        for ``writing``, files holding a metadata cache image; for reading, make ``ctx`` read
+        metadata through the cache image (``format.cache_image``), as libhdf5 does: its
+        dirty entries are the only current copy of their metadata. A writer would leave the
+        image stale (libhdf5 loads it on the next open), so modify mode refuses such files."""
         if self.driver_info_address is not None:
             drv = DriverInfo.decode(ctx, self.driver_info_address)
             if drv.driver_id in (b"NCSAfami", b"NCSAmult"):
@@ -138,11 +142,14 @@ class Superblock:
         if self.extension_address is not None:
             from .object_header import ObjectHeader
             ext = ObjectHeader.decode(ctx, self.extension_address)
-            if ext.first(0x18) is not None:
+            image = ext.first(0x18)
+            if image is not None and writing:
                 raise UnsupportedFeatureError(
-                    "the file holds a metadata cache image (libhdf5 1.10 'cache image' feature); "
-                    "its metadata must be read from the image, which purehep does not decode: "
-                    "run h5clear --image, or open and close it once with libhdf5")
+                    "the file holds a metadata cache image (libhdf5 1.10 'cache image' "
+                    "feature), which changes to the file would leave stale: run h5clear "
+                    "--image first, or open it read-only")
+            if image is not None:
+                _read_through_cache_image(ctx, image)
             if ctx.verify_checksums:
                 self._verify_extension_structures(ctx, ext)
         if self.version >= 3 and self.flags & (WRITE_ACCESS | SWMR_WRITE):
@@ -175,6 +182,15 @@ class Superblock:
                 Cursor(raw.data, raw.offset, "file space info message", ctx))
             for addr in info.manager_addresses:
                 free_space.verify_manager(ctx, addr)
+
+
+def _read_through_cache_image(ctx, raw):
+    """Replace ``ctx.source`` by the file with the cache image's entries at their addresses."""
+    from . import cache_image, messages
+    from ..io.source import OverlaySource
+    msg = messages.decode(ctx, raw)
+    entries = cache_image.decode(ctx, msg.address, msg.length)
+    ctx.source = OverlaySource(ctx.source, {ctx.absolute(e.address): e.data for e in entries})
 
 
 def _base(stored, sb_offset):

@@ -55,11 +55,12 @@ def attribute_value(ctx, attr):
 
 
 def _strings_as_str(value, dtype):
-    """h5py decodes variable-length string attributes (ASCII or UTF-8) to str, in an array
-    whose dtype keeps the string's metadata (h5py.check_string_dtype finds it)."""
-    meta = dtype.metadata or {}
+    """h5py decodes variable-length string attributes (ASCII or UTF-8), and arrays of them,
+    to str (not strings inside compounds), in an array whose dtype keeps the string's
+    metadata (h5py.check_string_dtype finds it)."""
+    meta = dtype.base.metadata or {}
     if meta.get("vlen") in (str, bytes):
-        out = np.empty(value.shape, dtype)
+        out = np.empty(value.shape, dtype.base)
         flat_in, flat_out = value.reshape(-1), out.reshape(-1)
         for i, item in enumerate(flat_in):
             flat_out[i] = item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else item

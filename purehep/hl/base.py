@@ -53,7 +53,11 @@ class ExternalLink:
 
 
 def header_of(ctx, address):
-    return ctx.cached("ohdr", address, lambda: ObjectHeader.decode(ctx, address))
+    """The object header at ``address``, refused (UnsupportedFeatureError) when it holds an
+    unknown message flagged to fail, as libhdf5 refuses to open such objects."""
+    header = ctx.cached("ohdr", address, lambda: ObjectHeader.decode(ctx, address))
+    header.check_unknown(ctx, getattr(ctx.file, "mode", "r") != "r")
+    return header
 
 
 def message(ctx, header, mtype, required=True):

@@ -351,6 +351,10 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             from ..io.memory import zeros
             raw = zeros(sel.read_shape, element_dtype(self._type.file_dtype), "dataset read")
         else:
+            from .storage import element_dtype
+            from ..io.memory import check_size
+            check_size(self.shape if sel is None else sel.read_shape,
+                       element_dtype(self._type.file_dtype).itemsize, "dataset read")
             raw = self._storage.read(sel, copy=copy)
         if sel is not None:
             raw = sel.finish(raw)

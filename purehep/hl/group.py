@@ -146,6 +146,8 @@ class Group(HLObject, GroupWriter, MutableMapping):
                 parent, leaf, node = self._wlookup(name)
             except KeyError:
                 return False
+            except PurehepError:          # the link is there; its object cannot be opened
+                return True
             return parent is None or leaf in parent.links
         return self._path_valid(name)
 

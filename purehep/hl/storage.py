@@ -109,10 +109,22 @@ def compact(layout, shape, file_dtype):
     return storage
 
 
-def filled(shape, fill):
-    """The values of a dataset with no storage allocated: its fill value everywhere."""
-    memory.check_size(shape, np.asarray(fill).itemsize, "dataset of fill values")
-    return MemoryStorage(np.broadcast_to(fill, shape))
+class FillStorage:
+    """A dataset whose storage was never written: every element is the fill value, built at
+    the shape of what is read (a never-written dataset may declare more elements than any
+    array can hold)."""
+
+    storage_size = 0
+
+    def __init__(self, shape, fill):
+        self.shape = tuple(shape)
+        self.fill = fill
+
+    def read(self, sel, copy=True):
+        shape = self.shape if sel is None else sel.read_shape
+        if not copy:
+            return np.broadcast_to(self.fill, shape)
+        return memory.full(shape, self.fill, self.fill.dtype, "dataset of fill values")
 
 
 class ContiguousStorage:
@@ -141,8 +153,9 @@ class ContiguousStorage:
         if sel is None or sel.is_full:
             if copy:
                 out = memory.empty(self.shape, self.dtype, "dataset read")
-                self.ctx.source.readinto(self.ctx.absolute(self.address), out,
-                                         "dataset raw data")
+                self.ctx.source.readinto(self.ctx.absolute(self.address),  # datetime64 and
+                                         out.reshape(-1).view(np.uint8),   # timedelta64 have
+                                         "dataset raw data")                # no buffer protocol
                 return out
             return self._rows(0, self.shape[0])
         if sel.nselected == 0:
@@ -306,7 +319,7 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
             maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
             return ExternalStorage(ctx, external, shape, maxshape, dtype)
         if layout.address is None:
-            return filled(shape, make_fill())
+            return FillStorage(shape, make_fill())
         return ContiguousStorage(ctx, layout.address, shape, dtype)
     if layout.layout_class == L.CHUNKED:
         check_layout(layout, dataspace, datatype)

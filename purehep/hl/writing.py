@@ -458,6 +458,12 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
             and compression not in (1, 2, 3, 4, 5, 6):
         compression, compression_opts = "gzip", compression
     arr = None
+    if data is not None and dtype is not None and np.dtype(dtype).subdtype is not None \
+            and not isinstance(data, Empty):
+        _refuse_array_dtype_data(data)
+    if fillvalue is not None and dtype is not None and np.dtype(dtype).subdtype is not None:
+        raise ValueError("Unable to synchronously create dataset (no appropriate function for "
+                         "conversion path)")
     if data is not None:
         arr, dt = _prepare(data, dtype)
         if isinstance(arr, Empty):
@@ -465,9 +471,6 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         else:
             if dt.kind == "U":
                 raise TypeError(f"No conversion path for dtype: {dt!r}")
-            if dt.subdtype is not None and dtype is None:
-                base, dims = dt.subdtype
-                dt = base
             if shape is not None:
                 shape = (shape,) if isinstance(shape, int) else tuple(shape)
                 if int(np.prod(shape)) != arr.size:
@@ -486,10 +489,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         else:
             shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
                 tuple(int(s) for s in shape)
-        if dtype.subdtype is not None:
-            base, dims = dtype.subdtype
-            dtype = base
-            shape = shape + tuple(dims)
+    from ..format.messages.datatype import encode_dtype
+    encode_dtype(dtype)       # a dtype HDF5 cannot store (plain datetime64) fails here, as in h5py
     if shape is None:
         node = model.DatasetNode(None, None, dtype, "contiguous", track_times=bool(track_times))
         node.index = None
@@ -572,6 +573,33 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     return node
 
 
+def _array_dtype_attribute(data, shape, dtype):
+    """(dtype, shape, values) of an attribute given an array (sub-array) dtype, by h5py's
+    rules: the data's trailing dimensions are the array type's, the rest the attribute's
+    shape; the values stay expanded (the type's base, its dimensions trailing)."""
+    if not isinstance(data, np.ndarray):
+        _refuse_array_dtype_data(data)
+    base, dims = dtype.subdtype
+    shape = data.shape if shape is None else \
+        ((shape,) if isinstance(shape, int) else tuple(shape))
+    if shape[len(shape) - len(dims):] != dims:
+        raise ValueError(f"Array dtype shape {dims} is incompatible with data shape {shape}")
+    arr = np.asarray(data, dtype=base) if (base.metadata or {}).get("vlen") is None else \
+        _object_array(data, data.shape)
+    return dtype, shape[:len(shape) - len(dims)], arr.reshape(shape)
+
+
+def _refuse_array_dtype_data(data):
+    """h5py cannot create a dataset from data with an array (sub-array) dtype: numpy has no
+    arrays of that dtype, so the data never matches it (h5py raises ValueError converting a
+    list, OSError writing an array). The dtype alone makes an empty array-typed dataset."""
+    if not isinstance(data, np.ndarray):
+        raise ValueError("Changing the dtype to a subarray type is only supported if the "
+                         "total itemsize is unchanged")
+    raise OSError("Can't synchronously write data (no appropriate function for conversion "
+                  "path)")
+
+
 def _external_slots(external):
     """h5py's ``external=``: one file name (the whole data from offset 0), or (name, offset,
     size) tuples; a size of 2**64 - 1 (h5py's ``h5f.UNLIMITED``) or None runs to the end of
@@ -643,6 +671,11 @@ class DatasetWriter(WritableObject):
         if names:
             self._write_fields(args, names, val)
             return
+        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and (
+                val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
+            from ..format.messages.datatype import encode_dtype
+            encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
+            #                           datetime64 array has no conversion path (TypeError)
         from ..write.storage import MemoryStore
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
@@ -654,11 +687,11 @@ class DatasetWriter(WritableObject):
                 else:
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             node.store.write(args if args else Ellipsis, val)
-        else:
-            val = np.asarray(val, dtype=node.store.dtype) if not isinstance(val, np.ndarray) \
-                else val
-            if val.dtype != node.store.dtype:
-                val = val.astype(node.store.dtype)
+        else:   # an array dtype's values come expanded (its base, trailing dimensions)
+            dtype = node.store.dtype.base
+            val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
+            if val.dtype != dtype:
+                val = val.astype(dtype)
             node.store.write(args, val)
         self._writer.touch()
 
@@ -808,6 +841,11 @@ class AttributesWriter:
             node.set_attr(name, dt, shp, arr)
             self._parent._writer.touch()
             return
+        if dtype is not None and np.dtype(dtype).subdtype is not None \
+                and not isinstance(data, Empty):
+            dt, shp, arr = _array_dtype_attribute(data, shape, np.dtype(dtype))
+            self._store_attr(name, dt, shp, arr)
+            return
         arr, dt = _prepare(data, dtype)
         if isinstance(arr, Empty):
             node.set_attr(name, dt, None, None)
@@ -825,11 +863,14 @@ class AttributesWriter:
         if shape is not None:
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
             arr = arr.reshape(shape)
+        self._store_attr(name, dt, tuple(arr.shape), arr)
+
+    def _store_attr(self, name, dt, shape, arr):
         from ..write import values as V
         V.stored_dtype(dt)
         from ..format.messages.datatype import encode_dtype
         encode_dtype(dt)          # raises TypeError for dtypes HDF5 cannot store
-        node.set_attr(name, dt, tuple(arr.shape), arr)
+        self._wnode.set_attr(name, dt, shape, arr)
         self._parent._writer.touch()
 
     def modify(self, name, value):

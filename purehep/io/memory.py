@@ -6,11 +6,21 @@ for an array no memory holds. Every output array of a read is made here, so such
 with an ``AllocationError`` (a purehep error and a ``MemoryError``) naming the size, not with
 numpy's "array is too big" or an unexplained ``MemoryError``.
 """
+import os
+
 import numpy as np
 
 from ..errors import AllocationError
 
 _MAX_BYTES = np.iinfo(np.intp).max
+
+
+def physical_memory():
+    """Bytes of physical memory (None where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def nbytes_of(shape, itemsize):
@@ -29,6 +39,9 @@ def check_size(shape, itemsize, what):
     if n > _MAX_BYTES or spread > _MAX_BYTES:
         raise AllocationError(f"{what}: an array of shape {tuple(shape)} with {itemsize}-byte "
                               f"elements ({nbytes} bytes) is larger than numpy can index")
+    if nbytes > (physical_memory() or _MAX_BYTES):
+        raise AllocationError(f"{what}: an array of shape {tuple(shape)} with {itemsize}-byte "
+                              f"elements needs {nbytes} bytes, more than this machine has")
     return nbytes
 
 

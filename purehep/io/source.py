@@ -175,6 +175,52 @@ class BlockCachedSource(ByteSource):
         return memoryview(joined)[lo:lo + n]
 
 
+class OverlaySource(ByteSource):
+    """Another source with some byte ranges replaced: ``patches`` maps absolute offsets to the
+    bytes that stand there instead (a metadata cache image's entries, whose home addresses
+    may hold stale metadata). Reads touching no patch are the base source's, zero-copy."""
+
+    def __init__(self, base, patches):
+        import bisect
+        self._base = base
+        self.size = base.size
+        self.path = base.path
+        self._starts = sorted(patches)
+        self._patches = [(o, bytes(patches[o])) for o in self._starts]
+        self._bisect = bisect.bisect_right
+
+    def _overlapping(self, offset, n):
+        i = max(self._bisect(self._starts, offset) - 1, 0)
+        while i < len(self._patches) and self._patches[i][0] < offset + n:
+            start, data = self._patches[i]
+            if start + len(data) > offset:
+                yield start, data
+            i += 1
+
+    def _read(self, offset, n):
+        hits = list(self._overlapping(offset, n))
+        data = self._base.read(offset, n)
+        if not hits:
+            return data
+        out = bytearray(data)
+        for start, patch in hits:
+            lo, hi = max(start, offset), min(start + len(patch), offset + n)
+            out[lo - offset:hi - offset] = patch[lo - start:hi - start]
+        return memoryview(out)
+
+    def readinto(self, offset, out, structure="data"):
+        self._base.readinto(offset, out, structure)
+        hits = list(self._overlapping(offset, memoryview(out).nbytes))
+        if hits:
+            view = memoryview(out).cast("B")
+            for start, patch in hits:
+                lo, hi = max(start, offset), min(start + len(patch), offset + len(view))
+                view[lo - offset:hi - offset] = patch[lo - start:hi - start]
+
+    def close(self):
+        self._base.close()
+
+
 def _fileobj_fetcher(fileobj):
     lock = threading.Lock()
 

@@ -20,6 +20,13 @@ class LinkEntry:
     order: int = 0               # creation order
 
 
+def fits_symbol_table(name, entry):
+    """Whether a symbol table entry (spec III.C) can hold a link: hard or soft, with a name of
+    the ASCII character set (the entry has no character set field). libhdf5 turns a
+    symbol-table group into link messages for any other link, whatever the libver bounds."""
+    return entry.kind in (HARD, SOFT) and name.isascii()
+
+
 @dataclass
 class AttrEntry:
     name: str

@@ -28,12 +28,16 @@ def pool():
 
 
 def broadcast_values(values, shape, dtype):
-    arr = np.asarray(values, dtype=dtype) if not (isinstance(values, np.ndarray) and
-                                                  values.dtype == dtype) else values
-    if arr.shape == tuple(shape):
+    """``values`` as an array of ``shape`` elements of ``dtype``; an array dtype's elements
+    are held expanded, numpy's way: its base type, with its dimensions trailing. Values
+    that cannot be broadcast raise h5py's TypeError."""
+    base, full = dtype.base, tuple(shape) + dtype.shape
+    arr = np.asarray(values, dtype=base) if not (isinstance(values, np.ndarray) and
+                                                 values.dtype == base) else values
+    if arr.shape == full:
         return arr
     try:
-        return np.broadcast_to(arr, shape)
+        return np.broadcast_to(arr, full)
     except ValueError:
         raise TypeError(f"Can't broadcast {arr.shape} -> {tuple(shape)}") from None
 
@@ -82,10 +86,23 @@ def _fill(arr, value):
 
 
 def _zero(dtype):
-    meta = dtype.metadata or {}
+    """The value of an element never written (of an array dtype: of each of its items):
+    zeros, and empty strings or sequences for variable-length members."""
+    base = dtype.base
+    meta = base.metadata or {}
     if "vlen" in meta:
         return b"" if meta["vlen"] in (str, bytes) else np.zeros(0, meta["vlen"])
-    return np.zeros((), dtype)[()]
+    zero = np.zeros((), base)
+    if base.names is not None and base.hasobject:
+        for name in base.names:
+            member = zero[name]
+            value = _zero(base.fields[name][0])
+            if member.dtype == object:      # each item, even where the value is an array
+                for index in np.ndindex(member.shape):
+                    member[index] = value
+            else:
+                member[...] = value
+    return zero[()]
 
 
 class ContiguousStore:
@@ -151,7 +168,7 @@ class ExternalStore:
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:
             arr = np.frombuffer(read_segments(self.segments, self.nbytes),
-                                self.dtype).reshape(self.shape)
+                                self.dtype.base).reshape(self.shape + self.dtype.shape)
             arr[args] = values
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
@@ -173,7 +190,7 @@ class ChunkStore:
         self.dirty_bytes = 0
         self.fill = np.zeros((), self.dtype)
         if node.fill is not None:
-            self.fill = np.frombuffer(node.fill, self.dtype).reshape(())
+            self.fill = np.frombuffer(node.fill, self.dtype.base).reshape(self.dtype.shape)
         self.implicit_base = None
 
     @property
@@ -217,7 +234,8 @@ class ChunkStore:
                 from ..filters import decode_pipeline
                 raw = decode_pipeline(raw, self.node.filters, rec[2], self.itemsize,
                                       self.chunk_nbytes)
-            c = np.frombuffer(bytes(raw), self.dtype).reshape(self.chunks).copy()
+            c = np.frombuffer(bytes(raw), self.dtype.base).reshape(
+                self.chunks + self.dtype.shape).copy()
         self.dirty[scaled] = c
         self.dirty_bytes += self.chunk_nbytes
         return c
@@ -238,7 +256,8 @@ class ChunkStore:
         sel = _sel.select(shape, args)
         if sel.nselected == 0:
             return
-        vals = broadcast_values(values, sel.mshape, self.dtype).reshape(sel.read_shape)
+        vals = broadcast_values(values, sel.mshape, self.dtype).reshape(
+            tuple(sel.read_shape) + self.dtype.shape)
         lo = [d.start if isinstance(d, slice) else int(d[0]) for d in sel.dims]
         hi = [d.stop if isinstance(d, slice) else int(d[-1]) + 1 for d in sel.dims]
         box = tuple(zip(lo, hi))

@@ -71,8 +71,7 @@ def _rewrite_header(w, em, node, replace_types, extra, refdelta):
 
 def _update_links(w, em, node, R, replace_types, extra):
     links = node._links
-    if node.old_style and not any(e.kind not in (model.HARD, model.SOFT)
-                                  for e in links.values()):
+    if node.old_style and all(model.fits_symbol_table(n, e) for n, e in links.items()):
         added = _added_links(node)
         if added:
             _insert_symbol_table(w, em, node, added)

@@ -102,8 +102,8 @@ def to_file(values, dt, resolver, so=SIZEOF_OFFSETS):
     """``values`` (array-like of ``dt``) as an array of ``stored_dtype(dt)``."""
     dt = np.dtype(dt)
     arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=dt)
-    if not needs_conversion(dt):
-        return np.ascontiguousarray(arr, dtype=dt)
+    if not needs_conversion(dt):    # an array dtype's values arrive expanded: its base
+        return np.ascontiguousarray(arr, dtype=dt.base)
     return _convert(arr, dt, resolver, so)
 
 

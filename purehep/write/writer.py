@@ -104,7 +104,7 @@ class Writer:
             source = self.sink.source()
             sb = SB.Superblock.find(source)
             ctx = sb.context(source, path=self.sink.path)
-            sb.check_file(ctx)
+            sb.check_file(ctx, writing=True)
         except BaseException:
             self.sink.close()
             if new:

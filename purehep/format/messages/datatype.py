@@ -18,8 +18,10 @@ Natural mappings where h5py cannot read a type (documented choice):
 * fixed-point of 3, 5, 6 or 7 bytes: the next larger native integer; more than 8 bytes: object
   array of Python ints; bit offset/precision are applied like libhdf5 does (shift, mask,
   sign-extend);
-* non-IEEE float layouts of up to 8 bytes: decoded bit-exactly into float64 (f2/f4/f8 when the
-  size is 2/4/8); VAX-endian and wider non-x87 layouts raise UnsupportedFeatureError;
+* other float layouts of up to 16 bytes: converted into the numpy float h5py names
+  (``h5py_float_dtype``: float32 for bfloat16), or, where h5py names none (IEEE binary128 on
+  x86), into the native long double as libhdf5 converts them; VAX-endian layouts raise
+  UnsupportedFeatureError;
 * complex (class 11) of half floats: complex64;
 * revised references (H5R_REF, datatype version 4): object dtype with ``{'ref': Reference}``;
   elements decode to Reference, RegionReference or AttributeReference.
@@ -192,7 +194,7 @@ def _float(cur, version, cls, flags, size, depth, start):
     layout = (sign_loc, exp_loc, exp_size, mant_loc, mant_size, bias, norm)
     if (precision == 0 or bit_offset + precision > 8 * size or exp_size == 0 or exp_size > 32
             or exp_loc + exp_size > 8 * size or mant_loc + mant_size > 8 * size
-            or sign_loc >= 8 * size):
+            or sign_loc >= 8 * size or 1 + exp_size + mant_size > 8 * size):
         raise cur.error(f"inconsistent floating-point layout {layout} for {size} bytes")
     _check_unused_bits(cur, size, precision)
     props = dict(order=order, bit_offset=bit_offset, precision=precision, float_layout=layout)
@@ -211,15 +213,36 @@ def _float(cur, version, cls, flags, size, depth, start):
             dt = np.dtype(np.longdouble)
             return _mk(cls, version, size, flags, dt, np.dtype(f"V{size}"), True, start,
                        kind="x87", **props)
-    if size > 8 or mant_size > 63:
+    if size > 16:
         raise UnsupportedFeatureError(
-            f"floating-point layout {layout} of {size} bytes at offset {start} has no numpy "
-            "equivalent")
-    # h5py names any float class of 2, 4 or 8 bytes by its size and byte order ('>f4' for an
-    # n-bit big-endian float): libhdf5 converts the bits into that IEEE type
-    dt = np.dtype(f"{order}f{size}") if size in (2, 4, 8) else np.dtype("f8")
+            f"floating-point layout {layout} of {size} bytes at offset {start} is wider than "
+            "any float libhdf5 converts to")
+    dt = h5py_float_dtype(size, order, exp_size, mant_size, bias)
+    if dt is None:      # h5py refuses it (IEEE binary128 on x86): libhdf5 converts it into the
+        dt = np.dtype(np.longdouble)    # native long double, rounding the mantissa
     return _mk(cls, version, size, flags, dt, np.dtype(f"V{size}"), True, start,
                kind="softfloat", **props)
+
+
+def float_info(dtype):
+    """(mantissa bits, maxexp, minexp) of a numpy float as h5py counts them: the x87 long
+    double stores its leading mantissa bit, so it holds 64 bits where numpy says 63."""
+    fi = np.finfo(dtype)
+    nmant = fi.nmant + 1 if fi.nmant == 63 and fi.nexp == 15 else fi.nmant
+    return nmant, fi.maxexp, fi.minexp
+
+
+def h5py_float_dtype(size, order, exp_size, mant_size, bias):
+    """The numpy float h5py presents a floating-point layout as: the first of float16, float32,
+    float64 and long double at least ``size`` bytes wide whose mantissa holds ``mant_size``
+    bits and whose exponent range holds the layout's (float32 for bfloat16), in the stored
+    byte order; None when none does."""
+    for dtype in (np.float16, np.float32, np.float64, np.longdouble):
+        nmant, maxexp, minexp = float_info(dtype)
+        if (np.dtype(dtype).itemsize >= size and mant_size <= nmant
+                and (1 << exp_size) - bias - 1 <= maxexp and 1 - bias >= minexp):
+            return np.dtype(dtype).newbyteorder(order)
+    return None
 
 
 # -- strings, opaque ---------------------------------------------------------------------------
@@ -499,7 +522,7 @@ def _complex(cur, version, cls, flags, size, depth, start):
     if not base.needs_conversion and f.itemsize in (4, 8, 16):
         dt = np.dtype(f"{f.str[0]}c{2 * f.itemsize}")
         return _mk(cls, version, size, flags, dt, dt, False, start, base=base, kind="complex")
-    dt = np.dtype("c8" if f.itemsize <= 4 else "c16")
+    dt = np.result_type(f.newbyteorder("="), np.complex64)    # long double: clongdouble
     return _mk(cls, version, size, flags, dt, fdt, True, start, base=base, kind="complex")
 
 
@@ -626,7 +649,8 @@ def _enc_array(base_dt, dims, latest, ctx):
     out += struct.pack(f"<{len(dims)}I", *dims)
     if version < 3:
         out += bytes(4 * len(dims))
-    return _head(ARRAY, version, 0, n * np.dtype(base_dt).itemsize) + bytes(out) + base, version
+    size = n * struct.unpack_from("<I", base, 4)[0]     # the stored size of the base type
+    return _head(ARRAY, version, 0, size) + bytes(out) + base, version
 
 
 def _enc_vlen(meta, latest, ctx):

@@ -1,6 +1,8 @@
 """Link message (spec IV.A.2.g): hard, soft, external and user-defined links."""
 from dataclasses import dataclass
 
+from .attribute import name_text
+
 HARD, SOFT, EXTERNAL = 0, 1, 64
 
 
@@ -20,11 +22,12 @@ def decode(cur):
     flags = cur.u8()
     ltype = cur.u8() if flags & 0x08 else HARD
     order = cur.u64() if flags & 0x04 else None
-    charset = cur.u8() if flags & 0x10 else 0
+    if flags & 0x10:
+        cur.u8()  # the name's character set: names decode as UTF-8 either way
     name_len = cur.uint(1 << (flags & 0x03))
     if name_len == 0:
         raise cur.error("link name of length 0")
-    name = bytes(cur.bytes(name_len)).decode("utf-8" if charset else "ascii", "surrogateescape")
+    name = name_text(cur.bytes(name_len))
     if ltype == HARD:
         return Link(name, HARD, address=cur.address(), creation_order=order)
     size = cur.u16()
