@@ -199,6 +199,17 @@ class Overlay:
     def __bool__(self):
         return bool(self.patches)
 
+    def drop(self, start, n):
+        """Forget the patches lying inside [start, start + n) (space freed for reuse)."""
+        keep = [p for p in self.patches if not (start <= p[1] and p[1] + len(p[2]) <= start + n)]
+        if len(keep) != len(self.patches):
+            self._index(keep)
+
+    def _index(self, patches):
+        self.patches = patches
+        self._starts = sorted((p[1], i) for i, p in enumerate(patches))
+        self._longest = max((len(p[2]) for p in patches), default=0)
+
     def add_stage(self, patches):
         """Add one stage's patches [(order, absolute address, bytes)]."""
         if not patches:
@@ -208,9 +219,7 @@ class Overlay:
         covered = _merged([(a, a + len(d)) for _, a, d in patches])
         kept = [p for p in self.patches if not _inside(covered, p[1], p[1] + len(p[2]))]
         kept += [(order, a, bytes(d), stage) for order, a, d in patches]
-        self.patches = kept
-        self._starts = sorted((p[1], i) for i, p in enumerate(kept))
-        self._longest = max(len(p[2]) for p in kept)
+        self._index(kept)
 
     def _hits(self, offset, end, after=-1):
         lo = bisect.bisect_left(self._starts, (offset - self._longest, -1))

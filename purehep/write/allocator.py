@@ -4,35 +4,85 @@ import bisect
 
 
 class Allocator:
-    """File space: first fit from the free list, else at the end of the file. Blocks released
-    during a flush become free when that flush has committed (``commit``)."""
+    """File space: first fit from the free list (the last free block is extended when it
+    ends the file), else at the end of the file.
+
+    A block the last commit referred to becomes free only when the next commit no longer
+    does (``pending`` until ``commit``). A block allocated since the last commit (``fresh``)
+    is referred to by nothing on disk, so it is free again once the stage that released it
+    is done (``end_stage``: until then the session may still read it): a session that grows
+    a structure many times between commits reuses its own space."""
 
     def __init__(self, eoa):
         self.eoa = eoa
         self.free = []            # sorted [address, size]
         self.pending = []
+        self.fresh = {}           # address -> size, allocated since the last commit
+        self.recycled = set()     # fresh blocks released since the last commit
+        self.staged = []          # fresh blocks released, free at the end of the stage
 
     def alloc(self, n, reuse=True):
         n = max(int(n), 1)
-        if reuse:
-            for i, (a, s) in enumerate(self.free):
-                if s >= n:
-                    if s == n:
-                        del self.free[i]
-                    else:
-                        self.free[i] = [a + n, s - n]
-                    return a
-        a = (self.eoa + 7) & ~7
-        self.eoa = a + n
+        a = self._take(n) if reuse else None
+        if a is None:
+            a = (self.eoa + 7) & ~7
+            self.eoa = a + n
+        self.fresh[a] = n
+        self.recycled.discard(a)
         return a
 
+    def _take(self, n):
+        free = self.free
+        for i, (a, s) in enumerate(free):
+            if s >= n:
+                if s == n:
+                    del free[i]
+                else:
+                    free[i] = [a + n, s - n]
+                return a
+        if free and free[-1][0] + free[-1][1] >= self.eoa:     # the free end of the file
+            a = free.pop()[0]
+            self.eoa = a + n
+            return a
+        return None
+
     def release(self, addr, n):
-        if addr is not None and n > 0:
-            self.pending.append((int(addr), int(n)))
+        if addr is None or n <= 0:
+            return
+        addr, n = int(addr), int(n)
+        if self.fresh.get(addr) == n:
+            del self.fresh[addr]
+            self.recycled.add(addr)
+            self.staged.append((addr, n))
+        elif addr not in self.recycled:        # (a fresh block released twice: once)
+            self.pending.append((addr, n))
+
+    def end_stage(self):
+        """The stage is written: the fresh blocks it released are free (returned, so that
+        in-place patches staged for what they held can be dropped)."""
+        freed, self.staged = self.staged, []
+        for addr, n in freed:
+            self._insert(addr, n)
+        return freed
+
+    def _insert(self, addr, n):
+        """Put [addr, addr + n) in the free list, merged with its neighbours."""
+        free = self.free
+        i = bisect.bisect_left(free, [addr, 0])
+        if i > 0 and free[i - 1][0] + free[i - 1][1] == addr:
+            i -= 1
+            free[i][1] += n
+        else:
+            free.insert(i, [addr, n])
+        if i + 1 < len(free) and free[i][0] + free[i][1] == free[i + 1][0]:
+            free[i][1] += free.pop(i + 1)[1]
 
     def commit(self):
+        self.end_stage()
         blocks = sorted(self.free + [list(b) for b in self.pending])
         self.pending = []
+        self.fresh = {}
+        self.recycled = set()
         merged = []
         for a, s in blocks:
             if merged and a < merged[-1][0] + merged[-1][1]:

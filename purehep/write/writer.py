@@ -319,6 +319,8 @@ class Writer:
                 node._link_snap = node._link_state()
             if node._attrs is not None:
                 node._attr_snap = node._attr_state()
+        for addr, n in self.alloc.end_stage():      # free again: no patch may land there
+            self.overlay.drop(self.absolute(addr), n)
         self.dirty = False
         self.generation += 1
         ctx.cache.clear()
