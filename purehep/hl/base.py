@@ -1,9 +1,13 @@
 """What every object in a file shares: its header, name, file, attributes and references."""
+import os
 import posixpath
+from collections.abc import ItemsView, KeysView, ValuesView
 
 from ..errors import FormatError
 from ..format import messages
 from ..format.object_header import ObjectHeader
+from ..format.superblock import locate_signature
+from ..io.source import open_source
 
 DATASPACE, DATATYPE, LAYOUT, LINK_INFO, LINK, GROUP_INFO, SYMBOL_TABLE = 0x01, 0x03, 0x08, 0x02, 0x06, 0x0A, 0x11
 
@@ -26,6 +30,74 @@ class Empty:
 
     def __repr__(self):
         return f"Empty(dtype={self.dtype!r})"
+
+
+def is_hdf5(fname):
+    """h5py's ``is_hdf5``: whether the file ``fname`` holds the HDF5 format signature where the
+    spec allows it (II.A), as H5Fis_accessible decides; False when there is no such file."""
+    fname = os.path.abspath(os.fspath(fname))
+    if not os.path.isfile(fname):
+        return False
+    source = open_source(fname)
+    try:
+        return locate_signature(source) is not None
+    finally:
+        source.close()
+
+
+class _KeysView(KeysView):
+    def __reversed__(self):
+        return reversed(self._mapping)
+
+
+class _ValuesView(ValuesView):
+    """The values, by ``get`` (None for a dangling link), as h5py's ValuesViewHDF5."""
+
+    def __iter__(self):
+        return (self._mapping.get(name) for name in self._mapping)
+
+    def __contains__(self, value):
+        return any(v is value or v == value for v in self)
+
+    def __reversed__(self):
+        return (self._mapping.get(name) for name in reversed(self._mapping))
+
+
+class _ItemsView(ItemsView):
+    """The (name, value) pairs, by ``get``, as h5py's ItemsViewHDF5."""
+
+    def __iter__(self):
+        return ((name, self._mapping.get(name)) for name in self._mapping)
+
+    def __contains__(self, item):
+        name, value = item
+        if name not in self._mapping:
+            return False
+        v = self._mapping.get(name)
+        return v is value or v == value
+
+    def __reversed__(self):
+        return ((name, self._mapping.get(name)) for name in reversed(self._mapping))
+
+
+class MappingExtras:
+    """What h5py's groups and attribute managers add to a mapping: reverse iteration (their
+    views too) and IPython's completion of ``obj["…`` (the names, sorted)."""
+
+    def __reversed__(self):
+        return reversed(list(self))
+
+    def keys(self):
+        return _KeysView(self)
+
+    def values(self):
+        return _ValuesView(self)
+
+    def items(self):
+        return _ItemsView(self)
+
+    def _ipython_key_completions_(self):
+        return sorted(self.keys())
 
 
 class HardLink:

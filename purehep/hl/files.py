@@ -87,6 +87,7 @@ class File(Group):
                 self._source.close()
                 raise
         self.mode = mode
+        self.swmr_mode = bool(swmr)
         self._threads = threads
         self._rdcc_nbytes = DEFAULT_NBYTES if rdcc_nbytes is None else int(rdcc_nbytes)
         self._externals = _parent_cache if _parent_cache is not None else {}
@@ -211,20 +212,22 @@ class File(Group):
                     stack.append((path, iter(native_links(self._ctx, header)[0])))
         return None
 
-    def _external_file(self, filename, candidates=None):
+    def _external_file(self, filename, candidates=None, access=None):
         """Open (once) the target file of an external link, relative to this file's folder
-        first, then the working directory, as libhdf5 does (or at ``candidates``)."""
+        first, then the working directory, as libhdf5 does (or at ``candidates``); read-only,
+        with ``access`` (swmr, locking: Group.get's elink_ options) if given."""
         here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
         if candidates is None:
             candidates = [filename] if os.path.isabs(filename) else [
                 os.path.join(here, filename), os.path.join(os.getcwd(), filename)]
         for path in candidates:
-            key = os.path.realpath(path)
+            key = os.path.realpath(path) if not access else \
+                (os.path.realpath(path),) + tuple(sorted(access.items()))
             if key in self._externals:
                 return self._externals[key]
             if os.path.exists(path):
                 other = File(path, threads=self._threads, _parent_cache=self._externals,
-                             rdcc_nbytes=self._rdcc_nbytes)
+                             rdcc_nbytes=self._rdcc_nbytes, **(access or {}))
                 self._externals[key] = other
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")

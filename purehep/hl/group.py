@@ -3,12 +3,12 @@ dense), with h5py's Group interface."""
 import posixpath
 from collections.abc import MutableMapping
 
-from ..errors import FormatError, PurehepError
+from ..errors import FormatError, PurehepError, UnsupportedFeatureError
 from ..format import messages
 from ..format.messages import link as _link
 from .writing import GroupWriter
-from .base import (HLObject, HardLink, SoftLink, ExternalLink, open_object, message, LINK,
-                   LINK_INFO, SYMBOL_TABLE)
+from .base import (HLObject, MappingExtras, HardLink, SoftLink, ExternalLink, open_object,
+                   message, LINK, LINK_INFO, SYMBOL_TABLE)
 
 MAX_LINK_TRAVERSALS = 16  # soft/external links followed while resolving one path, as libhdf5
 
@@ -71,7 +71,7 @@ def group_links(ctx, header):
     return ctx.cached("links", header.address, lambda: _sort_links(*native_links(ctx, header)))
 
 
-class Group(HLObject, GroupWriter, MutableMapping):
+class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
     """A group: a mapping from link names to objects (writable in write mode)."""
 
     @property
@@ -141,8 +141,13 @@ class Group(HLObject, GroupWriter, MutableMapping):
             return "<Closed purehep group>"
         return f'<purehep Group "{self.name}" ({len(self)} members)>'
 
-    def get(self, name, default=None, getclass=False, getlink=False):
-        """h5py's Group.get: the object, its class, or the link itself (getlink=True)."""
+    def get(self, name, default=None, getclass=False, getlink=False, *, elink_mode=None,
+            elink_swmr=None, elink_locking=None):
+        """h5py's Group.get: the object, its class, or the link itself (getlink=True).
+        ``elink_swmr`` and ``elink_locking`` open the target files of external links so;
+        purehep opens those read-only, so ``elink_mode`` can only be "r" (ValueError for
+        "r+" from a read-only file, as h5py; UnsupportedFeatureError from a writable one)."""
+        access = self._elink_access(elink_mode, elink_swmr, elink_locking)
         if getlink and self._node is not None:
             return self._wgetlink(name, default, getclass)
         if getlink:
@@ -159,16 +164,40 @@ class Group(HLObject, GroupWriter, MutableMapping):
                 return ExternalLink if getclass else ExternalLink(link.filename, link.target)
             return default
         try:
-            obj = self[name]
+            obj = self[name] if access is None else self._get_with(name, access)
         except (KeyError, PurehepError, OSError):
             return default
         return type(obj) if getclass else obj
+
+    def _elink_access(self, mode, swmr, locking):
+        """The options of external link targets' File for Group.get's elink_ arguments."""
+        if mode is None and swmr is None and locking is None:
+            return None
+        if mode not in (None, "r", "r+"):
+            raise RuntimeError(f"Unsupported link access mode: {mode}")
+        if mode == "r+":
+            if self._file.mode == "r":
+                raise ValueError("Opening external links in write mode from a file opened in "
+                                 "read-only mode is not supported")
+            raise UnsupportedFeatureError("external link targets open read-only in purehep")
+        access = {"swmr": bool(swmr)} if swmr is not None else {}
+        if locking is not None:
+            access["locking"] = locking
+        return access
+
+    def _get_with(self, name, access):
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        self._live(KeyError)
+        if self._node is not None:
+            return self._wget(name, access)
+        return self._resolve(name, 0, access)
 
     # -- path resolution ------------------------------------------------------------------
     def _child_name(self, path):
         return posixpath.normpath(posixpath.join(self.name, path)).replace("//", "/")
 
-    def _resolve(self, path, hops):
+    def _resolve(self, path, hops, access=None):
         if path.startswith("/"):
             group, rel = self._file._root(), path.lstrip("/")
         else:
@@ -181,10 +210,10 @@ class Group(HLObject, GroupWriter, MutableMapping):
             link = obj._links.get(part)
             if link is None:
                 raise KeyError(f"Unable to open object (object '{part}' doesn't exist) in {path!r}")
-            obj = obj._follow(link, hops)
+            obj = obj._follow(link, hops, access)
         return obj
 
-    def _follow(self, link, hops):
+    def _follow(self, link, hops, access=None):
         name = self._child_name(link.name)
         if link.type == _link.HARD:
             if link.address is None:
@@ -193,12 +222,12 @@ class Group(HLObject, GroupWriter, MutableMapping):
         if hops >= MAX_LINK_TRAVERSALS:
             raise KeyError(f"too many soft/external links while resolving {name!r}")
         if link.type == _link.SOFT:
-            target = self._resolve(link.target, hops + 1)
+            target = self._resolve(link.target, hops + 1, access)
             target._name = name
             return target
         if link.type == _link.EXTERNAL:
-            other = self._file._external_file(link.filename)
-            target = other._root()._resolve(link.target, hops + 1)
+            other = self._file._external_file(link.filename, access=access)
+            target = other._root()._resolve(link.target, hops + 1, access)
             return target
         raise KeyError(f"link {link.name!r} has user-defined type {link.type}, which cannot be followed")
 

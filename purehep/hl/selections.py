@@ -52,6 +52,41 @@ class Selection:
         return arr
 
 
+class MultiBlockSlice:
+    """h5py's MultiBlockSlice: ``count`` blocks of ``block`` elements, ``stride`` apart from
+    ``start`` — one dimension of a regular hyperslab (spec IV.A.2.b, hyperslab selections:
+    start, stride, count, block). ``count=None`` selects as many whole blocks as fit."""
+
+    def __init__(self, start=0, count=None, stride=1, block=1):
+        if start < 0:
+            raise ValueError("Start can't be negative")
+        if stride <= 0 or block <= 0 or (count is not None and count <= 0):
+            raise ValueError("Stride, count and block can't be 0 or negative")
+        if block > stride:
+            raise ValueError("Blocks will overlap if block > stride")
+        self.start, self.count, self.stride, self.block = start, count, stride, block
+
+    def indices(self, length):
+        """(start, stride, count, block) on a dimension of ``length``; ValueError when the
+        blocks do not fit in it."""
+        start, stride, block = self.start, self.stride, self.block
+        count = self.count
+        if count is None:
+            count = (length - start - block) // stride + 1
+            if count <= 0:
+                raise ValueError(f"No full blocks can be selected using {self!r} on "
+                                 f"dimension of length {length}")
+        end = start + stride * (count - 1) + block - 1
+        if end >= length:
+            raise ValueError(f"{self!r} range ({start} - {end}) extends beyond maximum index "
+                             f"({length - 1})")
+        return start, stride, count, block
+
+    def __repr__(self):
+        return (f"MultiBlockSlice(start={self.start}, stride={self.stride}, "
+                f"count={self.count}, block={self.block})")
+
+
 def _length(d):
     if isinstance(d, slice):
         return max(0, (d.stop - d.start + d.step - 1) // d.step)
@@ -104,6 +139,15 @@ def select(shape, args):
                 raise IndexError(f"Index ({int(a)}) out of range for (0-{n - 1})")
             dims.append(slice(i, i + 1, 1))
             drop.append(axis)
+        elif isinstance(a, MultiBlockSlice):
+            start, stride, count, block = a.indices(n)
+            if block == 1:
+                d = slice(start, start + stride * (count - 1) + 1, stride)
+            else:
+                d = (start + stride * np.arange(count, dtype=np.int64)[:, None] +
+                     np.arange(block, dtype=np.int64)).ravel()
+            dims.append(d)
+            mshape.append(count * block)
         elif a is None:
             raise TypeError("new axes (None) are not supported in dataset selections")
         else:

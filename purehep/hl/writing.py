@@ -79,12 +79,22 @@ class WritableObject:
 
 # --- groups -------------------------------------------------------------------------------------
 
+def link_name(name):
+    """A link name or path as h5py takes it: str, or bytes (UTF-8)."""
+    if isinstance(name, bytes):
+        return name.decode("utf-8", "surrogateescape")
+    if not isinstance(name, str):
+        raise TypeError(f"A name should be string or bytes, not {type(name)}")
+    return name
+
+
 class GroupWriter(WritableObject):
 
     def _wlookup(self, path, create=False, track_order=None):
         """(parent GroupNode, leaf name, node or None) for ``path`` (relative or absolute);
         intermediate groups are created when ``create``."""
         self._live()
+        path = link_name(path)
         model = _wmodel()
         if path.startswith("/"):
             node, parts = self._file._node, [p for p in path.split("/") if p and p != "."]
@@ -129,9 +139,9 @@ class GroupWriter(WritableObject):
 
     def _wpath(self, name):
         base = self.name if self.name else "/"
-        return posixpath.normpath(posixpath.join(base, name)).replace("//", "/")
+        return posixpath.normpath(posixpath.join(base, link_name(name))).replace("//", "/")
 
-    def _wget(self, name):
+    def _wget(self, name, access=None):
         model = _wmodel()
         parent, leaf, node = self._wlookup(name)
         if parent is None and leaf == "":
@@ -139,7 +149,7 @@ class GroupWriter(WritableObject):
         if node is None:
             raise KeyError(f"Unable to open object (object '{leaf}' doesn't exist)")
         if isinstance(node, model.LinkEntry):       # external link
-            other = self._file._external_file(node.filename)
+            other = self._file._external_file(node.filename, access=access)
             return other._root()._resolve(node.path, 1)
         return bind(self._file, node, self._wpath(name))
 
