@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY_LIMIT = 4 << 30
-TEST_TIMEOUT = 60          # seconds for one test (pytest-timeout): a hang fails that test
+TEST_TIMEOUT = 30          # seconds for one test (pytest-timeout): a hang fails that test
 LOWLEVEL = ("h5", "h5a", "h5d", "h5ds", "h5f", "h5fd", "h5g", "h5i", "h5l", "h5o", "h5p", "h5pl",
             "h5r", "h5s", "h5t", "h5z", "h5py_warnings")
 PRIVATE = ("_objects", "_selector", "_errors", "_conv", "_proxy", "utils", "_hl",
@@ -159,7 +159,7 @@ def pytest_runtest_logstart(nodeid, location):
 def pytest_runtest_logreport(report):
     if report.when == "call" or report.outcome != "passed":
         _emit(nodeid=report.nodeid, when=report.when, outcome=report.outcome,
-              xfail=hasattr(report, "wasxfail"),
+              xfail=hasattr(report, "wasxfail"), seconds=round(report.duration, 2),
               longrepr=(report.longreprtext or "")[-3000:] if report.outcome != "passed" else "")
 
 

@@ -81,11 +81,9 @@ class _ItemsView(ItemsView):
 
 
 class MappingExtras:
-    """What h5py's groups and attribute managers add to a mapping: reverse iteration (their
-    views too) and IPython's completion of ``obj["…`` (the names, sorted)."""
-
-    def __reversed__(self):
-        return reversed(list(self))
+    """What h5py's groups and attribute managers add to a mapping: views that iterate in
+    reverse when the mapping does (groups) and IPython's completion of ``obj["…`` (the names,
+    sorted)."""
 
     def keys(self):
         return _KeysView(self)

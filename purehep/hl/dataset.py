@@ -260,6 +260,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             yield self[i]
 
     def __array__(self, dtype=None, copy=None):
+        _no_copy_false(self, copy)
         arr = self.read()
         if isinstance(arr, Empty):
             arr = np.zeros((0,), self.dtype)
@@ -316,7 +317,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             raw = self._storage.read(None, copy=copy)
             out = self._convert(raw, names, structured)
             return out[()] if len(args) == 0 else out
-        sel = None if whole else selections.select(self.shape, args)
+        sel = None if whole else selections.select(self.shape, args, one_fancy=True)
         if sel is not None and sel.nselected == 0:
             from .storage import element_dtype
             raw = np.zeros(sel.read_shape, element_dtype(self._type.file_dtype))
@@ -387,21 +388,41 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
 def _fields(arr, names, structured=False):
     if len(names) == 1 and not structured:
-        return np.ascontiguousarray(arr[names[0]])
+        return np.asarray(arr[names[0]], order="C")     # 0-d stays 0-d
     from numpy.lib import recfunctions
     return recfunctions.repack_fields(arr[list(names)])
 
 
+def _no_copy_false(owner, copy):
+    if copy is False:
+        raise ValueError(f"{type(owner).__name__}.__array__ received copy=False but memory "
+                         f"allocation cannot be avoided on read")
+
+
 class _Wrapper:
+    """A read view of a dataset (h5py's AbstractView): the dataset's shape, its own dtype."""
+
     def __init__(self, ds):
         self._ds = ds
 
     def __len__(self):
         return len(self._ds)
 
+    @property
+    def ndim(self):
+        return self._ds.ndim
+
+    @property
+    def shape(self):
+        return self._ds.shape
+
+    @property
+    def size(self):
+        return self._ds.size
+
     def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self[()])
-        return arr.astype(dtype) if dtype is not None else arr
+        _no_copy_false(self, copy)
+        return np.asarray(self[()], dtype=dtype or self.dtype)
 
 
 class _AsType(_Wrapper):
@@ -409,14 +430,23 @@ class _AsType(_Wrapper):
         super().__init__(ds)
         self._dtype = dtype
 
+    @property
+    def dtype(self):
+        return self._dtype
+
     def __getitem__(self, args):
-        return np.asarray(self._ds[args]).astype(self._dtype)
+        data = self._ds[args]
+        if isinstance(data, np.ndarray):
+            return data.astype(self._dtype)
+        return np.asarray(data).astype(self._dtype)[()]   # a scalar stays a scalar
 
 
 class _AsStr(_Wrapper):
     def __init__(self, ds, encoding, errors):
         super().__init__(ds)
         self._encoding, self._errors = encoding, errors
+
+    dtype = np.dtype(object)
 
     def __getitem__(self, args):
         data = self._ds[args]
@@ -439,6 +469,16 @@ class _Fields(_Wrapper):
         self._names = names
         self._structured = structured
 
+    @property
+    def dtype(self):
+        fields = self._ds.dtype.fields
+        if not self._structured:
+            return fields[self._names[0]][0]
+        return np.dtype([(n, fields[n][0]) for n in self._names])
+
     def __getitem__(self, args):
         args = args if isinstance(args, tuple) else (args,)
-        return self._ds.read(args, names=self._names, structured=self._structured)
+        data = self._ds.read(args, names=self._names, structured=self._structured)
+        if args == () and self._ds.ndim == 0 and isinstance(data, np.ndarray):
+            return data.reshape(())[()]        # ds[()] of a scalar dataset: a scalar
+        return data

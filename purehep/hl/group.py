@@ -98,6 +98,9 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
             return iter(self._wnames())
         return iter(self._links)
 
+    def __reversed__(self):
+        return reversed(list(self))
+
     def __len__(self):
         self._live()
         if self._node is not None:

@@ -16,6 +16,7 @@ import posixpath
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
+from .selections import numpy_index
 
 
 def _no_write(obj, exc=ValueError):
@@ -644,7 +645,7 @@ class DatasetWriter(WritableObject):
             raise TypeError("Empty datasets can't be written")
         args = args if isinstance(args, tuple) else (args,)
         names = [a for a in args if isinstance(a, str)]
-        args = tuple(a for a in args if not isinstance(a, str))
+        args = numpy_index(tuple(a for a in args if not isinstance(a, str)), node.shape)
         if names:
             self._write_fields(args, names, val)
             return

@@ -114,7 +114,7 @@ class ContiguousStore:
     def write(self, args, values):
         if self.nbytes == 0:
             return
-        whole = args == () or args is Ellipsis or args == (Ellipsis,)
+        whole = args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis)
         if whole:
             arr = broadcast_values(values, self.shape, self.dtype)
             if self.address is None:
@@ -145,7 +145,7 @@ class ExternalStore:
 
     def write(self, args, values):
         from ..hl.storage import read_segments, write_segments
-        if args == () or args is Ellipsis or args == (Ellipsis,):
+        if args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis):
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:
             arr = np.frombuffer(read_segments(self.segments, self.nbytes),

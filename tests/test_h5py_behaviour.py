@@ -1,0 +1,420 @@
+"""A table of behaviours, each run on h5py and on purehep: the same values, and the same
+exceptions (purehep's an instance of the type h5py raises).
+
+Each behaviour is ``f(lib, tmp)``: ``lib`` is the module (h5py or purehep), ``tmp`` a fresh
+directory; it returns plain data (numpy values are compared as lists and Python scalars).
+"""
+import os
+
+import numpy as np
+import pytest
+
+import purehep
+import purehep.filters  # noqa: F401 - purehep.filters.encode, as h5py.filters.encode
+import purehep.hl.h5ds  # noqa: F401 - h5py.h5ds's functions
+
+h5py = pytest.importorskip("h5py")
+
+BEHAVIOURS = {}
+
+
+def behaviour(func):
+    BEHAVIOURS[func.__name__] = func
+    return func
+
+
+def plain(value):
+    """Values made comparable across the two libraries."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (h5py.Group, purehep.Group)):
+        return ("group", value.name)
+    if isinstance(value, (h5py.Dataset, purehep.Dataset)):
+        return ("dataset", value.name)
+    return value
+
+
+def outcome(func, lib, tmp):
+    try:
+        return "value", plain(func(lib, tmp))
+    except Exception as e:          # noqa: BLE001 - the exception is the outcome compared
+        return "raises", e
+
+
+def _file(lib, tmp, name="f.h5", mode="w", **kw):
+    return lib.File(os.path.join(tmp, name), mode, **kw)
+
+
+# -- is_hdf5 -------------------------------------------------------------------------------------
+
+@behaviour
+def is_hdf5_cases(lib, tmp):
+    _file(lib, tmp).close()
+    with open(os.path.join(tmp, "t.txt"), "w") as fh:
+        fh.write("not hdf5" * 100)
+    open(os.path.join(tmp, "empty"), "wb").close()
+    with open(os.path.join(tmp, "ub.h5"), "wb") as fh:       # a user block of 512 bytes
+        with open(os.path.join(tmp, "f.h5"), "rb") as src:
+            fh.write(b"\0" * 512 + src.read())
+    return [lib.is_hdf5(os.path.join(tmp, n)) for n in ("f.h5", "t.txt", "empty", "missing",
+                                                         "ub.h5", "")] + [lib.is_hdf5(tmp)]
+
+
+# -- MultiBlockSlice -----------------------------------------------------------------------------
+
+MBS_ARGS = [{}, dict(start=4), dict(count=7), dict(stride=2), dict(stride=2, block=2),
+            dict(stride=3, block=2), dict(start=1, count=2, stride=5, block=4),
+            dict(start=1, stride=3, block=2), dict(count=11), dict(start=8, stride=4, block=3),
+            dict(start=2, count=2, stride=5, block=4), dict(start=11)]
+MBS_BAD = [dict(stride=0, block=0), dict(block=3), dict(stride=2, block=3), dict(start=-1),
+           dict(count=0), dict(count=-1), dict(block=-1)]
+
+
+def _mbs_case(kw):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            d = fh.create_dataset("x", data=np.arange(10))
+            m = lib.MultiBlockSlice(**kw)
+            return m.indices(10), d[m], repr(m)
+    f.__name__ = "mbs_" + "_".join(f"{k}{v}" for k, v in kw.items())
+    return f
+
+
+def _mbs_bad(kw):
+    def f(lib, tmp):
+        return lib.MultiBlockSlice(**kw)
+    f.__name__ = "mbs_bad_" + "_".join(f"{k}{v}" for k, v in kw.items())
+    return f
+
+
+for _kw in MBS_ARGS:
+    behaviour(_mbs_case(_kw))
+for _kw in MBS_BAD:
+    behaviour(_mbs_bad(_kw))
+
+
+@behaviour
+def mbs_2d_and_mixed(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.arange(60).reshape(6, 10))
+        M = lib.MultiBlockSlice
+        return (d[M(start=1, stride=3, block=2)], d[1:3, M(stride=3, block=2)],
+                d[M(start=1, count=2, stride=2), 3], d[..., M(start=9)])
+
+
+@behaviour
+def mbs_write(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.zeros(10, "i4"))
+        d[lib.MultiBlockSlice(start=1, stride=4, block=2)] = np.arange(1, 5)
+        return d[()]
+
+
+@behaviour
+def mbs_write_2d(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.zeros((4, 10), "i4"), chunks=(2, 3))
+        d[1, lib.MultiBlockSlice(start=1, stride=4, block=2)] = np.arange(1, 5)
+        d[..., lib.MultiBlockSlice(start=9)] = 7
+        return d[()]
+
+
+@behaviour
+def mbs_on_scalar(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return fh.create_dataset("x", data=1.0)[lib.MultiBlockSlice()]
+
+
+# -- h5ds on ids, ds.id equality -----------------------------------------------------------------
+
+def _scales(lib, fh):
+    fh["data"] = np.ones((4, 3, 2), "f")
+    fh["x1"] = np.ones(2, "f")
+    fh["x2"] = np.ones(2, "f")
+    h5ds = lib.h5ds if lib is h5py else purehep.hl.h5ds
+    h5ds.set_scale(fh["x1"].id)
+    h5ds.set_scale(fh["x2"].id, b"x2 name")
+    h5ds.attach_scale(fh["data"].id, fh["x1"].id, 2)
+    h5ds.attach_scale(fh["data"].id, fh["x2"].id, 2)
+    h5ds.set_label(fh["data"].id, 0, b"z")
+    return h5ds
+
+
+@behaviour
+def h5ds_functions(lib, tmp):
+    with _file(lib, tmp) as fh:
+        h5ds = _scales(lib, fh)
+        d, x1, x2 = fh["data"].id, fh["x1"].id, fh["x2"].id
+        out = [h5ds.is_scale(x1), h5ds.is_scale(d), h5ds.get_scale_name(x1),
+               h5ds.get_scale_name(x2), h5ds.is_attached(d, x1, 2), h5ds.is_attached(d, x1, 1),
+               [h5ds.get_num_scales(d, i) for i in range(3)],
+               [h5ds.get_label(d, i) for i in range(3)],
+               h5ds.iterate(d, 2, h5ds.get_scale_name), h5ds.iterate(d, 2, lambda s: None),
+               h5ds.iterate(d, 2, h5ds.get_scale_name, 1)]
+        h5ds.detach_scale(d, x1, 2)
+        out += [h5ds.is_attached(d, x1, 2), h5ds.get_num_scales(d, 2), list(fh["data"].dims[2])]
+        return out
+
+
+@behaviour
+def h5ds_attach_to_itself(lib, tmp):
+    with _file(lib, tmp) as fh:
+        h5ds = _scales(lib, fh)
+        h5ds.attach_scale(fh["x1"].id, fh["x1"].id, 0)
+
+
+@behaviour
+def dataset_id_equality(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["a"] = np.arange(3)
+        fh["b"] = np.arange(3)
+        return (fh["a"].id == fh["a"].id, fh["a"].id == fh["b"].id,
+                hash(fh["a"].id) == hash(fh["a"].id), fh["a"].id != fh["a"].id)
+
+
+# -- Group.get with external link options --------------------------------------------------------
+
+def _elink_files(lib, tmp):
+    with _file(lib, tmp, "ext.h5") as fh:
+        fh.create_group("group")["data"] = np.arange(3)
+    with _file(lib, tmp, "main.h5") as fh:
+        fh["external"] = lib.ExternalLink(os.path.join(tmp, "ext.h5"), "/group")
+
+
+@behaviour
+def elink_mode_r_from_writable(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "a") as fh:
+        g = fh.get("/external", elink_mode="r")
+        out = [g.file.mode, g["data"][()]]
+        try:
+            g["new"] = 1
+        except ValueError:
+            out.append("ValueError")
+        return out
+
+
+@behaviour
+def elink_mode_rplus_from_readonly(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "r") as fh:
+        return fh.get("external", elink_mode="r+")
+
+
+@behaviour
+def elink_swmr_and_locking(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "r") as fh:
+        return [fh.get("external", elink_swmr=True).file.swmr_mode,
+                fh.get("external", elink_swmr=False).file.swmr_mode,
+                fh.get("external/data", getclass=True, elink_locking=False) is lib.Dataset,
+                type(fh.get("external/data", getlink=True, elink_locking=True)).__name__,
+                fh.get("missing", "default", elink_swmr=True)]
+
+
+@behaviour
+def swmr_read_mode(lib, tmp):
+    _file(lib, tmp, libver="latest").close()
+    with _file(lib, tmp, mode="r", swmr=True) as fh:
+        return fh.swmr_mode
+
+
+# -- names -------------------------------------------------------------------------------------
+
+@behaviour
+def bytes_names_in_write_mode(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group("aΩ/b".encode())
+        fh[b"x"] = 1
+        fh.create_dataset(b"y", data=[1, 2])
+        g = fh.require_group("aΩ".encode())
+        fh.require_dataset(b"y", (2,), "i8")
+        fh[b"t"] = np.dtype("f4")
+        return (sorted(fh), list(g), fh[b"x"].name, fh["y"].name, b"x" in fh, "aΩ/b" in fh,
+                fh.get(b"y").name)
+
+
+@behaviour
+def float_name_create_group(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group(1.0)
+
+
+@behaviour
+def float_name_setitem(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh[1.0] = 1
+
+
+# -- mapping views -----------------------------------------------------------------------------
+
+def _mapping_file(lib, tmp, **kw):
+    fh = _file(lib, tmp, **kw)
+    for n in "cab":
+        fh.create_group(n)
+    fh["x"] = lib.SoftLink("/missing")
+    fh.attrs["z"] = 1
+    fh.attrs["a"] = 2
+    return fh
+
+
+@behaviour
+def reversed_views(lib, tmp):
+    out = []
+    for track in (False, True):
+        with _mapping_file(lib, tmp, track_order=track) as fh:
+            out.append([list(reversed(fh)), list(reversed(fh.keys())),
+                        list(reversed(fh.values())), list(reversed(fh.items())),
+                        list(fh.values()), list(fh.items()), None in fh.values(),
+                        ("x", None) in fh.items(), ("a", fh["a"]) in fh.items(),
+                        ("q", None) in fh.items(), "a" in fh.keys(), len(fh.values()),
+                        list(fh.attrs.items()), ("z", 1) in fh.attrs.items(),
+                        2 in fh.attrs.values()])
+    return out
+
+
+@behaviour
+def attributes_not_reversible(lib, tmp):
+    with _mapping_file(lib, tmp) as fh:
+        return list(reversed(fh.attrs))
+
+
+@behaviour
+def reversed_views_read_mode(lib, tmp):
+    _mapping_file(lib, tmp).close()
+    with _file(lib, tmp, mode="r") as fh:
+        return [list(reversed(fh)), list(reversed(fh.items())), list(fh.values())]
+
+
+@behaviour
+def key_completions(lib, tmp):
+    with _mapping_file(lib, tmp) as fh:
+        fh["a"]["z"] = 1
+        fh["a"]["b"] = 1
+        return (fh._ipython_key_completions_(), fh["a"]._ipython_key_completions_(),
+                fh.attrs._ipython_key_completions_())
+
+
+@behaviour
+def filters_available(lib, tmp):
+    return sorted(lib.filters.encode), sorted(lib.filters.decode)
+
+
+# -- read views (astype, asstr, fields) ---------------------------------------------------------
+
+def _view_files(lib, fh, shape):
+    dt = np.dtype([("foo", lib.string_dtype("ascii")), ("bar", np.float64)])
+    fh["s"] = np.broadcast_to(np.array(b"fill", dtype=lib.string_dtype("ascii")), shape) \
+        if shape else np.array(b"fill", dtype=lib.string_dtype("ascii"))
+    fh["c"] = np.broadcast_to(np.asarray((b"fill", 0.5), dtype=dt), shape) if shape else \
+        np.asarray((b"fill", 0.5), dtype=dt)
+    return [fh["s"], fh["s"].astype(object), fh["s"].asstr(), fh["c"].fields("foo"),
+            fh["c"].fields(["bar"]), fh["c"].fields(["bar", "foo"]), fh["c"].astype("S8")
+            if False else fh["s"].astype("S8")]
+
+
+@behaviour
+def view_properties(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return [(v.dtype.str, v.dtype.names, v.ndim, v.shape, v.size, len(v))
+                for v in _view_files(lib, fh, (5, 6))]
+
+
+@behaviour
+def view_scalar_reads(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return [(type(v[()]).__name__, np.array(v).shape) for v in _view_files(lib, fh, ())]
+
+
+def _copy_false(i):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            return np.array(_view_files(lib, fh, (3,))[i], copy=False)
+    f.__name__ = f"view_array_copy_false_{i}"
+    return f
+
+
+for _i in range(7):
+    behaviour(_copy_false(_i))
+
+
+@behaviour
+def view_array_dtype(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return [np.array(v, dtype="S10").dtype.str for v in _view_files(lib, fh, (3,))[:4]]
+
+
+# -- selections --------------------------------------------------------------------------------
+
+def _selection_file(lib, tmp, mode):
+    with _file(lib, tmp) as fh:
+        fh["e"] = np.arange(12).reshape(3, 4)
+        fh["o"] = np.array([c.encode() for c in "abcdefghi"], dtype=object).reshape(3, 3)
+        fh["c"] = np.array([(1, 2.5), (3, 4.5)], dtype=[("a", "i4"), ("b", "f8")])
+        fh["s"] = np.array((1, 2.5), dtype=[("a", "i4"), ("b", "f8")])
+    return _file(lib, tmp, mode=mode)
+
+
+SELECTIONS = {
+    "bool_1d_on_2d": ("e", np.s_[np.array([True, False, True])]),
+    "bool_1d_on_2d_slice": ("e", np.s_[np.array([True, False, True]), :]),
+    "bool_1d_on_2d_objects": ("o", np.s_[np.array([True, False, True])]),
+    "array_then_ellipsis": ("e", np.s_[np.array([0, 2]), ...]),
+    "newaxis": ("e", np.s_[np.newaxis, :]),
+    "two_lists": ("e", np.s_[[1, 2], [0, 1]]),
+    "bool_and_list": ("e", np.s_[np.array([True, False, True]), [0, 1]]),
+    "field_then_int": ("c", np.s_["b", 1]),
+    "int_then_field": ("c", np.s_[1, "b"]),
+    "field_then_slice": ("c", np.s_["a", 0:1]),
+    "field_of_scalar": ("s", np.s_["a"]),
+    "scalar_compound": ("s", np.s_[()]),
+}
+
+
+def _selection(name, mode):
+    ds, sel = SELECTIONS[name]
+
+    def f(lib, tmp):
+        with _selection_file(lib, tmp, mode) as fh:
+            out = fh[ds][sel]
+            return type(out).__name__, out
+    f.__name__ = f"select_{name}_{mode.replace('+', 'plus')}"
+    return f
+
+
+for _name in SELECTIONS:
+    for _mode in ("r", "r+"):
+        behaviour(_selection(_name, _mode))
+
+
+@behaviour
+def fields_view_of_one_element(lib, tmp):
+    with _selection_file(lib, tmp, "r") as fh:
+        d = fh["c"]
+        return [repr(d.fields("a")[1]), repr(d.fields(["a"])[1])]
+
+
+def _ids():
+    return sorted(BEHAVIOURS)
+
+
+@pytest.mark.parametrize("name", _ids())
+def test_same_as_h5py(name, tmp_path):
+    func = BEHAVIOURS[name]
+    (tmp_path / "h").mkdir()
+    (tmp_path / "p").mkdir()
+    expected = outcome(func, h5py, str(tmp_path / "h"))
+    got = outcome(func, purehep, str(tmp_path / "p"))
+    if expected[0] == "raises":
+        assert got[0] == "raises", f"h5py raises {expected[1]!r}, purehep returns {got[1]!r}"
+        assert isinstance(got[1], type(expected[1])), \
+            f"h5py raises {expected[1]!r}, purehep {got[1]!r}"
+    else:
+        assert got[0] == "value", f"purehep raises {got[1]!r}; h5py returns {expected[1]!r}"
+        assert got[1] == expected[1]
