@@ -400,6 +400,87 @@ def fields_view_of_one_element(lib, tmp):
         return [repr(d.fields("a")[1]), repr(d.fields(["a"])[1])]
 
 
+# -- file objects and in-memory files -----------------------------------------------------------
+
+@behaviour
+def bytesio_write_read_append(lib, tmp):
+    import io
+    b = io.BytesIO()
+    out = []
+    with lib.File(b, "w") as fh:
+        out += [fh.driver, fh.filename == repr(b), fh.mode]
+        fh.create_dataset("test", data=list(range(12)))
+        d = fh.create_dataset("c", data=np.zeros(10))
+        d[2:4] = 5
+        fh.attrs["a"] = "x"
+        out += [list(fh), fh["test"][()], d[()]]
+    out.append(len(b.getvalue()) > 0)
+    with lib.File(b, "r") as fh:
+        out += [list(fh), fh["c"][()], fh.attrs["a"]]
+        try:
+            fh.create_dataset("x", data=[1])
+        except ValueError:
+            out.append("ValueError")
+    with lib.File(b, "a") as fh:
+        fh["y"] = 1
+        out.append(fh.mode)
+    with lib.File(b, "r+") as fh:
+        fh["c"][0] = 9
+    with lib.File(b, "r") as fh:
+        out += [sorted(fh), fh["c"][()]]
+    with lib.File(io.BytesIO(), "a") as fh:
+        out += [fh.mode, list(fh)]
+    return out
+
+
+@behaviour
+def open_file_object(lib, tmp):
+    path = os.path.join(tmp, "obj.h5")
+    with open(path, "wb+") as fobj:
+        with lib.File(fobj, "w") as fh:
+            fh["x"] = np.arange(5)
+        size = os.path.getsize(path)
+        with lib.File(fobj, "r") as fh:
+            out = [fh["x"][()]]
+    with lib.File(path, "r") as fh:
+        out.append(fh["x"][()])
+    return out, size > 0
+
+
+@behaviour
+def temporary_file_object(lib, tmp):
+    import tempfile
+    with tempfile.TemporaryFile() as fobj:
+        with lib.File(fobj, "w") as fh:
+            fh.create_group("g")["d"] = [1, 2]
+        with lib.File(fobj, "r") as fh:
+            return fh["g/d"][()]
+
+
+@behaviour
+def core_without_backing_store(lib, tmp):
+    path = os.path.join(tmp, "mem.h5")
+    with lib.File(path, "w", driver="core", backing_store=False) as fh:
+        fh["x"] = np.arange(3)
+        out = [fh.driver, fh.filename == path, fh["x"][()], fh.mode]
+    return out, os.path.exists(path)
+
+
+@behaviour
+def backing_store_without_core(lib, tmp):
+    return lib.File(os.path.join(tmp, "bs.h5"), "w", backing_store=False)
+
+
+@behaviour
+def backing_store_with_sec2(lib, tmp):
+    return lib.File(os.path.join(tmp, "bs.h5"), "w", driver="sec2", backing_store=False)
+
+
+@behaviour
+def not_a_file_object(lib, tmp):
+    return lib.File(object(), "w")
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

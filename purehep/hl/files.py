@@ -1,4 +1,5 @@
 """Files: open a byte source, find the superblock, and present the root group."""
+import io
 import os
 import posixpath
 import weakref
@@ -61,14 +62,22 @@ class File(Group):
     """
 
     _writer = None
+    _memory_name = None       # driver='core', backing_store=False: the name of a file in memory
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
                  block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=0,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
-                 driver=None, swmr=False, locking=None):
+                 driver=None, swmr=False, locking=None, backing_store=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         _check_access(mode, driver, swmr)
+        if backing_store is not None:
+            if driver != "core":
+                raise TypeError("'backing_store' is an invalid keyword argument for this "
+                                "function (driver='core' only)")
+            if not backing_store and mode != "r":     # the file lives in memory only
+                self._memory_name = os.fsdecode(name)
+                name = io.BytesIO()
         if driver == "core" and mode == "r" and isinstance(name, (str, bytes, os.PathLike)):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
@@ -110,12 +119,16 @@ class File(Group):
         (create) and 'a' (open, or create) write an empty file first and then change it as
         'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
         when a file that was never closed is collected or the interpreter exits."""
-        if not isinstance(name, (str, bytes, os.PathLike)):
-            raise UnsupportedFeatureError("writing to a file object; pass a path")
         from ..write.writer import Writer
-        name = os.fsdecode(name)
+        if isinstance(name, (str, bytes, os.PathLike)):
+            name = os.fsdecode(name)
+            exists = os.path.exists(name)
+        elif all(hasattr(name, a) for a in ("read", "write", "seek")):
+            exists = name.seek(0, os.SEEK_END) > 0     # a file object (h5py's 'fileobj')
+        else:
+            raise TypeError(f"expected a path or a binary file object, got {name!r}")
         if mode == "a":
-            mode = "r+" if os.path.exists(name) else "x"
+            mode = "r+" if exists else "x"
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
                         userblock_size or 0, track_order)
         self._writer = writer
@@ -143,7 +156,11 @@ class File(Group):
         """h5py's name for how the file is reached: "sec2" (a path), "core" (a buffer in
         memory) or "fileobj" (a file object or a range-reading callable)."""
         from ..io.source import BytesSource
-        if self._source.path is not None or self._writer is not None:
+        if self._memory_name is not None:
+            return "core"
+        if self._writer is not None:
+            return "sec2" if self._writer.sink.path is not None else "fileobj"
+        if self._source.path is not None:
             return "sec2"
         return "core" if isinstance(self._source, BytesSource) else "fileobj"
 
@@ -151,6 +168,10 @@ class File(Group):
     def filename(self):
         if self.id is None:
             raise ValueError("Not a file or file object (not a file or file object)")
+        if self._memory_name is not None:
+            return self._memory_name
+        if self._writer is not None and self._writer.sink.path is None:
+            return repr(self._writer.sink.fileobj)
         return self._source.path or "<memory>"
 
     @property

@@ -162,9 +162,79 @@ class FileSink:
             os.close(self.fd)
 
 
+class ObjectSink(FileSink):
+    """The FileSink interface over a Python binary file object opened for reading and
+    writing (h5py's 'fileobj' driver: io.BytesIO, an open file, ...), or over memory
+    (``driver='core', backing_store=False``). ``path`` is None; nothing is locked (the object
+    belongs to this process), and closing leaves the object open, as h5py does."""
+
+    path = None
+
+    def __init__(self, fileobj, mode="r+"):
+        self.fileobj = fileobj
+        size = fileobj.seek(0, os.SEEK_END)
+        if mode in ("w", "x"):           # h5py's fileobj driver creates over the content
+            fileobj.seek(0)
+            fileobj.truncate(0)
+            size = 0
+        self.size = size
+        self.closed = False
+        self.bytes_written = 0
+        self.writes = 0
+
+    def write(self, offset, data):
+        view = memoryview(data).cast("B")
+        self.bytes_written += len(view)
+        self.writes += 1
+        if offset > self.size:           # a gap: zeros, as a file grown by pwrite reads
+            self.truncate(offset)
+        self.fileobj.seek(offset)
+        done = 0
+        while done < len(view):
+            done += self.fileobj.write(view[done:])
+        self.size = max(self.size, offset + len(view))
+
+    def read(self, offset, n):
+        self.fileobj.seek(offset)
+        return self.fileobj.read(n)
+
+    def truncate(self, size):
+        if size > self.size:
+            self.fileobj.seek(self.size)
+            self.fileobj.write(bytes(size - self.size))
+            self.size = size
+
+    def shrink(self, size):
+        if size < self.size:
+            self.fileobj.truncate(size)
+            self.size = size
+
+    def sync(self):
+        flush = getattr(self.fileobj, "flush", None)
+        if flush is not None:
+            flush()
+
+    def source(self, overlay=None):
+        if overlay:
+            return OverlaySource(self, overlay)
+        return DescriptorSource(self, repr(self.fileobj))
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.sync()
+
+
+def make_sink(target, mode="r+", locking=None):
+    """A FileSink for a path, an ObjectSink for a file object."""
+    if isinstance(target, (str, bytes, os.PathLike)):
+        return FileSink(target, mode, locking)
+    return ObjectSink(target, mode)
+
+
 class DescriptorSource(ByteSource):
-    """A ByteSource over the file descriptor of a sink (``sink.fd``), as large as the sink
-    was when made; ``what`` names the file in short-read errors."""
+    """A ByteSource over a sink (its ``read``), as large as the sink was when made; ``what``
+    names the file in short-read errors."""
 
     def __init__(self, sink, what):
         self.sink = sink
@@ -173,7 +243,7 @@ class DescriptorSource(ByteSource):
         self.what = what
 
     def _read(self, offset, n):
-        data = os.pread(self.sink.fd, n, offset)
+        data = self.sink.read(offset, n)
         if len(data) != n:
             raise PurehepError(f"short read at {offset} of {self.what}")
         return data
@@ -230,7 +300,7 @@ class OverlaySource(DescriptorSource):
     staged in-place patches over them."""
 
     def __init__(self, sink, overlay):
-        super().__init__(sink, sink.path)
+        super().__init__(sink, sink.path or repr(getattr(sink, "fileobj", None)))
         self.overlay = overlay
 
     def _read(self, offset, n):

@@ -124,6 +124,13 @@ class ContiguousStore:
             return
         if self.address is None:
             self._allocate()
+        sink, start = self.writer.sink, self.writer.absolute(self.address)
+        if sink.path is None:           # a file object: read, update, write back
+            arr = np.frombuffer(bytearray(sink.read(start, self.nbytes)),
+                                self.dtype).reshape(self.shape)
+            arr[args] = values
+            sink.write(start, arr.reshape(-1).view(np.uint8))
+            return
         mm = np.memmap(self.writer.sink.path, dtype=self.dtype, mode="r+",
                        offset=self.writer.absolute(self.address), shape=self.shape)
         try:
