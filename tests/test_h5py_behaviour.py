@@ -481,6 +481,121 @@ def not_a_file_object(lib, tmp):
     return lib.File(object(), "w")
 
 
+# -- libver names --------------------------------------------------------------------------------
+
+LIBVERS = [None, "earliest", "v108", "v110", "v112", "v114", "v200", "latest", ("v110", "v112"),
+           ("earliest", "v110"), ("v108", "latest"), ("latest", "latest")]
+
+
+@behaviour
+def libver_names(lib, tmp):
+    out = []
+    for lv in LIBVERS:
+        with _file(lib, tmp, libver=lv) as fh:
+            out.append(fh.libver)
+    with _file(lib, tmp, mode="r+") as fh:
+        out.append(fh.libver)
+    with _file(lib, tmp, mode="a", libver="v110") as fh:
+        out.append(fh.libver)
+    return out
+
+
+# -- errors h5py raises at the call --------------------------------------------------------------
+
+NUL_VALUES = {"bytes": b"Hello\x00Hello", "str": "a\x00b",
+              "object_array": np.array([b"a\x00b"], dtype=object), "list": [b"a", b"b\x00"]}
+
+
+def _nul_attr(key):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            try:
+                fh.attrs["x"] = NUL_VALUES[key]
+            finally:
+                left = "x" in fh.attrs
+        return left
+    f.__name__ = f"attr_embedded_nul_{key}"
+    return f
+
+
+def _nul_dataset(key):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            try:
+                fh.create_dataset("d", data=NUL_VALUES[key])
+            finally:
+                fh["ok"] = 1
+        return sorted(_file(lib, tmp, mode="r"))
+    f.__name__ = f"dataset_embedded_nul_{key}"
+    return f
+
+
+for _key in NUL_VALUES:
+    behaviour(_nul_attr(_key))
+    behaviour(_nul_dataset(_key))
+
+
+@behaviour
+def nul_file_survives(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["ok"] = 1
+        try:
+            fh.attrs["x"] = b"a\x00b"
+        except ValueError:
+            pass
+    with _file(lib, tmp, mode="r") as fh:
+        return sorted(fh), sorted(fh.attrs)
+
+
+@behaviour
+def attr_name_not_a_string(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create(1, data=("a", "b"))
+
+
+@behaviour
+def attr_unicode_numpy_array(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=np.array(["a", "b"], dtype="U1"))
+
+
+@behaviour
+def attr_unicode_list_and_str(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=["a", "b"])
+        fh.attrs["y"] = "Ω"
+        return fh.attrs["x"], fh.attrs["y"]
+
+
+@behaviour
+def attr_array_dtype_mismatch(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=np.arange(4, dtype="i"), dtype=np.dtype("(3,)i"))
+
+
+@behaviour
+def attr_shape_mismatch(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=np.arange(4, dtype="i"), shape=(5,), dtype=np.dtype("()i"))
+
+
+@behaviour
+def attr_modify(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.modify("a", 3)
+        fh.attrs.modify("a", 4)
+        fh.attrs["n"] = np.arange(3)
+        fh.attrs.modify("n", [1.5, 2.5, 3.5])
+        return fh.attrs["a"], fh.attrs["n"]
+
+
+@behaviour
+def attr_modify_other_shape(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.modify("b", 5)
+        fh.attrs.modify("b", np.arange(5))
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

@@ -129,6 +129,13 @@ api_version = "1.8"
 purehep_version = _purehep.__version__
 '''
 
+# whole modules of h5py's low-level layer left out unless --all: none of their tests can pass
+# here, and they cost most of the run (each test of the first two starts a Python process; the
+# third hangs on a placeholder lock until the per-test timeout). With --oracle their tests
+# count as low-level failures.
+NOT_RUN = {"test_h5pl.py": "h5py.h5pl plugin search paths",
+           "test_h5z.py": "h5py.h5z filter registration",
+           "test_objects.py": "h5py._objects ObjectID and its phil lock"}
 # private names with a plain meaning for purehep (it reads and writes virtual datasets)
 # and of its file system (h5py's filename_encode is os.fsencode on POSIX); it has no 'direct'
 # file driver
@@ -351,8 +358,12 @@ def outcomes(records):
     return result
 
 
-def summarize(result, sources, oracle=None):
+def summarize(result, sources, oracle=None, not_run=()):
     if oracle is not None:
+        for sid in oracle:
+            module = sid.split("::", 1)[0]
+            if module in not_run and sid not in result:
+                result[sid] = ("error", f"E   H5PY-SHIM[low-level] not run: {NOT_RUN[module]}")
         # a module that failed to import: its tests (known from h5py's run) count as errors
         for sid in set(oracle) - set(result):
             module = sid.split("::", 1)[0]
@@ -391,12 +402,14 @@ def summarize(result, sources, oracle=None):
 
 
 def run_suite(*, jobs=2, timeout=900, keyword=None, oracle=False, workdir=None,
-              oracle_json=None, save_oracle=None):
+              oracle_json=None, save_oracle=None, run_all=False):
     """Build the shim, run the suite (and the oracle if asked), return the summary dict."""
     base = Path(workdir or tempfile.mkdtemp(prefix="h5py-suite-"))
     try:
         pkg = build_shim(base)
-        files = sorted(p for p in (pkg / "tests").rglob("test_*.py"))
+        not_run = () if run_all else tuple(NOT_RUN)
+        files = sorted(p for p in (pkg / "tests").rglob("test_*.py")
+                       if str(p.relative_to(pkg / "tests")) not in not_run)
         t0 = time.monotonic()
         records, foreign, problems = run_pytest(base, files, oracle=False, timeout=timeout,
                                                 keyword=keyword, jobs=jobs)
@@ -413,8 +426,8 @@ def run_suite(*, jobs=2, timeout=900, keyword=None, oracle=False, workdir=None,
             oracle_result = outcomes(orecords)
             if save_oracle:
                 Path(save_oracle).write_text(json.dumps({"outcomes": oracle_result}))
-        summary = summarize(outcomes(records), sources, oracle_result)
-        summary.update(seconds=round(elapsed, 1), foreign_h5py_modules=foreign,
+        summary = summarize(outcomes(records), sources, oracle_result, not_run)
+        summary.update(not_run=list(not_run), seconds=round(elapsed, 1), foreign_h5py_modules=foreign,
                        problems=problems, shim_hdf5_version=list(SHIM_HDF5_VERSION))
         return summary
     finally:
@@ -431,18 +444,21 @@ def main(argv=None):
     ap.add_argument("--oracle", action="store_true", help="also run with the real h5py")
     ap.add_argument("--save-oracle", help="with --oracle: keep h5py's outcomes in this file")
     ap.add_argument("--oracle-json", help="h5py's outcomes from an earlier --save-oracle")
+    ap.add_argument("--all", action="store_true",
+                    help="run the low-level modules left out by default too (NOT_RUN)")
     ap.add_argument("--failures", action="store_true", help="list every failing test")
     ap.add_argument("--keep", help="build and keep the shim in this (new) directory")
     args = ap.parse_args(argv)
     s = run_suite(jobs=args.jobs, timeout=args.timeout, keyword=args.keyword,
                   oracle=args.oracle, workdir=args.keep, oracle_json=args.oracle_json,
-                  save_oracle=args.save_oracle)
+                  save_oracle=args.save_oracle, run_all=args.all)
     if args.json:
         Path(args.json).write_text(json.dumps(s, indent=1))
     print(f"h5py suite on purehep: {s['passed']} passed, {s['failed']} failed, "
           f"{s['errors']} errors, {s['skipped']} skipped of {s['total']} "
           f"({s['seconds']} s); failures via the low-level layer {s['failures_low_level']}, "
-          f"private internals {s['failures_private']}")
+          f"private internals {s['failures_private']}"
+          + (f"; not run: {', '.join(s['not_run'])}" if s["not_run"] else ""))
     if "oracle" in s:
         o = s["oracle"]
         print(f"h5py passes {o['passed']} of {o['total']}; purehep passes "

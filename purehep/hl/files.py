@@ -132,6 +132,7 @@ class File(Group):
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
                         userblock_size or 0, track_order)
         self._writer = writer
+        self._libver = libver
         self._finalizer = weakref.finalize(self, _close_writer, writer)
         self.mode = "r+"
         self._threads = threads
@@ -190,9 +191,11 @@ class File(Group):
     def libver(self):
         """h5py's (low, high) library version bounds: the versions named, as h5py names
         them (the high bound is the newest format version purehep writes)."""
-        if self._writer is not None:
-            return (self._writer.policy.libver, LATEST)
-        return ("earliest", LATEST)
+        if self._writer is None:
+            return ("earliest", LATEST)
+        low, high = self._libver if isinstance(self._libver, (tuple, list)) else \
+            (self._libver or "earliest", LATEST)
+        return tuple(LATEST if v == "latest" else v for v in (low, high))
 
     def _root(self):
         return self

@@ -396,8 +396,17 @@ def _prepare(data, dtype):
             arr[()] = data
         else:
             arr[...] = data if isinstance(data, np.ndarray) else _object_array(data, arr.shape)
+        if meta.get("vlen") in (str, bytes):
+            _no_embedded_nul(arr)
         return arr, dtype
     return np.asarray(data, dtype=dtype), dtype
+
+
+def _no_embedded_nul(arr):
+    """libhdf5 keeps variable-length strings as C strings: h5py refuses a NUL inside one."""
+    for item in arr.reshape(-1):
+        if isinstance(item, (str, bytes)) and ("\0" if isinstance(item, str) else b"\0") in item:
+            raise ValueError("VLEN strings do not support embedded NULLs")
 
 
 def _guess_dtype(data):
@@ -799,8 +808,9 @@ class AttributesWriter:
         if node is None:
             raise OSError("Unable to create attribute (no write intent on file)")
         from .base import Empty
-        if isinstance(name, bytes):
-            name = name.decode("utf-8", "surrogateescape")
+        name = link_name(name)
+        if isinstance(data, np.ndarray) and data.dtype.kind == "U":
+            raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
         if data is None:
             if shape is None and dtype is None:
                 raise TypeError("data, shape or dtype is required")
@@ -826,6 +836,9 @@ class AttributesWriter:
             arr, dt = obj, string_dtype()
         if dt.subdtype is not None and dtype is not None:
             base, dims = dt.subdtype
+            if tuple(np.shape(data))[-len(dims):] != tuple(dims):
+                raise ValueError(f"Array dtype shape {dims} is incompatible with data shape "
+                                 f"{np.shape(data)}")
             arr = np.asarray(arr, base)
             dt = base
         if shape is not None:
@@ -848,6 +861,7 @@ class AttributesWriter:
                     old.value = arr.reshape(old.shape)
                     self._parent._writer.touch()
                     return
+                raise TypeError("Shape of data is incompatible with existing attribute")
         self.create(name, value)
 
     def __delitem__(self, name):
