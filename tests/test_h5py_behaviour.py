@@ -596,6 +596,45 @@ def attr_modify_other_shape(lib, tmp):
         fh.attrs.modify("b", np.arange(5))
 
 
+# -- numpy 2 StringDType ------------------------------------------------------------------------
+
+@behaviour
+def stringdtype_create_and_read(lib, tmp):
+    data = [["foo", "bar"], ["hello world", ""]]
+    with _file(lib, tmp) as fh:
+        a = fh.create_dataset("a", shape=(2, 2), dtype="T")
+        a[:] = data
+        b = fh.create_dataset("b", data=np.asarray(data, dtype="T"))
+        c = fh.create_dataset("c", data=data, dtype=np.dtypes.StringDType())
+        a[0, 0] = np.asarray("baz", dtype="T")
+        out = [(d.dtype.str, d[()], d.asstr()[()]) for d in (a, b, c)]
+        t = a.astype("T")
+        out.append((t.dtype.kind, t[()].dtype.kind, t[()].tolist(), type(t[0, 0]).__name__))
+    with _file(lib, tmp, mode="r") as fh:
+        out += [(fh[n].dtype.str, fh[n].astype("T")[()].tolist()) for n in "abc"]
+    return out
+
+
+@behaviour
+def stringdtype_with_fixed_and_vlen(lib, tmp):
+    with _file(lib, tmp) as fh:
+        x = fh.create_dataset("x", data=["foo", "longer than 8 bytes"],
+                              dtype=lib.string_dtype(length=20))
+        y = x.astype("T")
+        x[0] = np.asarray("1234", dtype="T")
+        v = fh.create_dataset("v", data=["foo", "longer"], dtype="T")
+        w = fh.create_dataset("w", data=["foo"], dtype=lib.string_dtype("ascii"))
+        w[0] = np.asarray("2345", dtype="T")
+        return (y.dtype.kind, y[()].tolist(), x[()], v.astype("S3")[()], w[()],
+                v.astype("S20").dtype.str)
+
+
+@behaviour
+def stringdtype_on_numbers(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_dataset("x", shape=(2,), dtype="i8").astype("T")
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

@@ -370,7 +370,13 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             dest[dest_sel] = src
 
     def astype(self, dtype):
-        return _AsType(self, np.dtype(dtype))
+        dtype = np.dtype(dtype)
+        if dtype.kind == "T":
+            from ..dtypes import check_string_dtype
+            if check_string_dtype(self.dtype) is None:
+                raise TypeError("dset.astype(StringDType()) can only be used on datasets "
+                                "with an HDF5 string datatype")
+        return _AsType(self, dtype)
 
     def asstr(self, encoding=None, errors="strict"):
         from ..dtypes import check_string_dtype
@@ -436,9 +442,21 @@ class _AsType(_Wrapper):
 
     def __getitem__(self, args):
         data = self._ds[args]
-        if isinstance(data, np.ndarray):
-            return data.astype(self._dtype)
-        return np.asarray(data).astype(self._dtype)[()]   # a scalar stays a scalar
+        scalar = not isinstance(data, np.ndarray)
+        data = np.asarray(data)
+        if self._dtype.kind == "T" and data.dtype == object:   # variable-length strings
+            data = _decoded(data)
+        out = data.astype(self._dtype)
+        return out[()] if scalar else out     # a scalar stays a scalar
+
+
+def _decoded(data):
+    """An object array of bytes and str as str (UTF-8), for numpy's StringDType."""
+    out = np.empty(data.shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(data.reshape(-1)):
+        flat[i] = item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else item
+    return out
 
 
 class _AsStr(_Wrapper):

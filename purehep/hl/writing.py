@@ -385,7 +385,7 @@ def _prepare(data, dtype):
     from .base import Empty
     if isinstance(data, Empty):
         return data, np.dtype(data.dtype)
-    dtype = np.dtype(dtype) if dtype is not None else _guess_dtype(data)
+    dtype = h5py_dtype(dtype) if dtype is not None else _guess_dtype(data)
     if dtype is None:
         arr = np.asarray(data)
         return arr, arr.dtype
@@ -409,9 +409,21 @@ def _no_embedded_nul(arr):
             raise ValueError("VLEN strings do not support embedded NULLs")
 
 
+def h5py_dtype(dtype):
+    """``dtype`` as h5py stores it: numpy 2's variable-width StringDType ('T') is a
+    variable-length UTF-8 string."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "T":
+        from ..dtypes import string_dtype
+        return string_dtype()
+    return dtype
+
+
 def _guess_dtype(data):
     from ..dtypes import ref_dtype, regionref_dtype, string_dtype
     from ..reference import Reference, RegionReference
+    if isinstance(data, np.ndarray) and data.dtype.kind == "T":
+        return string_dtype()
     kind = _item_type(data)
     if kind is bytes:
         return string_dtype("ascii")
@@ -468,6 +480,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                 section_filters, chunk_index, track_times, track_order)
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
+    if dtype is not None:
+        dtype = h5py_dtype(dtype)
     external = _external_slots(external)
     if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \
             and compression not in (1, 2, 3, 4, 5, 6):
@@ -659,6 +673,8 @@ class DatasetWriter(WritableObject):
             self._write_fields(args, names, val)
             return
         from ..write.storage import MemoryStore
+        if isinstance(val, np.ndarray) and val.dtype.kind == "T":
+            val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
