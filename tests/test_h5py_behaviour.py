@@ -635,6 +635,63 @@ def stringdtype_on_numbers(lib, tmp):
         fh.create_dataset("x", shape=(2,), dtype="i8").astype("T")
 
 
+# -- names, containment, deletion, require_dataset ----------------------------------------------
+
+@behaviour
+def non_ascii_attribute_names(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs["OmegaΩ"] = 1
+        fh.attrs["non-ascii\xfe".encode()] = 2
+        out = [fh.attrs["OmegaΩ"], fh.attrs["non-ascii\xfe".encode()], sorted(fh.attrs)]
+    for libver in ("earliest", "latest"):
+        with _file(lib, tmp, "v.h5", libver=libver) as fh:
+            fh.attrs["αβ"] = 3
+        with _file(lib, tmp, "v.h5", mode="r") as fh:
+            out += [fh.attrs["αβ"], "αβ" in fh.attrs]
+    return out
+
+
+@behaviour
+def non_ascii_attribute_names_read_by_purehep(lib, tmp):
+    with h5py.File(os.path.join(tmp, "h.h5"), "w") as fh:
+        fh.attrs["Ω"] = 1
+    with _file(lib, tmp, "h.h5", mode="r") as fh:
+        return fh.attrs["Ω"], list(fh.attrs)
+
+
+@behaviour
+def empty_name_in_group(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group("g")
+        out = ["" in fh, "/" in fh, "g" in fh, "." in fh]
+    with _file(lib, tmp, mode="r") as fh:
+        return out + ["" in fh, "/" in fh]
+
+
+@behaviour
+def delete_in_read_only_file(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group("g")
+    with _file(lib, tmp, mode="r") as fh:
+        del fh["g"]
+
+
+@behaviour
+def require_dataset_with_maxshape(lib, tmp):
+    with _file(lib, tmp) as fh:
+        ds = fh.require_dataset("a", shape=(0, 3), maxshape=(None, 3), dtype=int)
+        ds.resize(20, axis=0)
+        out = [fh.require_dataset("a", shape=(0, 3), maxshape=(None, 3), dtype=int).shape,
+               fh.require_dataset("a", shape=(20, 3), dtype=int).shape]
+        for kw in (dict(shape=(0, 0), maxshape=(3, None)), dict(shape=(0, 0), maxshape=(None, 5)),
+                   dict(shape=(0, 0))):
+            try:
+                fh.require_dataset("a", dtype=int, **kw)
+            except TypeError:
+                out.append("TypeError")
+        return out
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

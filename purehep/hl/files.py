@@ -95,6 +95,9 @@ class File(Group):
             except BaseException:
                 self._source.close()
                 raise
+        # the lock is given back at close, or when the File is collected unclosed (else a
+        # later file with the same inode would be taken for this one)
+        self._unlock = weakref.finalize(self, unlock_file, self._lock)
         self.mode = mode
         self.swmr_mode = bool(swmr)
         self._threads = threads
@@ -296,9 +299,10 @@ class File(Group):
         for other in list(self._externals.values()):
             if other is not self and other.id is not None:
                 other.id = None
+                other._unlock()
                 other._source.close()
         self._ctx.cache.clear()
-        unlock_file(self._lock)
+        self._unlock()
         self._source.close()
         self.id = None
 

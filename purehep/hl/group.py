@@ -114,8 +114,8 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
         self._wsetitem(name, obj)
 
     def __delitem__(self, name):
-        if self._node is None:
-            raise ValueError("Unable to delete link (no write intent on file)")
+        if self._node is None:        # h5py's KeyError (it cannot tell this from a missing name)
+            raise KeyError("Couldn't delete link (no write intent on file)")
         self._wdelitem(name)
 
     def __contains__(self, name):
@@ -124,6 +124,8 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
             return False
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
+        if name == "":
+            return False
         if self._node is not None:
             try:
                 parent, leaf, node = self._wlookup(name)

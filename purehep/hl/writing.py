@@ -301,7 +301,14 @@ class GroupWriter(WritableObject):
             return self.create_dataset(name, shape, dtype, **kwds)
         shape = tuple(shape) if not isinstance(shape, int) else (shape,)
         if tuple(node.shape) != shape:
-            raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
+            if "maxshape" not in kwds:
+                raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
+            maxshape = kwds["maxshape"]
+            maxshape = (maxshape,) if isinstance(maxshape, int) or maxshape is None else \
+                tuple(maxshape)
+            if maxshape != tuple(node.maxshape):
+                raise TypeError(f"Max shapes do not match (existing {node.maxshape} vs new "
+                                f"{maxshape})")
         dt = np.dtype(dtype)
         if exact and dt != node.dtype:
             raise TypeError(f"Datatypes do not exactly match (existing {node.dtype} vs new {dt})")

@@ -50,9 +50,10 @@ def lock_file(fd, write, locking=None, path=None):
         if write:
             raise OSError(errno.EBUSY, "Unable to open file (file is already open in this "
                           "process)", path)
-        if held != "w":
-            _held[key] = held + 1
-        return None
+        if held == "w":
+            return None
+        _held[key] = held + 1
+        return key, None          # one more reader in this process: unlock_file counts it
     if locking:
         try:
             import fcntl
@@ -76,12 +77,13 @@ def unlock_file(lock):
     if lock is None:
         return
     key, fd = lock
-    try:
-        import fcntl
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    except (ImportError, OSError):
-        pass
     held = _held.get(key)
+    if fd is not None:                # the holder that took the lock (not a counted reader)
+        try:
+            import fcntl
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except (ImportError, OSError):
+            pass
     if held == "w" or held == 1:
         _held.pop(key, None)
     elif held is not None:

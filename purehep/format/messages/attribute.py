@@ -37,10 +37,13 @@ def decode(cur):
     version = cur.version((1, 2, 3))
     flags = cur.u8() if version >= 2 else (cur.skip(1) or 0)
     name_size, type_size, space_size = cur.u16(), cur.u16(), cur.u16()
-    charset = cur.u8() if version == 3 else 0
+    if version == 3:
+        cur.skip(1)       # the name's character set (the name is read as UTF-8 either way)
     pad = version == 1
     name_raw = bytes(_field(cur, name_size, pad)[0])
-    name = name_raw.split(b"\0", 1)[0].decode("utf-8" if charset else "ascii", "surrogateescape")
+    # UTF-8 whatever the character set says (ASCII is a subset), as h5py reads names; version
+    # 1 and 2 messages have no character set field and hold UTF-8 names too
+    name = name_raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
     datatype = _message(cur, 0x03, type_size, pad, flags & 0x01)
     dataspace = _message(cur, 0x01, space_size, pad, flags & 0x02)
     if datatype is None or dataspace is None:
