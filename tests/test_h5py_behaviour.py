@@ -692,6 +692,47 @@ def require_dataset_with_maxshape(lib, tmp):
         return out
 
 
+# -- read_direct / write_direct ----------------------------------------------------------------
+
+DIRECT = {
+    "empty": ("e", lambda: np.ones(100, "int64"), (np.s_[0:10], np.s_[50:60])),
+    "wrong_shape": ("d", lambda: np.ones(200), ()),
+    "fortran_order": ("m", lambda: np.ones((10, 10), order="F"), ()),
+    "zero_length_wrong": ("z", lambda: np.zeros((0, 25), "int64"), ()),
+    "zero_length": ("z", lambda: np.zeros((0, 20), "int64"), ()),
+    "same_size_other_shape": ("d", lambda: np.ones((10, 10)), ()),
+    "other_dtype": ("d", lambda: np.ones(100, "i4"), ()),
+    "selections_differ": ("d", lambda: np.ones(50), (np.s_[0:10], np.s_[0:20])),
+    "selections": ("d", lambda: np.zeros(50), (np.s_[5:15], np.s_[20:30])),
+    "read_only_dest": ("d", lambda: np.ones(100, "int64")[::1].copy().view(), ()),
+}
+
+
+def _direct(name, how):
+    ds, make, sel = DIRECT[name]
+
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            fh.create_dataset("e", dtype="int64")
+            fh.create_dataset("d", data=np.arange(100, dtype="int64"))
+            fh.create_dataset("z", (0, 20), dtype="int64")
+            fh.create_dataset("m", (10, 10), dtype="int64")
+            arr = make()
+            if how == "read":
+                fh[ds].read_direct(arr, *sel)
+                return arr
+            fh[ds].write_direct(arr, *sel)
+            return fh[ds][()]
+    f.__name__ = f"{how}_direct_{name}"
+    return f
+
+
+for _name in DIRECT:
+    behaviour(_direct(_name, "read"))
+for _name in ("fortran_order", "selections"):
+    behaviour(_direct(_name, "write"))
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

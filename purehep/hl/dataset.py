@@ -362,8 +362,23 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return box[tuple((coords - lo).T)].reshape(shape)
 
     def read_direct(self, dest, source_sel=None, dest_sel=None):
-        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""
-        src = self[source_sel] if source_sel is not None else self[()]
+        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct: ``dest`` a
+        C-contiguous writable array, the selections of shapes that broadcast, else
+        TypeError)."""
+        if self.shape is None:
+            raise TypeError("Empty datasets have no numpy representation")
+        if not (isinstance(dest, np.ndarray) and dest.flags.c_contiguous and
+                dest.flags.writeable):
+            raise TypeError("Array must be C-contiguous and writable")
+        src = np.asarray(self[source_sel] if source_sel is not None else self[()])
+        target = dest[dest_sel] if dest_sel is not None else dest
+        target_shape = np.shape(target)
+        try:
+            ok = np.broadcast_shapes(src.shape, target_shape) == target_shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise TypeError(f"Can't broadcast {src.shape} -> {target_shape}")
         if dest_sel is None:
             dest[...] = src
         else:

@@ -717,7 +717,9 @@ class DatasetWriter(WritableObject):
         self[args if args else ()] = current
 
     def write_direct(self, source, source_sel=None, dest_sel=None):
-        src = np.asarray(source)
+        if not (isinstance(source, np.ndarray) and source.flags.c_contiguous):
+            raise TypeError("Array must be C-contiguous")
+        src = source
         self[dest_sel if dest_sel is not None else ()] = \
             src[source_sel] if source_sel is not None else src
 
