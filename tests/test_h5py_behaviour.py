@@ -733,6 +733,42 @@ for _name in ("fortran_order", "selections"):
     behaviour(_direct(_name, "write"))
 
 
+# -- create_dataset arguments h5py refuses ------------------------------------------------------
+
+CREATE_ARGS = {
+    "empty_chunked": dict(dtype="S100", chunks=True),
+    "empty_maxshape": dict(dtype="S100", maxshape=20),
+    "compound_fill_number": dict(shape=(10,), dtype=[("a", "i"), ("b", "f")], fillvalue=42),
+    "compound_fill_tuple": dict(shape=(4,), dtype=[("a", "i"), ("b", "f")], fillvalue=(1, 2.0)),
+    "compound_fill_record": dict(shape=(4,), dtype=[("a", "i"), ("b", "f")],
+                                 fillvalue=np.array((1, 2.0), dtype=[("a", "i"), ("b", "f")])),
+    "lzf_options": dict(shape=(20, 30), dtype="f4", compression="lzf", compression_opts=4),
+    "scaleoffset_negative": dict(shape=(20, 30), dtype=float, scaleoffset=-0.1),
+    "scaleoffset_bool": dict(shape=(20, 30), dtype=bool, scaleoffset=True),
+    "scaleoffset_strings": dict(shape=(4,), dtype="S4", scaleoffset=2),
+    "scaleoffset_float_factor": dict(shape=(4,), dtype="f4", scaleoffset=2.5),
+    "track_times_string": dict(shape=(4,), track_times="null", dtype="f4"),
+    "track_times_one": dict(shape=(4,), track_times=1, dtype="f4"),
+    "fill_text_for_floats": dict(shape=(4,), dtype="f4", fillvalue="abc"),
+    "fill_number": dict(shape=(4,), dtype="f4", fillvalue=2),
+}
+
+
+def _create_case(name):
+    kw = CREATE_ARGS[name]
+
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            ds = fh.create_dataset("x", **kw)
+            return ds.shape, ds.dtype.str, ds.fillvalue if ds.dtype.names is None else None
+    f.__name__ = f"create_{name}"
+    return f
+
+
+for _name in CREATE_ARGS:
+    behaviour(_create_case(_name))
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

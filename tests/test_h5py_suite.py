@@ -13,7 +13,7 @@ pytest.importorskip("pytest_timeout")
 
 from tools.h5py_suite import run_suite  # noqa: E402
 
-FLOOR = 416
+FLOOR = 550
 
 
 def test_h5py_suite_passes_floor():

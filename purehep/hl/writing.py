@@ -487,6 +487,9 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                 section_filters, chunk_index, track_times, track_order)
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
+    from .create_checks import check_create_args
+    check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
+                      scaleoffset, fillvalue, track_times)
     if dtype is not None:
         dtype = h5py_dtype(dtype)
     external = _external_slots(external)
