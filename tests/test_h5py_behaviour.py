@@ -769,6 +769,42 @@ for _name in CREATE_ARGS:
     behaviour(_create_case(_name))
 
 
+# -- writes that do not broadcast ---------------------------------------------------------------
+
+WRITES = {
+    "into_empty_selection": ("d", np.s_[0:0], np.arange(4)),
+    "into_empty_dataset": ("d", np.s_[...], np.arange(4)),
+    "scalar_into_empty": ("d", np.s_[...], 1),
+    "too_short": ("c", np.s_[0:5], np.arange(4)),
+    "column_into_row": ("c", np.s_[0:5], np.arange(5).reshape(5, 1)),
+    "one_broadcast": ("c", np.s_[0:4], np.arange(1)),
+    "mask": ("c", np.s_[np.arange(10) > 5], [1, 2, 3, 4]),
+    "row_chunked": ("e", np.s_[1], [1, 2, 3, 4]),
+    "column_chunked": ("e", np.s_[:, 1], [1, 2, 3]),
+    "column_as_2d": ("e", np.s_[:, 1], [[1], [2], [3]]),
+    "row_over_all": ("e", np.s_[...], [1, 2, 3, 4]),
+    "wrong_row_over_all": ("e", np.s_[...], [1, 2, 3]),
+}
+
+
+def _write_case(name):
+    ds, sel, value = WRITES[name]
+
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            fh.create_dataset("d", (0,), maxshape=(None,), dtype="i4")
+            fh.create_dataset("c", (10,), dtype="i4")
+            fh.create_dataset("e", (3, 4), dtype="f8", chunks=(2, 2))
+            fh[ds][sel] = value
+            return fh[ds][()]
+    f.__name__ = f"write_{name}"
+    return f
+
+
+for _name in WRITES:
+    behaviour(_write_case(_name))
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

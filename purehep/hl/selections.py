@@ -188,6 +188,19 @@ def select(shape, args, one_fancy=False):
     return Selection(tuple(shape), dims, finish, tuple(mshape))
 
 
+def check_broadcast(value_shape, shape, args):
+    """h5py's TypeError when values of ``value_shape`` cannot be broadcast to the selection
+    ``args`` of a dataset of ``shape`` (numpy's rule, the selection's shape unchanged)."""
+    whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
+    target = tuple(shape) if whole else select(shape, args).mshape
+    try:
+        fits = np.broadcast_shapes(tuple(value_shape), target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise TypeError(f"Can't broadcast {tuple(value_shape)} -> {target}")
+
+
 def numpy_index(args, shape):
     """``args`` (a tuple) with each MultiBlockSlice made a numpy index, for the writers that
     index numpy arrays; at most one of them may select blocks of several elements (numpy

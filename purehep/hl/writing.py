@@ -16,7 +16,7 @@ import posixpath
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
-from .selections import numpy_index
+from .selections import check_broadcast, numpy_index
 
 
 def _no_write(obj, exc=ValueError):
@@ -682,6 +682,9 @@ class DatasetWriter(WritableObject):
         if names:
             self._write_fields(args, names, val)
             return
+        if node.layout != "sparse" and node.dtype.kind != "O" and node.dtype.subdtype is None \
+                and not (node.dtype.metadata or {}):
+            check_broadcast(np.shape(val), node.shape, args)
         from ..write.storage import MemoryStore
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
