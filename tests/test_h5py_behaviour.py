@@ -805,6 +805,55 @@ for _name in WRITES:
     behaviour(_write_case(_name))
 
 
+# -- user blocks, pickling ----------------------------------------------------------------------
+
+USERBLOCK = [("r", 512), ("r+", 512), ("a", 1024), ("a", 512), ("r", 0), ("a", 0)]
+
+
+def _userblock(mode, size):
+    def f(lib, tmp):
+        _file(lib, tmp, userblock_size=512).close()
+        with _file(lib, tmp, mode=mode, userblock_size=size) as fh:
+            return fh.userblock_size
+    f.__name__ = f"userblock_{mode.replace('+', 'plus')}_{size}"
+    return f
+
+
+for _mode, _size in USERBLOCK:
+    behaviour(_userblock(_mode, _size))
+
+
+@behaviour
+def userblock_not_a_number(lib, tmp):
+    return _file(lib, tmp, userblock_size="non")
+
+
+@behaviour
+def userblock_created(lib, tmp):
+    out = []
+    for mode in ("w", "w-", "x"):
+        with _file(lib, tmp, f"ub{len(out)}.h5", mode=mode, userblock_size=1024) as fh:
+            out.append(fh.userblock_size)
+    with _file(lib, tmp, "ub0.h5", mode="a") as fh:
+        out.append(fh.userblock_size)
+    return out
+
+
+@behaviour
+def pickle_a_file(lib, tmp):
+    import pickle
+    with _file(lib, tmp) as fh:
+        pickle.dumps(fh)
+
+
+@behaviour
+def pickle_a_dataset(lib, tmp):
+    import pickle
+    with _file(lib, tmp) as fh:
+        fh["d"] = 1
+        pickle.dumps(fh["d"])
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

@@ -247,3 +247,7 @@ class HLObject(WritableObject):
 
     def __bool__(self):
         return self._file.id is not None
+
+    def __reduce__(self):
+        """Files and their objects are live handles on a file: not picklable, as in h5py."""
+        raise TypeError("purehep objects cannot be pickled (as h5py's)")

@@ -38,6 +38,19 @@ def _check_chunk_cache(nbytes, w0, nslots):
         raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
 
 
+def _check_userblock(mode, size):
+    """h5py's rules for ``userblock_size``: an integer, given only when the file may be
+    created ('w', 'w-', 'x', 'a'; with 'a' on an existing file it must be that file's)."""
+    if size is None:
+        return None
+    if mode in ("r", "r+"):
+        raise ValueError("User block may only be specified when creating a file")
+    try:
+        return int(size)
+    except (TypeError, ValueError):
+        raise ValueError("User block size must be an integer") from None
+
+
 def _check_access(mode, driver, swmr):
     """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
     and stdio drivers (one file on disk), core (in memory; in write modes the file is built
@@ -66,11 +79,12 @@ class File(Group):
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
-                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=0,
+                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
                  driver=None, swmr=False, locking=None, backing_store=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         _check_access(mode, driver, swmr)
+        userblock_size = _check_userblock(mode, userblock_size)
         if backing_store is not None:
             if driver != "core":
                 raise TypeError("'backing_store' is an invalid keyword argument for this "
@@ -134,6 +148,10 @@ class File(Group):
             mode = "r+" if exists else "x"
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
                         userblock_size or 0, track_order)
+        if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
+            writer.close()
+            raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
+                             f"that of existing file ({writer.base})")
         self._writer = writer
         self._libver = libver
         self._finalizer = weakref.finalize(self, _close_writer, writer)
