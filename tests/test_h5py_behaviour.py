@@ -854,6 +854,26 @@ def pickle_a_dataset(lib, tmp):
         pickle.dumps(fh["d"])
 
 
+@behaviour
+def fileobj_driver_with_none(lib, tmp):
+    return lib.File(None, "x", driver="fileobj")
+
+
+@behaviour
+def temporary_file_released_at_close(lib, tmp):
+    import gc
+    import tempfile
+    fobj = tempfile.NamedTemporaryFile(dir=tmp)
+    name = fobj.name
+    fh = lib.File(fobj, "w")
+    del fobj
+    fh["x"] = np.arange(3)
+    before = os.path.isfile(name)
+    fh.close()
+    gc.collect()
+    return before, os.path.isfile(name)
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

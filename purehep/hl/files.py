@@ -85,6 +85,8 @@ class File(Group):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         _check_access(mode, driver, swmr)
         userblock_size = _check_userblock(mode, userblock_size)
+        if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
+            raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
         if backing_store is not None:
             if driver != "core":
                 raise TypeError("'backing_store' is an invalid keyword argument for this "

@@ -225,6 +225,7 @@ class ObjectSink(FileSink):
         if not self.closed:
             self.closed = True
             self.sync()
+            self.fileobj = None      # as h5py, the object is not kept alive past close
 
 
 def make_sink(target, mode="r+", locking=None):
