@@ -874,6 +874,27 @@ def temporary_file_released_at_close(lib, tmp):
     return before, os.path.isfile(name)
 
 
+@behaviour
+def write_record_as_tuple(lib, tmp):
+    with _file(lib, tmp) as fh:
+        dt = np.dtype([("a", "i4"), ("b", "f8")])
+        d = fh.create_dataset("c", (3,), dtype=dt)
+        d[1] = (5, 2.5)
+        s = fh.create_dataset("s", (), dtype=dt)
+        s[()] = (7, 1.5)
+        return d[()], s[()]
+
+
+@behaviour
+def write_reference_record(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["x"] = 1
+        dt = np.dtype([("a", lib.ref_dtype), ("b", "i4")])
+        d = fh.create_dataset("r", (), dtype=dt)
+        d[()] = (fh["x"].ref, 2)
+        return fh[d[()]["a"]].name, d[()]["b"]
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

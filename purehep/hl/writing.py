@@ -683,7 +683,8 @@ class DatasetWriter(WritableObject):
             self._write_fields(args, names, val)
             return
         if node.layout != "sparse" and node.dtype.kind != "O" and node.dtype.subdtype is None \
-                and not (node.dtype.metadata or {}):
+                and not (node.dtype.metadata or {}) and \
+                (node.dtype.names is None or isinstance(val, np.ndarray)):   # (a tuple: a record)
             check_broadcast(np.shape(val), node.shape, args)
         from ..write.storage import MemoryStore
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
