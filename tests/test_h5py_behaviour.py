@@ -895,6 +895,48 @@ def write_reference_record(lib, tmp):
         return fh[d[()]["a"]].name, d[()]["b"]
 
 
+# -- SWMR flags and refresh ----------------------------------------------------------------------
+
+def _swmr_file(lib, tmp):
+    with _file(lib, tmp, libver="latest") as fh:
+        fh.create_dataset("data", chunks=(13,), maxshape=(None,), data=np.arange(13.0))
+
+
+@behaviour
+def swmr_read_flag_and_refresh(lib, tmp):
+    _swmr_file(lib, tmp)
+    with _file(lib, tmp, mode="r", swmr=True) as fh:
+        d = fh["data"]
+        d.refresh()
+        return fh.swmr_mode, d[()]
+
+
+@behaviour
+def swmr_read_switch_off(lib, tmp):
+    _swmr_file(lib, tmp)
+    with _file(lib, tmp, mode="r", swmr=True) as fh:
+        fh.swmr_mode = False
+
+
+@behaviour
+def swmr_write_switch(lib, tmp):
+    with _file(lib, tmp, libver="latest") as fh:
+        d = fh.create_dataset("data", shape=(0,), dtype="f4", chunks=(2,), maxshape=(None,))
+        out = [fh.swmr_mode]
+        fh.swmr_mode = True
+        out.append(fh.swmr_mode)
+        d.resize((4,))
+        d[:] = np.arange(4.0)
+        d.flush()
+        d.refresh()
+        out.append(d[()])
+        try:
+            fh.swmr_mode = False
+        except ValueError:
+            out.append("ValueError")
+        return out + [fh.swmr_mode]
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

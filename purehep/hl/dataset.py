@@ -1,6 +1,8 @@
 """Datasets: lazy access to a dataset's messages and its data, with h5py's Dataset interface."""
 from collections import namedtuple
 
+import os
+
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
@@ -106,6 +108,22 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         """The filter pipeline's filter names as stored (or the known names), in order."""
         from ..filters import KNOWN_NAMES
         return tuple(f.name or KNOWN_NAMES.get(f.id, "") for f in (self._filters or ()))
+
+    def refresh(self):
+        """h5py's refresh: read this dataset's metadata again from the file (a reader's view
+        of what a writer flushed since). A file being written is this process's own: nothing
+        to do. A file that grew since it was opened must be opened again to be read."""
+        if self._node is not None:
+            return
+        src = self._file._source
+        if src.path is not None and os.path.getsize(src.path) != src.size:
+            raise UnsupportedFeatureError("the file grew since it was opened: open it again "
+                                          "to read what was added")
+        self._ctx.cache.clear()
+        self._header = None
+        for key in ("_store", "_fill", "_fast_reader"):
+            self.__dict__.pop(key, None)
+        self._file.__dict__.pop("_stores", None)
 
     def flush(self):
         """Write what this file has pending (h5py's Dataset.flush); nothing in read mode."""

@@ -115,7 +115,7 @@ class File(Group):
         # later file with the same inode would be taken for this one)
         self._unlock = weakref.finalize(self, unlock_file, self._lock)
         self.mode = mode
-        self.swmr_mode = bool(swmr)
+        self._swmr = bool(swmr)
         self._threads = threads
         self._rdcc_nbytes = DEFAULT_NBYTES if rdcc_nbytes is None else int(rdcc_nbytes)
         self._externals = _parent_cache if _parent_cache is not None else {}
@@ -173,7 +173,24 @@ class File(Group):
         self._node = writer.root
         self._gen = -1
 
-    swmr_mode = False             # purehep writes no SWMR files; readers read what is on disk
+    _swmr = False
+
+    @property
+    def swmr_mode(self):
+        """h5py's SWMR flag. Reading, it is the ``swmr=`` the file was opened with (purehep
+        reads what is on disk either way) and cannot change. Writing, it may be switched on,
+        not off, as in h5py; each flush() is a crash-safe commit that readers see whole, which
+        is the guarantee SWMR gives them (purehep does not set the superblock's SWMR flag)."""
+        return self._swmr
+
+    @swmr_mode.setter
+    def swmr_mode(self, value):
+        if self._writer is None:
+            raise ValueError("SWMR mode is set when a file is opened for reading "
+                             "(File(..., 'r', swmr=True)), not afterwards")
+        if self._swmr and not value:
+            raise ValueError("It is not possible to forcibly switch SWMR mode off.")
+        self._swmr = bool(value)
 
     @property
     def driver(self):
