@@ -937,6 +937,32 @@ def swmr_write_switch(lib, tmp):
         return out + [fh.swmr_mode]
 
 
+# -- fill_time ----------------------------------------------------------------------------------
+
+def _fill_time(value, **kw):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            fh.create_dataset("x", (10,), "f4", fillvalue=4.0, fill_time=value, **kw)
+        with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:   # what the file says
+            return fh["x"].id.get_create_plist().get_fill_time(), float(fh["x"].fillvalue)
+    f.__name__ = f"fill_time_{value}_{'_'.join(kw)}"
+    return f
+
+
+for _value in ("alloc", "never", "ifset", "fill_bad", 2):
+    behaviour(_fill_time(_value))
+behaviour(_fill_time("never", chunks=(2,)))
+
+
+@behaviour
+def fill_time_external(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_dataset("x", (10,), "f4", fill_time="never",
+                          external=[(os.path.join(tmp, "ext.bin"), 0, 40)])
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        return fh["x"].id.get_create_plist().get_fill_time()
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

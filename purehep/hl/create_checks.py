@@ -5,7 +5,7 @@ import numpy as np
 
 
 def check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
-                      scaleoffset, fillvalue, track_times):
+                      scaleoffset, fillvalue, track_times, fill_time=None):
     """Raise h5py's TypeError / ValueError for arguments it refuses (``dtype`` as given, or
     None when it comes from ``data``)."""
     if shape is None and data is None:
@@ -13,6 +13,9 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
             raise TypeError("Empty datasets don't support chunk/filter options")
         if maxshape is not None:
             raise TypeError("Empty datasets cannot be extended")
+    if fill_time is not None and fill_time not in ("alloc", "never", "ifset"):
+        raise ValueError(f"fill_time must be one of the following choices: 'alloc', 'never' "
+                         f"or 'ifset', but it is {fill_time!r}.")
     if track_times is not None and track_times not in (True, False):
         raise TypeError("track_times must be either True or False")
     if compression == "lzf" and compression_opts is not None:

@@ -470,7 +470,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
                  external=None, sparse=False, section_filters=None, chunk_index=None,
-                 filter_pipeline=None, **unused):
+                 filter_pipeline=None, fill_time=None, **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
     ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
     ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset)."""
@@ -489,7 +489,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
     from .create_checks import check_create_args
     check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
-                      scaleoffset, fillvalue, track_times)
+                      scaleoffset, fillvalue, track_times, fill_time)
     if dtype is not None:
         dtype = h5py_dtype(dtype)
     external = _external_slots(external)
@@ -551,7 +551,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                 (maxshape is not None and tuple(maxshape) != shape) or V.needs_heap(dtype):
             raise ValueError("Only contiguous datasets of fixed-size types can be stored "
                              "externally")
-        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times)
+        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times,
+                              fill_time)
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
@@ -589,6 +590,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              if layout == "chunked" else (),
                              fill, early, track_order=bool(track_order),
                              track_times=bool(track_times))
+    node.fill_time = fill_time
     if track_times:
         node.times = writer.now()
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
@@ -634,7 +636,7 @@ def _external_slots(external):
     return slots
 
 
-def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times):
+def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times, fill_time):
     """A contiguous dataset whose raw data lives in external files (names relative to the
     working directory, as libhdf5 opens them)."""
     from ..write import model
@@ -649,6 +651,7 @@ def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times):
     node.external = slots
     node.store = ExternalStore([(n, o, nbytes if s is None else s) for n, o, s in slots],
                                shape, dtype)
+    node.fill_time = fill_time
     if track_times:
         node.times = writer.now()
     if arr is not None:
