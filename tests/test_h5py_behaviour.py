@@ -751,6 +751,13 @@ CREATE_ARGS = {
     "track_times_one": dict(shape=(4,), track_times=1, dtype="f4"),
     "fill_text_for_floats": dict(shape=(4,), dtype="f4", fillvalue="abc"),
     "fill_number": dict(shape=(4,), dtype="f4", fillvalue=2),
+    "scalar_chunks": dict(shape=(), chunks=(50,), dtype="f4"),
+    "scalar_chunks_true": dict(shape=(), chunks=True, dtype="f4"),
+    "scalar_data_chunks": dict(data=1.0, chunks=True),
+    "scalar_maxshape": dict(shape=(), maxshape=(), dtype="f4"),
+    "scalar_gzip": dict(shape=(), compression="gzip", dtype="f4"),
+    "chunks_rank": dict(shape=(4,), chunks=(2, 2), dtype="f4"),
+    "chunks_zero": dict(shape=(4,), chunks=(0,), dtype="f4"),
 }
 
 

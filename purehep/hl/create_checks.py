@@ -3,6 +3,8 @@ exception types: the same call fails the same way in both libraries, and fails a
 rather than at close."""
 import numpy as np
 
+from .base import Empty
+
 
 def check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
                       scaleoffset, fillvalue, track_times, fill_time=None):
@@ -16,6 +18,11 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
     if fill_time is not None and fill_time not in ("alloc", "never", "ifset"):
         raise ValueError(f"fill_time must be one of the following choices: 'alloc', 'never' "
                          f"or 'ifset', but it is {fill_time!r}.")
+    scalar = shape == () or (shape is None and data is not None and np.ndim(data) == 0
+                             and not isinstance(data, Empty))
+    if scalar and (chunks not in (None, False) or compression is not None or
+                   scaleoffset not in (None, False)):
+        raise TypeError("Scalar datasets don't support chunk/filter options")
     if track_times is not None and track_times not in (True, False):
         raise TypeError("track_times must be either True or False")
     if compression == "lzf" and compression_opts is not None:
