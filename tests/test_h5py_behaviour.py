@@ -970,6 +970,16 @@ def fill_time_external(lib, tmp):
         return fh["x"].id.get_create_plist().get_fill_time()
 
 
+@behaviour
+def repr_after_close(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["t"] = np.dtype("S10")
+        fh["d"] = 1
+        objs = [fh["t"], fh["d"], fh.create_group("g"), fh]
+        live = [type(repr(o)).__name__ for o in objs]
+    return live, [type(repr(o)).__name__ for o in objs]
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 
