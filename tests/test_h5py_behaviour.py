@@ -980,6 +980,15 @@ def repr_after_close(lib, tmp):
     return live, [type(repr(o)).__name__ for o in objs]
 
 
+@behaviour
+def compare_with_numbers(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.arange(5.0).reshape(5, 1))
+        val = np.float64(d[2, 0])
+        return ((val == d).tolist(), (d == val).tolist(), (val != d).tolist(),
+                (d != val).tolist(), d == fh["x"], d == 3, d != fh, fh["/"] == fh)
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

@@ -235,10 +235,11 @@ class HLObject(WritableObject):
         return self._address
 
     def __eq__(self, other):
+        if not isinstance(other, HLObject):
+            return NotImplemented    # as h5py: numpy compares its values with ours elementwise
         if self._node is not None:
-            return isinstance(other, HLObject) and other._node is self._node
-        return (isinstance(other, HLObject) and other._address == self._address
-                and other._file is self._file)
+            return other._node is self._node
+        return other._address == self._address and other._file is self._file
 
     def __hash__(self):
         if self._node is not None:

@@ -244,6 +244,8 @@ class GroupWriter(WritableObject):
     def create_dataset_like(self, name, other, **kwupdate):
         """h5py's create_dataset_like: a dataset with ``other``'s shape, dtype, chunking,
         filters, fill value and maximum shape (each overridable by keyword)."""
+        if "compression" in kwupdate:     # another filter: not the other's options (h5py
+            kwupdate.setdefault("compression_opts", None)   # would pass them on and fail)
         for key in ("shape", "dtype", "chunks", "compression", "compression_opts",
                     "scaleoffset", "shuffle", "fletcher32", "fillvalue"):
             kwupdate.setdefault(key, getattr(other, key))
