@@ -989,6 +989,27 @@ def compare_with_numbers(lib, tmp):
                 (d != val).tolist(), d == fh["x"], d == 3, d != fh, fh["/"] == fh)
 
 
+@behaviour
+def swmr_on_an_old_format_file(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.swmr_mode = True
+
+
+@behaviour
+def elink_from_swmr_writer(lib, tmp):
+    _elink_files(lib, tmp)
+    out = []
+    with _file(lib, tmp, "main.h5", "w", libver="latest") as fh:
+        fh["external"] = lib.ExternalLink(os.path.join(tmp, "ext.h5"), "/group")
+        fh.swmr_mode = True
+        for kw in (dict(elink_mode="r"), dict(elink_swmr=False)):
+            try:
+                fh.get("external", **kw)
+            except ValueError:
+                out.append("ValueError")
+    return out
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

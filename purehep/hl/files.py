@@ -190,6 +190,9 @@ class File(Group):
                              "(File(..., 'r', swmr=True)), not afterwards")
         if self._swmr and not value:
             raise ValueError("It is not possible to forcibly switch SWMR mode off.")
+        if value and self.superblock_version < 3:
+            raise RuntimeError("Unable to start swmr writing (file superblock version - "
+                               "should be at least 3)")
         self._swmr = bool(value)
 
     @property

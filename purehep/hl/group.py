@@ -180,6 +180,11 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
             return None
         if mode not in (None, "r", "r+"):
             raise RuntimeError(f"Unsupported link access mode: {mode}")
+        f = self._file
+        if (mode is not None or swmr is not None) and f.mode == "r+" and f.swmr_mode and \
+                ((mode or f.mode) != "r+" or not (f.swmr_mode if swmr is None else swmr)):
+            raise ValueError("Changing external links access mode from a file opened in SWMR "
+                             "write mode is not supported")
         if mode == "r+":
             if self._file.mode == "r":
                 raise ValueError("Opening external links in write mode from a file opened in "
