@@ -1010,6 +1010,27 @@ def elink_from_swmr_writer(lib, tmp):
     return out
 
 
+@behaviour
+def driver_names(lib, tmp):
+    out = []
+    for n, (mode, kw) in enumerate([("w", {}), ("w", dict(driver="stdio")), ("a", dict(driver="stdio")),
+                                    ("w", dict(driver="sec2")), ("a", dict(driver="core")),
+                                    ("w", dict(driver="core", backing_store=True))]):
+        with _file(lib, tmp, f"d{n}.h5", mode=mode, **kw) as fh:
+            fh["x"] = n
+            out.append(fh.driver)
+    for n, kw in enumerate([{}, dict(driver="core"), dict(driver="stdio")]):
+        with _file(lib, tmp, f"d{n}.h5", mode="r", **kw) as fh:
+            out.append((fh.driver, fh["x"][()]))
+    return out
+
+
+@behaviour
+def file_object_with_another_driver(lib, tmp):
+    import io
+    return lib.File(io.BytesIO(), "w", driver="core")
+
+
 def _ids():
     return sorted(BEHAVIOURS)
 

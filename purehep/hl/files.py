@@ -76,6 +76,7 @@ class File(Group):
 
     _writer = None
     _memory_name = None       # driver='core', backing_store=False: the name of a file in memory
+    _driver_name = None       # the file driver asked for by name
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
@@ -87,6 +88,11 @@ class File(Group):
         userblock_size = _check_userblock(mode, userblock_size)
         if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
             raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
+        is_object = not isinstance(name, (str, bytes, os.PathLike)) and hasattr(name, "read")
+        if is_object and driver not in (None, "fileobj"):
+            raise ValueError("Driver must be 'fileobj' for file-like object if specified")
+        if driver in ("sec2", "stdio", "core"):   # reported as asked (the bytes are the same)
+            self._driver_name = driver
         if backing_store is not None:
             if driver != "core":
                 raise TypeError("'backing_store' is an invalid keyword argument for this "
@@ -197,11 +203,12 @@ class File(Group):
 
     @property
     def driver(self):
-        """h5py's name for how the file is reached: "sec2" (a path), "core" (a buffer in
-        memory) or "fileobj" (a file object or a range-reading callable)."""
+        """h5py's name for how the file is reached: the driver asked for by name (sec2,
+        stdio, core), else "sec2" (a path), "core" (a buffer in memory) or "fileobj" (a file
+        object or a range-reading callable)."""
         from ..io.source import BytesSource
-        if self._memory_name is not None:
-            return "core"
+        if self._driver_name is not None:
+            return self._driver_name
         if self._writer is not None:
             return "sec2" if self._writer.sink.path is not None else "fileobj"
         if self._source.path is not None:
