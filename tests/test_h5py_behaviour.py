@@ -1013,9 +1013,10 @@ def elink_from_swmr_writer(lib, tmp):
 @behaviour
 def driver_names(lib, tmp):
     out = []
-    for n, (mode, kw) in enumerate([("w", {}), ("w", dict(driver="stdio")), ("a", dict(driver="stdio")),
-                                    ("w", dict(driver="sec2")), ("a", dict(driver="core")),
-                                    ("w", dict(driver="core", backing_store=True))]):
+    cases = [("w", {}), ("w", dict(driver="stdio")), ("a", dict(driver="stdio")),
+             ("w", dict(driver="sec2")), ("a", dict(driver="core")),
+             ("w", dict(driver="core", backing_store=True))]
+    for n, (mode, kw) in enumerate(cases):
         with _file(lib, tmp, f"d{n}.h5", mode=mode, **kw) as fh:
             fh["x"] = n
             out.append(fh.driver)

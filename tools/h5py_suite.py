@@ -45,7 +45,7 @@ LOWLEVEL_FROM_PUREHEP = {"h5ds": "purehep.hl.h5ds"}
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"
 
-SHIM_UNAVAILABLE = '''"""Placeholders for the parts of h5py purehep does not offer (built by tools/h5py_suite.py)."""
+SHIM_UNAVAILABLE = '''"""Placeholders for the parts of h5py purehep does not offer (tools/h5py_suite.py)."""
 
 
 class ShimUnavailable(NotImplementedError):

@@ -1,9 +1,7 @@
-"""The checks h5py makes of create_dataset's arguments before anything is created, with its
-exception types: the same call fails the same way in both libraries, and fails at the call
-rather than at close."""
+"""h5py's rules for the arguments of the calls that create: the checks h5py makes before
+anything is created, with its exception types (the same call fails the same way in both
+libraries, and at the call rather than at close), and the values it takes as others do."""
 import numpy as np
-
-from .base import Empty
 
 
 def check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
@@ -18,6 +16,7 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
     if fill_time is not None and fill_time not in ("alloc", "never", "ifset"):
         raise ValueError(f"fill_time must be one of the following choices: 'alloc', 'never' "
                          f"or 'ifset', but it is {fill_time!r}.")
+    from .base import Empty
     scalar = shape == () or (shape is None and data is not None and np.ndim(data) == 0
                              and not isinstance(data, Empty))
     if scalar and (chunks not in (None, False) or compression is not None or
@@ -45,3 +44,29 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
                              "function for conversion path)")
         if given.dtype.kind == "U" and dt.kind not in "OSUT":
             raise TypeError(f"No conversion path for dtype: {given.dtype!r}")
+
+
+def link_name(name):
+    """A link name or path as h5py takes it: str, or bytes (UTF-8)."""
+    if isinstance(name, bytes):
+        return name.decode("utf-8", "surrogateescape")
+    if not isinstance(name, str):
+        raise TypeError(f"A name should be string or bytes, not {type(name)}")
+    return name
+
+
+def h5py_dtype(dtype):
+    """``dtype`` as h5py stores it: numpy 2's variable-width StringDType ('T') is a
+    variable-length UTF-8 string."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "T":
+        from ..dtypes import string_dtype
+        return string_dtype()
+    return dtype
+
+
+def no_embedded_nul(arr):
+    """libhdf5 keeps variable-length strings as C strings: h5py refuses a NUL inside one."""
+    for item in arr.reshape(-1):
+        if isinstance(item, (str, bytes)) and ("\0" if isinstance(item, str) else b"\0") in item:
+            raise ValueError("VLEN strings do not support embedded NULLs")

@@ -16,6 +16,7 @@ import posixpath
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
+from .create_checks import check_create_args, h5py_dtype, link_name, no_embedded_nul
 from .selections import check_broadcast, numpy_index
 
 
@@ -79,15 +80,6 @@ class WritableObject:
 
 
 # --- groups -------------------------------------------------------------------------------------
-
-def link_name(name):
-    """A link name or path as h5py takes it: str, or bytes (UTF-8)."""
-    if isinstance(name, bytes):
-        return name.decode("utf-8", "surrogateescape")
-    if not isinstance(name, str):
-        raise TypeError(f"A name should be string or bytes, not {type(name)}")
-    return name
-
 
 class GroupWriter(WritableObject):
 
@@ -406,26 +398,10 @@ def _prepare(data, dtype):
         else:
             arr[...] = data if isinstance(data, np.ndarray) else _object_array(data, arr.shape)
         if meta.get("vlen") in (str, bytes):
-            _no_embedded_nul(arr)
+            no_embedded_nul(arr)
         return arr, dtype
     return np.asarray(data, dtype=dtype), dtype
 
-
-def _no_embedded_nul(arr):
-    """libhdf5 keeps variable-length strings as C strings: h5py refuses a NUL inside one."""
-    for item in arr.reshape(-1):
-        if isinstance(item, (str, bytes)) and ("\0" if isinstance(item, str) else b"\0") in item:
-            raise ValueError("VLEN strings do not support embedded NULLs")
-
-
-def h5py_dtype(dtype):
-    """``dtype`` as h5py stores it: numpy 2's variable-width StringDType ('T') is a
-    variable-length UTF-8 string."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "T":
-        from ..dtypes import string_dtype
-        return string_dtype()
-    return dtype
 
 
 def _guess_dtype(data):
@@ -489,7 +465,6 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                 section_filters, chunk_index, track_times, track_order)
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
-    from .create_checks import check_create_args
     check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
                       scaleoffset, fillvalue, track_times, fill_time)
     if dtype is not None:
