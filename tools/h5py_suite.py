@@ -45,7 +45,7 @@ LOWLEVEL_FROM_PUREHEP = {"h5ds": "purehep.hl.h5ds"}
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"
 
-SHIM_UNAVAILABLE = '''"""Placeholders for the parts of h5py purehep does not offer (tools/h5py_suite.py)."""
+SHIM_UNAVAILABLE = '''"""Placeholders for what purehep does not offer (tools/h5py_suite.py)."""
 
 
 class ShimUnavailable(NotImplementedError):
@@ -60,7 +60,8 @@ class Placeholder:
         object.__setattr__(self, "_kind", kind)
 
     def _fail(self, *args, **kwargs):
-        raise ShimUnavailable(f"H5PY-SHIM[{self._kind}] {self._qualname} is not provided by purehep")
+        raise ShimUnavailable(f"H5PY-SHIM[{self._kind}] {self._qualname} is not provided by "
+                              f"purehep")
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -88,7 +89,7 @@ def module_getattr(modname, kind, public=(), values=None):
     return __getattr__
 '''
 
-SHIM_INIT = f'''"""h5py name shim over purehep (built by tools/h5py_suite.py): purehep's h5py-like API."""
+SHIM_INIT = f'''"""h5py name shim over purehep's h5py-like API (tools/h5py_suite.py)."""
 import importlib as _importlib
 
 import purehep as _purehep
@@ -115,7 +116,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'h5py' (purehep shim) has no attribute {{name!r}}")
 '''
 
-SHIM_VERSION = f'''"""Version information of the shim: purehep follows h5py {SHIM_H5PY_VERSION} over libhdf5
+SHIM_VERSION = f'''"""Versions of the shim: purehep follows h5py {SHIM_H5PY_VERSION} over libhdf5
 {".".join(map(str, SHIM_HDF5_VERSION))} (its test oracle)."""
 import purehep as _purehep
 
@@ -145,8 +146,8 @@ PRIVATE_CODE = {"_hl.compat": "from os import fsencode as filename_encode  # noq
 PUBLIC_IN_PRIVATE = ("Empty", "is_hdf5", "MultiBlockSlice", "File", "Group", "Dataset",
                      "Datatype", "AttributeManager", "HardLink", "SoftLink", "ExternalLink")
 
-GUARD_PLUGIN = '''"""pytest plugin of the h5py shim run: outcomes as JSON lines (one per report, written
-as they come, so a run cut short keeps what it did), and a guard on the real h5py."""
+GUARD_PLUGIN = '''"""pytest plugin of the h5py shim run: outcomes as JSON lines (one per report,
+written as they come, so a run cut short keeps what it did), and a guard on the real h5py."""
 import json
 import os
 import sys
@@ -264,7 +265,8 @@ def run_pytest(base, files, *, oracle, timeout, keyword=None, jobs=2):
         rootdir = tests_dir().parent.parent if oracle else base
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "-p", "h5py_suite_guard", "-c", str(Path(base) / "pytest.ini"),
-               "--rootdir", str(rootdir), "-o", "addopts=", "--tb=short", "-rN", "--no-header", "--continue-on-collection-errors",
+               "--rootdir", str(rootdir), "-o", "addopts=", "--tb=short", "-rN", "--no-header",
+               "--continue-on-collection-errors",
                "--timeout", str(TEST_TIMEOUT), "--timeout-method", "signal",
                *map(str, group)]
         if keyword:
@@ -420,7 +422,8 @@ def run_suite(*, jobs=2, timeout=900, keyword=None, oracle=False, workdir=None,
         sources = _test_sources(pkg / "tests")
         oracle_result = None
         if oracle_json:
-            oracle_result = {k: tuple(v) for k, v in json.loads(Path(oracle_json).read_text())["outcomes"].items()}
+            saved = json.loads(Path(oracle_json).read_text())["outcomes"]
+            oracle_result = {k: tuple(v) for k, v in saved.items()}
         elif oracle:
             orig = sorted(tests_dir().rglob("test_*.py"))
             orecords, _, oproblems = run_pytest(base, orig, oracle=True, timeout=timeout,
@@ -430,7 +433,8 @@ def run_suite(*, jobs=2, timeout=900, keyword=None, oracle=False, workdir=None,
             if save_oracle:
                 Path(save_oracle).write_text(json.dumps({"outcomes": oracle_result}))
         summary = summarize(outcomes(records), sources, oracle_result, not_run)
-        summary.update(not_run=list(not_run), seconds=round(elapsed, 1), foreign_h5py_modules=foreign,
+        summary.update(not_run=list(not_run), seconds=round(elapsed, 1),
+                       foreign_h5py_modules=foreign,
                        problems=problems, shim_hdf5_version=list(SHIM_HDF5_VERSION))
         return summary
     finally:
