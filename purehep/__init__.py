@@ -11,13 +11,14 @@ from .hl.group import Group
 from .hl.dataset import Dataset
 from .hl.datatype import Datatype
 from .hl.attrs import AttributeManager
-from .hl.base import Empty, HardLink, SoftLink, ExternalLink
+from .hl.base import Empty, HardLink, SoftLink, ExternalLink, is_hdf5
 from .hl.vds import VirtualLayout, VirtualSource
+from .hl.selections import MultiBlockSlice
 
 __version__ = "0.1.0"
 
 __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
-           "SoftLink", "ExternalLink", "VirtualLayout", "VirtualSource", "PurehepError", "FormatError", "ChecksumError",
+           "SoftLink", "ExternalLink", "is_hdf5", "MultiBlockSlice", "VirtualLayout", "VirtualSource", "PurehepError", "FormatError", "ChecksumError",
            "TruncatedError", "UnsupportedFeatureError", "ValidationError", "PurehepWarning",
            "AllocationError", "LinkTraversalError", "DimensionScaleError",
            "__version__"]

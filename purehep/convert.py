@@ -42,8 +42,8 @@ def fields_from_file(ctx, datatype, array, names, structured=False, where=(None,
     array = np.asarray(array)
     with _located(where):
         if len(names) == 1 and not structured:
-            return np.ascontiguousarray(_convert(ctx, members[names[0]].type, array[names[0]],
-                                                 1))
+            return np.asarray(_convert(ctx, members[names[0]].type, array[names[0]], 1),
+                              order="C")
         out = np.empty(array.shape, [(n, user.fields[n][0]) for n in names])
         for n in names:
             out[n] = _convert(ctx, members[n].type, array[n], 1)

@@ -189,3 +189,28 @@ def encode_pipeline(data, filters, element_size, chunk_nbytes=None):
             raise FormatError(f"mandatory filter {flt.id} ({flt.name}) failed to encode")
         data = out
     return data, mask
+
+
+# h5py's names of the filters create_dataset takes by name (h5py.filters.encode / .decode)
+_H5PY_NAMES = {"gzip": DEFLATE, "szip": SZIP, "lzf": LZF, "shuffle": SHUFFLE,
+               "fletcher32": FLETCHER32, "scaleoffset": SCALEOFFSET}
+
+
+def _usable(fid, encoding):
+    _load_builtins()
+    flt = _REGISTRY.get(fid)
+    if flt is None or (encoding and flt.encode is None):
+        return False
+    try:
+        if flt.require is not None:
+            flt.require(())
+    except UnsupportedFeatureError:
+        return False
+    return True
+
+
+def __getattr__(name):
+    """``encode`` / ``decode``: h5py's tuples of the named filters usable here, by direction."""
+    if name in ("encode", "decode"):
+        return tuple(n for n, fid in _H5PY_NAMES.items() if _usable(fid, name == "encode"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -62,11 +62,9 @@ class Superblock:
     @classmethod
     def find(cls, source):
         """Search the signature at 0, 512, 1024, 2048, ... and decode the superblock there."""
-        offset = 0
-        while offset + len(SIGNATURE) <= source.size:
-            if bytes(source.read(offset, 8, "format signature")) == SIGNATURE:
-                return cls.decode(source, offset)
-            offset = 512 if offset == 0 else offset * 2
+        offset = locate_signature(source)
+        if offset is not None:
+            return cls.decode(source, offset)
         raise FormatError("no HDF5 format signature found (not an HDF5 file?)", "superblock", 0)
 
     @classmethod
@@ -266,3 +264,14 @@ def encode_superblock(ctx, version, eof_address, root_address, root_btree=None, 
     out += ctx.pack_address(eof_address) + ctx.pack_address(None)
     out += encode_symbol_table_entry(ctx, 0, root_address, root_btree, root_heap)
     return bytes(out)
+
+
+def locate_signature(source):
+    """Offset of the format signature, searched at 0, 512, 1024, 2048, … (spec II.A: the
+    superblock may follow a user block of those sizes), or None."""
+    offset = 0
+    while offset + len(SIGNATURE) <= source.size:
+        if bytes(source.read(offset, 8, "format signature")) == SIGNATURE:
+            return offset
+        offset = 512 if offset == 0 else offset * 2
+    return None

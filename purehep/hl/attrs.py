@@ -5,7 +5,7 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from ..format import messages
-from .base import Empty
+from .base import Empty, MappingExtras
 from .writing import AttributesWriter
 
 ATTRIBUTE, ATTRIBUTE_INFO = 0x0C, 0x15
@@ -68,7 +68,7 @@ def _strings_as_str(value, dtype):
     return value
 
 
-class AttributeManager(AttributesWriter, MutableMapping):
+class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
     """``obj.attrs``: a mapping of attribute names to values (writable in write mode)."""
 
     def __init__(self, parent):

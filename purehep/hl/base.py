@@ -1,9 +1,13 @@
 """What every object in a file shares: its header, name, file, attributes and references."""
+import os
 import posixpath
+from collections.abc import ItemsView, KeysView, ValuesView
 
 from ..errors import FormatError
 from ..format import messages
 from ..format.object_header import ObjectHeader
+from ..format.superblock import locate_signature
+from ..io.source import open_source
 
 DATASPACE, DATATYPE, LAYOUT, LINK_INFO, LINK, GROUP_INFO, SYMBOL_TABLE = 0x01, 0x03, 0x08, 0x02, 0x06, 0x0A, 0x11
 
@@ -26,6 +30,72 @@ class Empty:
 
     def __repr__(self):
         return f"Empty(dtype={self.dtype!r})"
+
+
+def is_hdf5(fname):
+    """h5py's ``is_hdf5``: whether the file ``fname`` holds the HDF5 format signature where the
+    spec allows it (II.A), as H5Fis_accessible decides; False when there is no such file."""
+    fname = os.path.abspath(os.fspath(fname))
+    if not os.path.isfile(fname):
+        return False
+    source = open_source(fname)
+    try:
+        return locate_signature(source) is not None
+    finally:
+        source.close()
+
+
+class _KeysView(KeysView):
+    def __reversed__(self):
+        return reversed(self._mapping)
+
+
+class _ValuesView(ValuesView):
+    """The values, by ``get`` (None for a dangling link), as h5py's ValuesViewHDF5."""
+
+    def __iter__(self):
+        return (self._mapping.get(name) for name in self._mapping)
+
+    def __contains__(self, value):
+        return any(v is value or v == value for v in self)
+
+    def __reversed__(self):
+        return (self._mapping.get(name) for name in reversed(self._mapping))
+
+
+class _ItemsView(ItemsView):
+    """The (name, value) pairs, by ``get``, as h5py's ItemsViewHDF5."""
+
+    def __iter__(self):
+        return ((name, self._mapping.get(name)) for name in self._mapping)
+
+    def __contains__(self, item):
+        name, value = item
+        if name not in self._mapping:
+            return False
+        v = self._mapping.get(name)
+        return v is value or v == value
+
+    def __reversed__(self):
+        return ((name, self._mapping.get(name)) for name in reversed(self._mapping))
+
+
+class MappingExtras:
+    """What h5py's groups and attribute managers add to a mapping: views that iterate in
+    reverse when the mapping does (groups) and IPython's completion of ``obj["…`` (the names,
+    sorted)."""
+
+    def keys(self):
+        return _KeysView(self)
+
+    def values(self):
+        return _ValuesView(self)
+
+    def items(self):
+        return _ItemsView(self)
+
+    def _ipython_key_completions_(self):
+        return sorted(self.keys())
 
 
 class HardLink:
@@ -169,10 +239,11 @@ class HLObject(WritableObject):
         return self._address
 
     def __eq__(self, other):
+        if not isinstance(other, HLObject):
+            return NotImplemented    # as h5py: numpy compares its values with ours elementwise
         if self._node is not None:
-            return isinstance(other, HLObject) and other._node is self._node
-        return (isinstance(other, HLObject) and other._address == self._address
-                and other._file is self._file)
+            return other._node is self._node
+        return other._address == self._address and other._file is self._file
 
     def __hash__(self):
         if self._node is not None:
@@ -181,3 +252,7 @@ class HLObject(WritableObject):
 
     def __bool__(self):
         return self._file.id is not None
+
+    def __reduce__(self):
+        """Files and their objects are live handles on a file: not picklable, as in h5py."""
+        raise TypeError("purehep objects cannot be pickled (as h5py's)")

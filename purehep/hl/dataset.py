@@ -2,6 +2,8 @@
 import math
 from collections import namedtuple
 
+import os
+
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
@@ -134,6 +136,22 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         """The filter pipeline's filter names as stored (or the known names), in order."""
         from ..filters import KNOWN_NAMES
         return tuple(f.name or KNOWN_NAMES.get(f.id, "") for f in (self._pipeline or ()))
+
+    def refresh(self):
+        """h5py's refresh: read this dataset's metadata again from the file (a reader's view
+        of what a writer flushed since). A file being written is this process's own: nothing
+        to do. A file that grew since it was opened must be opened again to be read."""
+        if self._node is not None:
+            return
+        src = self._file._source
+        if src.path is not None and os.path.getsize(src.path) != src.size:
+            raise UnsupportedFeatureError("the file grew since it was opened: open it again "
+                                          "to read what was added")
+        self._ctx.cache.clear()
+        self._header = None
+        for key in ("_store", "_fill", "_fast_reader"):
+            self.__dict__.pop(key, None)
+        self._file.__dict__.pop("_stores", None)
 
     def flush(self):
         """Write what this file has pending (h5py's Dataset.flush); nothing in read mode."""
@@ -289,6 +307,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             yield self[i]
 
     def __array__(self, dtype=None, copy=None):
+        _no_copy_false(self, copy)
         arr = self.read()
         if isinstance(arr, Empty):
             arr = np.zeros((0,), self.dtype)
@@ -345,7 +364,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             raw = self._storage.read(None, copy=copy)
             out = self._convert(raw, names, structured)
             return out[()] if len(args) == 0 else out
-        sel = None if whole else selections.select(self.shape, args)
+        sel = None if whole else selections.select(self.shape, args, one_fancy=True)
         if sel is not None and sel.nselected == 0:
             from .storage import element_dtype
             from ..io.memory import zeros
@@ -402,15 +421,36 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return box[tuple((coords - lo).T)].reshape(shape)
 
     def read_direct(self, dest, source_sel=None, dest_sel=None):
-        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""
-        src = self[source_sel] if source_sel is not None else self[()]
+        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct: ``dest`` a
+        C-contiguous writable array, the selections of shapes that broadcast, else
+        TypeError)."""
+        if self.shape is None:
+            raise TypeError("Empty datasets have no numpy representation")
+        if not (isinstance(dest, np.ndarray) and dest.flags.c_contiguous and
+                dest.flags.writeable):
+            raise TypeError("Array must be C-contiguous and writable")
+        src = np.asarray(self[source_sel] if source_sel is not None else self[()])
+        target = dest[dest_sel] if dest_sel is not None else dest
+        target_shape = np.shape(target)
+        try:
+            ok = np.broadcast_shapes(src.shape, target_shape) == target_shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise TypeError(f"Can't broadcast {src.shape} -> {target_shape}")
         if dest_sel is None:
             dest[...] = src
         else:
             dest[dest_sel] = src
 
     def astype(self, dtype):
-        return _AsType(self, np.dtype(dtype))
+        dtype = np.dtype(dtype)
+        if dtype.kind == "T":
+            from ..dtypes import check_string_dtype
+            if check_string_dtype(self.dtype) is None:
+                raise TypeError("dset.astype(StringDType()) can only be used on datasets "
+                                "with an HDF5 string datatype")
+        return _AsType(self, dtype)
 
     def asstr(self, encoding=None, errors="strict"):
         from ..dtypes import check_string_dtype
@@ -428,21 +468,41 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
 def _fields(arr, names, structured=False):
     if len(names) == 1 and not structured:
-        return np.ascontiguousarray(arr[names[0]])
+        return np.asarray(arr[names[0]], order="C")     # 0-d stays 0-d
     from numpy.lib import recfunctions
     return recfunctions.repack_fields(arr[list(names)])
 
 
+def _no_copy_false(owner, copy):
+    if copy is False:
+        raise ValueError(f"{type(owner).__name__}.__array__ received copy=False but memory "
+                         f"allocation cannot be avoided on read")
+
+
 class _Wrapper:
+    """A read view of a dataset (h5py's AbstractView): the dataset's shape, its own dtype."""
+
     def __init__(self, ds):
         self._ds = ds
 
     def __len__(self):
         return len(self._ds)
 
+    @property
+    def ndim(self):
+        return self._ds.ndim
+
+    @property
+    def shape(self):
+        return self._ds.shape
+
+    @property
+    def size(self):
+        return self._ds.size
+
     def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self[()])
-        return arr.astype(dtype) if dtype is not None else arr
+        _no_copy_false(self, copy)
+        return np.asarray(self[()], dtype=dtype or self.dtype)
 
 
 class _AsType(_Wrapper):
@@ -450,14 +510,35 @@ class _AsType(_Wrapper):
         super().__init__(ds)
         self._dtype = dtype
 
+    @property
+    def dtype(self):
+        return self._dtype
+
     def __getitem__(self, args):
-        return np.asarray(self._ds[args]).astype(self._dtype)
+        data = self._ds[args]
+        scalar = not isinstance(data, np.ndarray)
+        data = np.asarray(data)
+        if self._dtype.kind == "T" and data.dtype == object:   # variable-length strings
+            data = _decoded(data)
+        out = data.astype(self._dtype)
+        return out[()] if scalar else out     # a scalar stays a scalar
+
+
+def _decoded(data):
+    """An object array of bytes and str as str (UTF-8), for numpy's StringDType."""
+    out = np.empty(data.shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(data.reshape(-1)):
+        flat[i] = item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else item
+    return out
 
 
 class _AsStr(_Wrapper):
     def __init__(self, ds, encoding, errors):
         super().__init__(ds)
         self._encoding, self._errors = encoding, errors
+
+    dtype = np.dtype(object)
 
     def __getitem__(self, args):
         data = self._ds[args]
@@ -480,6 +561,16 @@ class _Fields(_Wrapper):
         self._names = names
         self._structured = structured
 
+    @property
+    def dtype(self):
+        fields = self._ds.dtype.fields
+        if not self._structured:
+            return fields[self._names[0]][0]
+        return np.dtype([(n, fields[n][0]) for n in self._names])
+
     def __getitem__(self, args):
         args = args if isinstance(args, tuple) else (args,)
-        return self._ds.read(args, names=self._names, structured=self._structured)
+        data = self._ds.read(args, names=self._names, structured=self._structured)
+        if args == () and self._ds.ndim == 0 and isinstance(data, np.ndarray):
+            return data.reshape(())[()]        # ds[()] of a scalar dataset: a scalar
+        return data

@@ -18,4 +18,6 @@ class Datatype(HLObject):
         return self.datatype.dtype
 
     def __repr__(self):
+        if self._file.id is None:
+            return "<Closed purehep named type>"
         return f'<purehep Datatype "{self._name}" {self.dtype}>'

@@ -21,6 +21,13 @@ class DatasetID:
         from ..h5t import TypeID
         return TypeID(self._ds._type)
 
+    def __eq__(self, other):
+        """Ids of one object compare equal, as h5py's ObjectID do."""
+        return isinstance(other, DatasetID) and other._ds == self._ds
+
+    def __hash__(self):
+        return hash(self._ds)
+
     def get_storage_size(self):
         """Bytes of file space the raw data occupies."""
         return self._ds._storage.storage_size

@@ -1,4 +1,5 @@
 """Files: open a byte source, find the superblock, and present the root group."""
+import io
 import os
 import posixpath
 import weakref
@@ -37,6 +38,19 @@ def _check_chunk_cache(nbytes, w0, nslots):
         raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
 
 
+def _check_userblock(mode, size):
+    """h5py's rules for ``userblock_size``: an integer, given only when the file may be
+    created ('w', 'w-', 'x', 'a'; with 'a' on an existing file it must be that file's)."""
+    if size is None:
+        return None
+    if mode in ("r", "r+"):
+        raise ValueError("User block may only be specified when creating a file")
+    try:
+        return int(size)
+    except (TypeError, ValueError):
+        raise ValueError("User block size must be an integer") from None
+
+
 def _check_access(mode, driver, swmr):
     """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
     and stdio drivers (one file on disk), core (in memory; in write modes the file is built
@@ -61,14 +75,31 @@ class File(Group):
     """
 
     _writer = None
+    _memory_name = None       # driver='core', backing_store=False: the name of a file in memory
+    _driver_name = None       # the file driver asked for by name
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
-                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=0,
+                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
-                 driver=None, swmr=False, locking=None):
+                 driver=None, swmr=False, locking=None, backing_store=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         _check_access(mode, driver, swmr)
+        userblock_size = _check_userblock(mode, userblock_size)
+        if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
+            raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
+        is_object = not isinstance(name, (str, bytes, os.PathLike)) and hasattr(name, "read")
+        if is_object and driver not in (None, "fileobj"):
+            raise ValueError("Driver must be 'fileobj' for file-like object if specified")
+        if driver in ("sec2", "stdio", "core"):   # reported as asked (the bytes are the same)
+            self._driver_name = driver
+        if backing_store is not None:
+            if driver != "core":
+                raise TypeError("'backing_store' is an invalid keyword argument for this "
+                                "function (driver='core' only)")
+            if not backing_store and mode != "r":     # the file lives in memory only
+                self._memory_name = os.fsdecode(name)
+                name = io.BytesIO()
         if driver == "core" and mode == "r" and isinstance(name, (str, bytes, os.PathLike)):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
@@ -86,7 +117,11 @@ class File(Group):
             except BaseException:
                 self._source.close()
                 raise
+        # the lock is given back at close, or when the File is collected unclosed (else a
+        # later file with the same inode would be taken for this one)
+        self._unlock = weakref.finalize(self, unlock_file, self._lock)
         self.mode = mode
+        self._swmr = bool(swmr)
         self._threads = threads
         self._rdcc_nbytes = DEFAULT_NBYTES if rdcc_nbytes is None else int(rdcc_nbytes)
         self._externals = _parent_cache if _parent_cache is not None else {}
@@ -109,15 +144,24 @@ class File(Group):
         (create) and 'a' (open, or create) write an empty file first and then change it as
         'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
         when a file that was never closed is collected or the interpreter exits."""
-        if not isinstance(name, (str, bytes, os.PathLike)):
-            raise UnsupportedFeatureError("writing to a file object; pass a path")
         from ..write.writer import Writer
-        name = os.fsdecode(name)
+        if isinstance(name, (str, bytes, os.PathLike)):
+            name = os.fsdecode(name)
+            exists = os.path.exists(name)
+        elif all(hasattr(name, a) for a in ("read", "write", "seek")):
+            exists = name.seek(0, os.SEEK_END) > 0     # a file object (h5py's 'fileobj')
+        else:
+            raise TypeError(f"expected a path or a binary file object, got {name!r}")
         if mode == "a":
-            mode = "r+" if os.path.exists(name) else "x"
+            mode = "r+" if exists else "x"
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
                         userblock_size or 0, track_order)
+        if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
+            writer.close()
+            raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
+                             f"that of existing file ({writer.base})")
         self._writer = writer
+        self._libver = libver
         self._finalizer = weakref.finalize(self, _close_writer, writer)
         self.mode = "r+"
         self._threads = threads
@@ -135,14 +179,39 @@ class File(Group):
         self._node = writer.root
         self._gen = -1
 
-    swmr_mode = False             # purehep writes no SWMR files; readers read what is on disk
+    _swmr = False
+
+    @property
+    def swmr_mode(self):
+        """h5py's SWMR flag. Reading, it is the ``swmr=`` the file was opened with (purehep
+        reads what is on disk either way) and cannot change. Writing, it may be switched on,
+        not off, as in h5py; each flush() is a crash-safe commit that readers see whole, which
+        is the guarantee SWMR gives them (purehep does not set the superblock's SWMR flag)."""
+        return self._swmr
+
+    @swmr_mode.setter
+    def swmr_mode(self, value):
+        if self._writer is None:
+            raise ValueError("SWMR mode is set when a file is opened for reading "
+                             "(File(..., 'r', swmr=True)), not afterwards")
+        if self._swmr and not value:
+            raise ValueError("It is not possible to forcibly switch SWMR mode off.")
+        if value and self.superblock_version < 3:
+            raise RuntimeError("Unable to start swmr writing (file superblock version - "
+                               "should be at least 3)")
+        self._swmr = bool(value)
 
     @property
     def driver(self):
-        """h5py's name for how the file is reached: "sec2" (a path), "core" (a buffer in
-        memory) or "fileobj" (a file object or a range-reading callable)."""
+        """h5py's name for how the file is reached: the driver asked for by name (sec2,
+        stdio, core), else "sec2" (a path), "core" (a buffer in memory) or "fileobj" (a file
+        object or a range-reading callable)."""
         from ..io.source import BytesSource
-        if self._source.path is not None or self._writer is not None:
+        if self._driver_name is not None:
+            return self._driver_name
+        if self._writer is not None:
+            return "sec2" if self._writer.sink.path is not None else "fileobj"
+        if self._source.path is not None:
             return "sec2"
         return "core" if isinstance(self._source, BytesSource) else "fileobj"
 
@@ -150,6 +219,10 @@ class File(Group):
     def filename(self):
         if self.id is None:
             raise ValueError("Not a file or file object (not a file or file object)")
+        if self._memory_name is not None:
+            return self._memory_name
+        if self._writer is not None and self._writer.sink.path is None:
+            return repr(self._writer.sink.fileobj)
         return self._source.path or "<memory>"
 
     @property
@@ -168,9 +241,11 @@ class File(Group):
     def libver(self):
         """h5py's (low, high) library version bounds: the versions named, as h5py names
         them (the high bound is the newest format version purehep writes)."""
-        if self._writer is not None:
-            return (self._writer.policy.libver, LATEST)
-        return ("earliest", LATEST)
+        if self._writer is None:
+            return ("earliest", LATEST)
+        low, high = self._libver if isinstance(self._libver, (tuple, list)) else \
+            (self._libver or "earliest", LATEST)
+        return tuple(LATEST if v == "latest" else v for v in (low, high))
 
     def _root(self):
         return self
@@ -211,20 +286,22 @@ class File(Group):
                     stack.append((path, iter(native_links(self._ctx, header)[0])))
         return None
 
-    def _external_file(self, filename, candidates=None):
+    def _external_file(self, filename, candidates=None, access=None):
         """Open (once) the target file of an external link, relative to this file's folder
-        first, then the working directory, as libhdf5 does (or at ``candidates``)."""
+        first, then the working directory, as libhdf5 does (or at ``candidates``); read-only,
+        with ``access`` (swmr, locking: Group.get's elink_ options) if given."""
         here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
         if candidates is None:
             candidates = [filename] if os.path.isabs(filename) else [
                 os.path.join(here, filename), os.path.join(os.getcwd(), filename)]
         for path in candidates:
-            key = os.path.realpath(path)
+            key = os.path.realpath(path) if not access else \
+                (os.path.realpath(path),) + tuple(sorted(access.items()))
             if key in self._externals:
                 return self._externals[key]
             if os.path.isfile(path):      # (a directory is no file to open)
                 other = File(path, threads=self._threads, _parent_cache=self._externals,
-                             rdcc_nbytes=self._rdcc_nbytes)
+                             rdcc_nbytes=self._rdcc_nbytes, **(access or {}))
                 self._externals[key] = other
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
@@ -269,9 +346,10 @@ class File(Group):
         for other in list(self._externals.values()):
             if other is not self and other.id is not None:
                 other.id = None
+                other._unlock()
                 other._source.close()
         self._ctx.cache.clear()
-        unlock_file(self._lock)
+        self._unlock()
         self._source.close()
         self.id = None
 

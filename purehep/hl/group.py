@@ -4,12 +4,12 @@ import functools
 import posixpath
 from collections.abc import MutableMapping
 
-from ..errors import FormatError, LinkTraversalError, PurehepError
+from ..errors import FormatError, LinkTraversalError, PurehepError, UnsupportedFeatureError
 from ..format import messages
 from ..format.messages import link as _link
 from .writing import GroupWriter
-from .base import (HLObject, HardLink, SoftLink, ExternalLink, open_object, message, LINK,
-                   LINK_INFO, SYMBOL_TABLE)
+from .base import (HLObject, MappingExtras, HardLink, SoftLink, ExternalLink, open_object,
+                   message, LINK, LINK_INFO, SYMBOL_TABLE)
 
 MAX_LINK_TRAVERSALS = 16  # soft/external links followed while resolving one path, as libhdf5
 
@@ -84,7 +84,7 @@ def group_links(ctx, header):
     return ctx.cached("links", header.address, lambda: _sort_links(*native_links(ctx, header)))
 
 
-class Group(HLObject, GroupWriter, MutableMapping):
+class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
     """A group: a mapping from link names to objects (writable in write mode)."""
 
     @functools.cached_property
@@ -118,6 +118,9 @@ class Group(HLObject, GroupWriter, MutableMapping):
             return iter(self._wnames())
         return iter(self._links)
 
+    def __reversed__(self):
+        return reversed(list(self))
+
     def __len__(self):
         self._live()
         if self._node is not None:
@@ -131,8 +134,8 @@ class Group(HLObject, GroupWriter, MutableMapping):
         self._wsetitem(name, obj)
 
     def __delitem__(self, name):
-        if self._node is None:
-            raise ValueError("Unable to delete link (no write intent on file)")
+        if self._node is None:        # h5py's KeyError (it cannot tell this from a missing name)
+            raise KeyError("Couldn't delete link (no write intent on file)")
         self._wdelitem(name)
 
     def __contains__(self, name):
@@ -141,6 +144,8 @@ class Group(HLObject, GroupWriter, MutableMapping):
             return False
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
+        if name == "":
+            return False
         if self._node is not None:
             try:
                 parent, leaf, node = self._wlookup(name)
@@ -182,8 +187,13 @@ class Group(HLObject, GroupWriter, MutableMapping):
             return "<Closed purehep group>"
         return f'<purehep Group "{self.name}" ({len(self)} members)>'
 
-    def get(self, name, default=None, getclass=False, getlink=False):
-        """h5py's Group.get: the object, its class, or the link itself (getlink=True)."""
+    def get(self, name, default=None, getclass=False, getlink=False, *, elink_mode=None,
+            elink_swmr=None, elink_locking=None):
+        """h5py's Group.get: the object, its class, or the link itself (getlink=True).
+        ``elink_swmr`` and ``elink_locking`` open the target files of external links so;
+        purehep opens those read-only, so ``elink_mode`` can only be "r" (ValueError for
+        "r+" from a read-only file, as h5py; UnsupportedFeatureError from a writable one)."""
+        access = self._elink_access(elink_mode, elink_swmr, elink_locking)
         if getlink and self._node is not None:
             return self._wgetlink(name, default, getclass)
         if getlink:
@@ -193,18 +203,47 @@ class Group(HLObject, GroupWriter, MutableMapping):
                 return default
             return _link_object(group._links[leaf], getclass, default)
         try:
-            obj = self[name]
+            obj = self[name] if access is None else self._get_with(name, access)
         except LinkTraversalError:
             raise                 # a link cycle: h5py's get raises it too
         except (KeyError, PurehepError, OSError):
             return default
         return type(obj) if getclass else obj
 
+    def _elink_access(self, mode, swmr, locking):
+        """The options of external link targets' File for Group.get's elink_ arguments."""
+        if mode is None and swmr is None and locking is None:
+            return None
+        if mode not in (None, "r", "r+"):
+            raise RuntimeError(f"Unsupported link access mode: {mode}")
+        f = self._file
+        if (mode is not None or swmr is not None) and f.mode == "r+" and f.swmr_mode and \
+                ((mode or f.mode) != "r+" or not (f.swmr_mode if swmr is None else swmr)):
+            raise ValueError("Changing external links access mode from a file opened in SWMR "
+                             "write mode is not supported")
+        if mode == "r+":
+            if self._file.mode == "r":
+                raise ValueError("Opening external links in write mode from a file opened in "
+                                 "read-only mode is not supported")
+            raise UnsupportedFeatureError("external link targets open read-only in purehep")
+        access = {"swmr": bool(swmr)} if swmr is not None else {}
+        if locking is not None:
+            access["locking"] = locking
+        return access
+
+    def _get_with(self, name, access):
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        self._live(KeyError)
+        if self._node is not None:
+            return self._wget(name, access)
+        return self._resolve(name, 0, access)
+
     # -- path resolution ------------------------------------------------------------------
     def _child_name(self, path):
         return posixpath.normpath(posixpath.join(self.name, path)).replace("//", "/")
 
-    def _resolve(self, path, hops):
+    def _resolve(self, path, hops, access=None):
         if path.startswith("/"):
             group, rel = self._file._root(), path.lstrip("/")
         else:
@@ -217,12 +256,12 @@ class Group(HLObject, GroupWriter, MutableMapping):
             link = obj._links.get(part)
             if link is None:
                 raise KeyError(f"Unable to open object (object '{part}' doesn't exist) in {path!r}")
-            obj = obj._follow(link, hops)
+            obj = obj._follow(link, hops, access)
         if obj is self._file:     # "/" is the root group, as h5py's (equal to the file)
             obj = Group(self._file, obj._address, "/")
         return obj
 
-    def _follow(self, link, hops):
+    def _follow(self, link, hops, access=None):
         name = self._child_name(link.name)
         if link.type == _link.HARD:
             if link.address is None:
@@ -233,12 +272,12 @@ class Group(HLObject, GroupWriter, MutableMapping):
             raise LinkTraversalError(f"Special link traversal failed (too many links) while "
                                      f"resolving {name!r}")
         if link.type == _link.SOFT:
-            target = self._resolve(link.target, hops + 1)
+            target = self._resolve(link.target, hops + 1, access)
             target._name = name
             return target
         if link.type == _link.EXTERNAL:
-            other = self._file._external_file(link.filename)
-            target = other._root()._resolve(link.target, hops + 1)
+            other = self._file._external_file(link.filename, access=access)
+            target = other._root()._resolve(link.target, hops + 1, access)
             return target
         raise KeyError(f"link {link.name!r} has user-defined type {link.type}, which cannot be followed")
 

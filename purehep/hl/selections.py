@@ -7,6 +7,8 @@ full-shape boolean masks.
 """
 import numpy as np
 
+from ..errors import UnsupportedFeatureError
+
 
 class Selection:
     def __init__(self, shape, dims, finish_steps, mshape):
@@ -52,6 +54,50 @@ class Selection:
         return arr
 
 
+class MultiBlockSlice:
+    """h5py's MultiBlockSlice: ``count`` blocks of ``block`` elements, ``stride`` apart from
+    ``start`` — one dimension of a regular hyperslab (spec IV.A.2.b, hyperslab selections:
+    start, stride, count, block). ``count=None`` selects as many whole blocks as fit."""
+
+    def __init__(self, start=0, count=None, stride=1, block=1):
+        if start < 0:
+            raise ValueError("Start can't be negative")
+        if stride <= 0 or block <= 0 or (count is not None and count <= 0):
+            raise ValueError("Stride, count and block can't be 0 or negative")
+        if block > stride:
+            raise ValueError("Blocks will overlap if block > stride")
+        self.start, self.count, self.stride, self.block = start, count, stride, block
+
+    def indices(self, length):
+        """(start, stride, count, block) on a dimension of ``length``; ValueError when the
+        blocks do not fit in it."""
+        start, stride, block = self.start, self.stride, self.block
+        count = self.count
+        if count is None:
+            count = (length - start - block) // stride + 1
+            if count <= 0:
+                raise ValueError(f"No full blocks can be selected using {self!r} on "
+                                 f"dimension of length {length}")
+        end = start + stride * (count - 1) + block - 1
+        if end >= length:
+            raise ValueError(f"{self!r} range ({start} - {end}) extends beyond maximum index "
+                             f"({length - 1})")
+        return start, stride, count, block
+
+    def as_index(self, length):
+        """The selected positions: a slice when blocks are single elements, else a sorted
+        int64 array."""
+        start, stride, count, block = self.indices(length)
+        if block == 1:
+            return slice(start, start + stride * (count - 1) + 1, stride)
+        return (start + stride * np.arange(count, dtype=np.int64)[:, None] +
+                np.arange(block, dtype=np.int64)).ravel()
+
+    def __repr__(self):
+        return (f"MultiBlockSlice(start={self.start}, stride={self.stride}, "
+                f"count={self.count}, block={self.block})")
+
+
 def _length(d):
     if isinstance(d, slice):
         return max(0, (d.stop - d.start + d.step - 1) // d.step)
@@ -66,26 +112,32 @@ def _expand_ellipsis(args, rank):
         if len(args) >= rank:
             return args
         args = args + (Ellipsis,)
-    i = args.index(Ellipsis)
+    i = next(k for k, a in enumerate(args) if a is Ellipsis)   # identity: arrays compare
     fill = rank - (len(args) - 1)
     if fill < 0:
         raise ValueError(f"{len(args) - 1} indices for a dataset of rank {rank}")
     return args[:i] + (slice(None),) * fill + args[i + 1:]
 
 
-def select(shape, args):
+def select(shape, args, one_fancy=False):
     """A Selection for ``dataset[args]`` on a dataset of ``shape`` (h5py's rules, relaxed:
-    fancy indices may be unsorted or repeated, and on several axes)."""
+    fancy indices may be unsorted or repeated, and on several axes unless ``one_fancy``,
+    which raises h5py's TypeError for more than one)."""
     if not isinstance(args, tuple):
         args = (args,)
     rank = len(shape)
     if len(args) == 1 and isinstance(args[0], np.ndarray) and args[0].dtype == bool \
             and args[0].ndim == rank and rank > 0:
         return _mask_selection(shape, args[0])
+    if any(a is None for a in args):
+        raise TypeError("h5py does not support newaxis (None) in dataset selections")
     args = _expand_ellipsis(args, rank)
     args = tuple(slice(None) if a is Ellipsis else a for a in args)
     if len(args) != rank:
         raise ValueError(f"{len(args)} indices for a dataset of rank {rank}")
+    if one_fancy and sum(1 for a in args if isinstance(a, (list, np.ndarray, range))) > 1:
+        raise TypeError("Only one indexing vector or array is currently allowed for fancy "
+                        "indexing")
     dims, mshape, finish, take_axes, drop = [], [], [], [], []
     for axis, (a, n) in enumerate(zip(args, shape)):
         if isinstance(a, slice):
@@ -104,8 +156,10 @@ def select(shape, args):
                 raise IndexError(f"Index ({int(a)}) out of range for (0-{n - 1})")
             dims.append(slice(i, i + 1, 1))
             drop.append(axis)
-        elif a is None:
-            raise TypeError("new axes (None) are not supported in dataset selections")
+        elif isinstance(a, MultiBlockSlice):
+            d = a.as_index(n)
+            dims.append(d)
+            mshape.append(_length(d))
         else:
             idx = np.asarray(a)
             if idx.dtype == bool:
@@ -132,6 +186,35 @@ def select(shape, args):
         final = tuple(mshape)
         finish.append(lambda arr, final=final: arr.reshape(final))
     return Selection(tuple(shape), dims, finish, tuple(mshape))
+
+
+def check_broadcast(value_shape, shape, args):
+    """h5py's TypeError when values of ``value_shape`` cannot be broadcast to the selection
+    ``args`` of a dataset of ``shape`` (numpy's rule, the selection's shape unchanged)."""
+    whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
+    target = tuple(shape) if whole else select(shape, args).mshape
+    try:
+        fits = np.broadcast_shapes(tuple(value_shape), target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise TypeError(f"Can't broadcast {tuple(value_shape)} -> {target}")
+
+
+def numpy_index(args, shape):
+    """``args`` (a tuple) with each MultiBlockSlice made a numpy index, for the writers that
+    index numpy arrays; at most one of them may select blocks of several elements (numpy
+    would pair two index arrays point by point)."""
+    if not any(isinstance(a, MultiBlockSlice) for a in args):
+        return args
+    args = tuple(slice(None) if a is Ellipsis else a
+                 for a in _expand_ellipsis(args, len(shape)))
+    out = tuple(a.as_index(n) if isinstance(a, MultiBlockSlice) else a
+                for a, n in zip(args, shape))
+    if sum(isinstance(a, np.ndarray) for a in out) > 1:
+        raise UnsupportedFeatureError("writing through two MultiBlockSlices of blocks longer "
+                                      "than one element")
+    return out
 
 
 def _mask_selection(shape, mask):

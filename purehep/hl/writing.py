@@ -16,6 +16,8 @@ import posixpath
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
+from .create_checks import check_create_args, h5py_dtype, link_name, no_embedded_nul
+from .selections import check_broadcast, numpy_index
 
 
 def _no_write(obj, exc=ValueError):
@@ -85,6 +87,7 @@ class GroupWriter(WritableObject):
         """(parent GroupNode, leaf name, node or None) for ``path`` (relative or absolute);
         intermediate groups are created when ``create``."""
         self._live()
+        path = link_name(path)
         model = _wmodel()
         if path.startswith("/"):
             node, parts = self._file._node, [p for p in path.split("/") if p and p != "."]
@@ -129,9 +132,9 @@ class GroupWriter(WritableObject):
 
     def _wpath(self, name):
         base = self.name if self.name else "/"
-        return posixpath.normpath(posixpath.join(base, name)).replace("//", "/")
+        return posixpath.normpath(posixpath.join(base, link_name(name))).replace("//", "/")
 
-    def _wget(self, name):
+    def _wget(self, name, access=None):
         model = _wmodel()
         parent, leaf, node = self._wlookup(name)
         if parent is None and leaf == "":
@@ -139,7 +142,7 @@ class GroupWriter(WritableObject):
         if node is None:
             raise KeyError(f"Unable to open object (object '{leaf}' doesn't exist)")
         if isinstance(node, model.LinkEntry):       # external link
-            other = self._file._external_file(node.filename)
+            other = self._file._external_file(node.filename, access=access)
             return other._root()._resolve(node.path, 1)
         return bind(self._file, node, self._wpath(name))
 
@@ -233,6 +236,8 @@ class GroupWriter(WritableObject):
     def create_dataset_like(self, name, other, **kwupdate):
         """h5py's create_dataset_like: a dataset with ``other``'s shape, dtype, chunking,
         filters, fill value and maximum shape (each overridable by keyword)."""
+        if "compression" in kwupdate:     # another filter: not the other's options (h5py
+            kwupdate.setdefault("compression_opts", None)   # would pass them on and fail)
         for key in ("shape", "dtype", "chunks", "compression", "compression_opts",
                     "scaleoffset", "shuffle", "fletcher32", "fillvalue"):
             kwupdate.setdefault(key, getattr(other, key))
@@ -290,7 +295,14 @@ class GroupWriter(WritableObject):
             return self.create_dataset(name, shape, dtype, **kwds)
         shape = tuple(shape) if not isinstance(shape, int) else (shape,)
         if tuple(node.shape) != shape:
-            raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
+            if "maxshape" not in kwds:
+                raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
+            maxshape = kwds["maxshape"]
+            maxshape = (maxshape,) if isinstance(maxshape, int) or maxshape is None else \
+                tuple(maxshape)
+            if maxshape != tuple(node.maxshape):
+                raise TypeError(f"Max shapes do not match (existing {node.maxshape} vs new "
+                                f"{maxshape})")
         dt = np.dtype(dtype)
         if exact and dt != node.dtype:
             raise TypeError(f"Datatypes do not exactly match (existing {node.dtype} vs new {dt})")
@@ -379,7 +391,7 @@ def _prepare(data, dtype):
     from .base import Empty
     if isinstance(data, Empty):
         return data, np.dtype(data.dtype)
-    dtype = np.dtype(dtype) if dtype is not None else _guess_dtype(data)
+    dtype = h5py_dtype(dtype) if dtype is not None else _guess_dtype(data)
     if dtype is None:
         arr = np.asarray(data)
         return arr, arr.dtype
@@ -390,13 +402,18 @@ def _prepare(data, dtype):
             arr[()] = data
         else:
             arr[...] = data if isinstance(data, np.ndarray) else _object_array(data, arr.shape)
+        if meta.get("vlen") in (str, bytes):
+            no_embedded_nul(arr)
         return arr, dtype
     return np.asarray(data, dtype=dtype), dtype
+
 
 
 def _guess_dtype(data):
     from ..dtypes import ref_dtype, regionref_dtype, string_dtype
     from ..reference import Reference, RegionReference
+    if isinstance(data, np.ndarray) and data.dtype.kind == "T":
+        return string_dtype()
     kind = _item_type(data)
     if kind is bytes:
         return string_dtype("ascii")
@@ -436,7 +453,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
                  external=None, sparse=False, section_filters=None, chunk_index=None,
-                 filter_pipeline=None, **unused):
+                 filter_pipeline=None, fill_time=None, **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
     ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
     ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset)."""
@@ -453,6 +470,10 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                 section_filters, chunk_index, track_times, track_order)
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
+    check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
+                      scaleoffset, fillvalue, track_times, fill_time)
+    if dtype is not None:
+        dtype = h5py_dtype(dtype)
     external = _external_slots(external)
     if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \
             and compression not in (1, 2, 3, 4, 5, 6):
@@ -513,7 +534,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                 (maxshape is not None and tuple(maxshape) != shape) or V.needs_heap(dtype):
             raise ValueError("Only contiguous datasets of fixed-size types can be stored "
                              "externally")
-        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times)
+        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times,
+                              fill_time)
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
@@ -551,6 +573,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              if layout == "chunked" else (),
                              fill, early, track_order=bool(track_order),
                              track_times=bool(track_times))
+    node.fill_time = fill_time
     if track_times:
         node.times = writer.now()
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
@@ -623,7 +646,7 @@ def _external_slots(external):
     return slots
 
 
-def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times):
+def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times, fill_time):
     """A contiguous dataset whose raw data lives in external files (names relative to the
     working directory, as libhdf5 opens them)."""
     from ..write import model
@@ -638,6 +661,7 @@ def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times):
     node.external = slots
     node.store = ExternalStore([(n, o, nbytes if s is None else s) for n, o, s in slots],
                                shape, dtype)
+    node.fill_time = fill_time
     if track_times:
         node.times = writer.now()
     if arr is not None:
@@ -667,16 +691,22 @@ class DatasetWriter(WritableObject):
             raise TypeError("Empty datasets can't be written")
         args = args if isinstance(args, tuple) else (args,)
         names = [a for a in args if isinstance(a, str)]
-        args = tuple(a for a in args if not isinstance(a, str))
+        args = numpy_index(tuple(a for a in args if not isinstance(a, str)), node.shape)
         if names:
             self._write_fields(args, names, val)
             return
-        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and (
-                val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
+        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind != "T" \
+                and (val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
             from ..format.messages.datatype import encode_dtype
             encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
             #                           datetime64 array has no conversion path (TypeError)
+        if node.layout != "sparse" and node.dtype.kind != "O" and node.dtype.subdtype is None \
+                and not (node.dtype.metadata or {}) and \
+                (node.dtype.names is None or isinstance(val, np.ndarray)):   # (a tuple: a record)
+            check_broadcast(np.shape(val), node.shape, args)
         from ..write.storage import MemoryStore
+        if isinstance(val, np.ndarray) and val.dtype.kind == "T":
+            val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
@@ -712,7 +742,9 @@ class DatasetWriter(WritableObject):
         self[args if args else ()] = current
 
     def write_direct(self, source, source_sel=None, dest_sel=None):
-        src = np.asarray(source)
+        if not (isinstance(source, np.ndarray) and source.flags.c_contiguous):
+            raise TypeError("Array must be C-contiguous")
+        src = source
         self[dest_sel if dest_sel is not None else ()] = \
             src[source_sel] if source_sel is not None else src
 
@@ -826,8 +858,9 @@ class AttributesWriter:
         if node is None:
             raise OSError("Unable to create attribute (no write intent on file)")
         from .base import Empty
-        if isinstance(name, bytes):
-            name = name.decode("utf-8", "surrogateescape")
+        name = link_name(name)
+        if isinstance(data, np.ndarray) and data.dtype.kind == "U":
+            raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
         if data is None:
             if shape is None and dtype is None:
                 raise TypeError("data, shape or dtype is required")
@@ -858,6 +891,9 @@ class AttributesWriter:
             arr, dt = obj, string_dtype()
         if dt.subdtype is not None and dtype is not None:
             base, dims = dt.subdtype
+            if tuple(np.shape(data))[-len(dims):] != tuple(dims):
+                raise ValueError(f"Array dtype shape {dims} is incompatible with data shape "
+                                 f"{np.shape(data)}")
             arr = np.asarray(arr, base)
             dt = base
         if shape is not None:
@@ -883,6 +919,7 @@ class AttributesWriter:
                     old.value = arr.reshape(old.shape)
                     self._parent._writer.touch()
                     return
+                raise TypeError("Shape of data is incompatible with existing attribute")
         self.create(name, value)
 
     def __delitem__(self, name):

@@ -50,9 +50,10 @@ def lock_file(fd, write, locking=None, path=None):
         if write:
             raise OSError(errno.EBUSY, "Unable to open file (file is already open in this "
                           "process)", path)
-        if held != "w":
-            _held[key] = held + 1
-        return None
+        if held == "w":
+            return None
+        _held[key] = held + 1
+        return key, None          # one more reader in this process: unlock_file counts it
     if locking:
         try:
             import fcntl
@@ -76,12 +77,13 @@ def unlock_file(lock):
     if lock is None:
         return
     key, fd = lock
-    try:
-        import fcntl
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    except (ImportError, OSError):
-        pass
     held = _held.get(key)
+    if fd is not None:                # the holder that took the lock (not a counted reader)
+        try:
+            import fcntl
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except (ImportError, OSError):
+            pass
     if held == "w" or held == 1:
         _held.pop(key, None)
     elif held is not None:
@@ -162,9 +164,80 @@ class FileSink:
             os.close(self.fd)
 
 
+class ObjectSink(FileSink):
+    """The FileSink interface over a Python binary file object opened for reading and
+    writing (h5py's 'fileobj' driver: io.BytesIO, an open file, ...), or over memory
+    (``driver='core', backing_store=False``). ``path`` is None; nothing is locked (the object
+    belongs to this process), and closing leaves the object open, as h5py does."""
+
+    path = None
+
+    def __init__(self, fileobj, mode="r+"):
+        self.fileobj = fileobj
+        size = fileobj.seek(0, os.SEEK_END)
+        if mode in ("w", "x"):           # h5py's fileobj driver creates over the content
+            fileobj.seek(0)
+            fileobj.truncate(0)
+            size = 0
+        self.size = size
+        self.closed = False
+        self.bytes_written = 0
+        self.writes = 0
+
+    def write(self, offset, data):
+        view = memoryview(data).cast("B")
+        self.bytes_written += len(view)
+        self.writes += 1
+        if offset > self.size:           # a gap: zeros, as a file grown by pwrite reads
+            self.truncate(offset)
+        self.fileobj.seek(offset)
+        done = 0
+        while done < len(view):
+            done += self.fileobj.write(view[done:])
+        self.size = max(self.size, offset + len(view))
+
+    def read(self, offset, n):
+        self.fileobj.seek(offset)
+        return self.fileobj.read(n)
+
+    def truncate(self, size):
+        if size > self.size:
+            self.fileobj.seek(self.size)
+            self.fileobj.write(bytes(size - self.size))
+            self.size = size
+
+    def shrink(self, size):
+        if size < self.size:
+            self.fileobj.truncate(size)
+            self.size = size
+
+    def sync(self):
+        flush = getattr(self.fileobj, "flush", None)
+        if flush is not None:
+            flush()
+
+    def source(self, overlay=None):
+        if overlay:
+            return OverlaySource(self, overlay)
+        return DescriptorSource(self, repr(self.fileobj))
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.sync()
+            self.fileobj = None      # as h5py, the object is not kept alive past close
+
+
+def make_sink(target, mode="r+", locking=None):
+    """A FileSink for a path, an ObjectSink for a file object."""
+    if isinstance(target, (str, bytes, os.PathLike)):
+        return FileSink(target, mode, locking)
+    return ObjectSink(target, mode)
+
+
 class DescriptorSource(ByteSource):
-    """A ByteSource over the file descriptor of a sink (``sink.fd``), as large as the sink
-    was when made; ``what`` names the file in short-read errors."""
+    """A ByteSource over a sink (its ``read``), as large as the sink was when made; ``what``
+    names the file in short-read errors."""
 
     def __init__(self, sink, what):
         self.sink = sink
@@ -173,7 +246,7 @@ class DescriptorSource(ByteSource):
         self.what = what
 
     def _read(self, offset, n):
-        data = os.pread(self.sink.fd, n, offset)
+        data = self.sink.read(offset, n)
         if len(data) != n:
             raise PurehepError(f"short read at {offset} of {self.what}")
         return data
@@ -271,7 +344,7 @@ class OverlaySource(DescriptorSource):
     staged in-place patches over them."""
 
     def __init__(self, sink, overlay):
-        super().__init__(sink, sink.path)
+        super().__init__(sink, sink.path or repr(getattr(sink, "fileobj", None)))
         self.overlay = overlay
 
     def _read(self, offset, n):

@@ -266,7 +266,9 @@ class Emitter:
         else:
             alloc = m_fill.ALLOC_EARLY if node.early else m_fill.ALLOC_LATE
         meta = node.dtype.metadata or {}
-        fill_time = m_fill.FILL_ON_ALLOC if "vlen" in meta else m_fill.FILL_IF_SET
+        fill_time = {"alloc": m_fill.FILL_ON_ALLOC, "never": m_fill.FILL_NEVER,
+                     "ifset": m_fill.FILL_IF_SET}.get(node.fill_time) if node.fill_time else \
+            m_fill.FILL_ON_ALLOC if "vlen" in meta else m_fill.FILL_IF_SET
         fill = m_fill.FillValue(pol.fill_version, node.fill, alloc, fill_time, True)
         msgs.append((FILL, 0x01, m_fill.encode(fill)))
         if node.filters:

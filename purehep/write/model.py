@@ -80,6 +80,7 @@ class DatasetNode(Node):
     kind = "dataset"
     external = None               # contiguous in external files: [(name, offset, size)]
     virtual = None                # layout "virtual": [(file, dataset, sdims, vdims)]
+    fill_time = None              # h5py's fill_time ('alloc', 'never', 'ifset'); None: default
 
     def __init__(self, shape, maxshape, dtype, layout, chunks=None, filters=(), fill=None,
                  early=False, track_order=False, track_times=False, stored_dtype=None):

@@ -133,7 +133,7 @@ class ContiguousStore:
     def write(self, args, values):
         if self.nbytes == 0:
             return
-        whole = args == () or args is Ellipsis or args == (Ellipsis,)
+        whole = args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis)
         if whole:
             arr = broadcast_values(values, self.shape, self.dtype)
             if self.address is None:
@@ -143,6 +143,13 @@ class ContiguousStore:
             return
         if self.address is None:
             self._allocate()
+        sink, start = self.writer.sink, self.writer.absolute(self.address)
+        if sink.path is None:           # a file object: read, update, write back
+            arr = np.frombuffer(bytearray(sink.read(start, self.nbytes)),
+                                self.dtype).reshape(self.shape)
+            arr[args] = values
+            sink.write(start, arr.reshape(-1).view(np.uint8))
+            return
         mm = np.memmap(self.writer.sink.path, dtype=self.dtype, mode="r+",
                        offset=self.writer.absolute(self.address), shape=self.shape)
         try:
@@ -164,7 +171,7 @@ class ExternalStore:
 
     def write(self, args, values):
         from ..hl.storage import read_segments, write_segments
-        if args == () or args is Ellipsis or args == (Ellipsis,):
+        if args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis):
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:
             arr = np.frombuffer(read_segments(self.segments, self.nbytes),

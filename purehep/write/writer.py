@@ -90,13 +90,13 @@ class Writer:
 
     def __init__(self, path, mode="r+", locking=None, libver=None, userblock_size=0,
                  track_order=None):
-        from ..io.sink import FileSink, Overlay
+        from ..io.sink import Overlay, make_sink
         new = mode != "r+"
         if new:
             from .newfile import check_userblock
             check_userblock(userblock_size)
             policy = P.Policy.from_libver(libver)
-        self.sink = FileSink(path, mode, locking)
+        self.sink = make_sink(path, mode, locking)
         try:
             if new:
                 from .newfile import write_empty
@@ -107,7 +107,7 @@ class Writer:
             sb.check_file(ctx, writing=True)
         except BaseException:
             self.sink.close()
-            if new:
+            if new and self.sink.path is not None:
                 _remove(self.sink.path)
             raise
         self.superblock = sb

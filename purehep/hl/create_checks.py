@@ -1,0 +1,72 @@
+"""h5py's rules for the arguments of the calls that create: the checks h5py makes before
+anything is created, with its exception types (the same call fails the same way in both
+libraries, and at the call rather than at close), and the values it takes as others do."""
+import numpy as np
+
+
+def check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
+                      scaleoffset, fillvalue, track_times, fill_time=None):
+    """Raise h5py's TypeError / ValueError for arguments it refuses (``dtype`` as given, or
+    None when it comes from ``data``)."""
+    if shape is None and data is None:
+        if chunks not in (None, False):
+            raise TypeError("Empty datasets don't support chunk/filter options")
+        if maxshape is not None:
+            raise TypeError("Empty datasets cannot be extended")
+    if fill_time is not None and fill_time not in ("alloc", "never", "ifset"):
+        raise ValueError(f"fill_time must be one of the following choices: 'alloc', 'never' "
+                         f"or 'ifset', but it is {fill_time!r}.")
+    from .base import Empty
+    scalar = shape == () or (shape is None and data is not None and np.ndim(data) == 0
+                             and not isinstance(data, Empty))
+    if scalar and (chunks not in (None, False) or compression is not None or
+                   scaleoffset not in (None, False)):
+        raise TypeError("Scalar datasets don't support chunk/filter options")
+    if track_times is not None and track_times not in (True, False):
+        raise TypeError("track_times must be either True or False")
+    if compression == "lzf" and compression_opts is not None:
+        raise ValueError("LZF compression filter accepts no options")
+    if scaleoffset in (None, False) and fillvalue is None:
+        return
+    dt = np.dtype(dtype) if dtype is not None else \
+        (np.asarray(data).dtype if data is not None else None)
+    if scaleoffset is not None and scaleoffset is not False:
+        if scaleoffset < 0:
+            raise ValueError("scale factor must be >= 0")
+        if dt is not None and dt.kind not in "iuf":
+            raise TypeError("scale/offset filter only supported for integer and "
+                            "floating-point types")
+    if fillvalue is not None and dt is not None:
+        given = np.asarray(fillvalue)
+        if dt.names is not None and given.dtype.names is None:
+            # libhdf5 has no conversion from a number or a sequence to a compound type
+            raise ValueError("Unable to synchronously create dataset (no appropriate "
+                             "function for conversion path)")
+        if given.dtype.kind == "U" and dt.kind not in "OSUT":
+            raise TypeError(f"No conversion path for dtype: {given.dtype!r}")
+
+
+def link_name(name):
+    """A link name or path as h5py takes it: str, or bytes (UTF-8)."""
+    if isinstance(name, bytes):
+        return name.decode("utf-8", "surrogateescape")
+    if not isinstance(name, str):
+        raise TypeError(f"A name should be string or bytes, not {type(name)}")
+    return name
+
+
+def h5py_dtype(dtype):
+    """``dtype`` as h5py stores it: numpy 2's variable-width StringDType ('T') is a
+    variable-length UTF-8 string."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "T":
+        from ..dtypes import string_dtype
+        return string_dtype()
+    return dtype
+
+
+def no_embedded_nul(arr):
+    """libhdf5 keeps variable-length strings as C strings: h5py refuses a NUL inside one."""
+    for item in arr.reshape(-1):
+        if isinstance(item, (str, bytes)) and ("\0" if isinstance(item, str) else b"\0") in item:
+            raise ValueError("VLEN strings do not support embedded NULLs")

@@ -1,0 +1,1052 @@
+"""A table of behaviours, each run on h5py and on purehep: the same values, and the same
+exceptions (purehep's an instance of the type h5py raises).
+
+Each behaviour is ``f(lib, tmp)``: ``lib`` is the module (h5py or purehep), ``tmp`` a fresh
+directory; it returns plain data (numpy values are compared as lists and Python scalars).
+"""
+import os
+
+import numpy as np
+import pytest
+
+import purehep
+import purehep.filters  # noqa: F401 - purehep.filters.encode, as h5py.filters.encode
+import purehep.hl.h5ds  # noqa: F401 - h5py.h5ds's functions
+
+h5py = pytest.importorskip("h5py")
+
+BEHAVIOURS = {}
+
+
+def behaviour(func):
+    BEHAVIOURS[func.__name__] = func
+    return func
+
+
+def plain(value):
+    """Values made comparable across the two libraries."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (h5py.Group, purehep.Group)):
+        return ("group", value.name)
+    if isinstance(value, (h5py.Dataset, purehep.Dataset)):
+        return ("dataset", value.name)
+    return value
+
+
+def outcome(func, lib, tmp):
+    try:
+        return "value", plain(func(lib, tmp))
+    except Exception as e:          # noqa: BLE001 - the exception is the outcome compared
+        return "raises", e
+
+
+def _file(lib, tmp, name="f.h5", mode="w", **kw):
+    return lib.File(os.path.join(tmp, name), mode, **kw)
+
+
+# -- is_hdf5 -------------------------------------------------------------------------------------
+
+@behaviour
+def is_hdf5_cases(lib, tmp):
+    _file(lib, tmp).close()
+    with open(os.path.join(tmp, "t.txt"), "w") as fh:
+        fh.write("not hdf5" * 100)
+    open(os.path.join(tmp, "empty"), "wb").close()
+    with open(os.path.join(tmp, "ub.h5"), "wb") as fh:       # a user block of 512 bytes
+        with open(os.path.join(tmp, "f.h5"), "rb") as src:
+            fh.write(b"\0" * 512 + src.read())
+    return [lib.is_hdf5(os.path.join(tmp, n)) for n in ("f.h5", "t.txt", "empty", "missing",
+                                                         "ub.h5", "")] + [lib.is_hdf5(tmp)]
+
+
+# -- MultiBlockSlice -----------------------------------------------------------------------------
+
+MBS_ARGS = [{}, dict(start=4), dict(count=7), dict(stride=2), dict(stride=2, block=2),
+            dict(stride=3, block=2), dict(start=1, count=2, stride=5, block=4),
+            dict(start=1, stride=3, block=2), dict(count=11), dict(start=8, stride=4, block=3),
+            dict(start=2, count=2, stride=5, block=4), dict(start=11)]
+MBS_BAD = [dict(stride=0, block=0), dict(block=3), dict(stride=2, block=3), dict(start=-1),
+           dict(count=0), dict(count=-1), dict(block=-1)]
+
+
+def _mbs_case(kw):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            d = fh.create_dataset("x", data=np.arange(10))
+            m = lib.MultiBlockSlice(**kw)
+            return m.indices(10), d[m], repr(m)
+    f.__name__ = "mbs_" + "_".join(f"{k}{v}" for k, v in kw.items())
+    return f
+
+
+def _mbs_bad(kw):
+    def f(lib, tmp):
+        return lib.MultiBlockSlice(**kw)
+    f.__name__ = "mbs_bad_" + "_".join(f"{k}{v}" for k, v in kw.items())
+    return f
+
+
+for _kw in MBS_ARGS:
+    behaviour(_mbs_case(_kw))
+for _kw in MBS_BAD:
+    behaviour(_mbs_bad(_kw))
+
+
+@behaviour
+def mbs_2d_and_mixed(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.arange(60).reshape(6, 10))
+        M = lib.MultiBlockSlice
+        return (d[M(start=1, stride=3, block=2)], d[1:3, M(stride=3, block=2)],
+                d[M(start=1, count=2, stride=2), 3], d[..., M(start=9)])
+
+
+@behaviour
+def mbs_write(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.zeros(10, "i4"))
+        d[lib.MultiBlockSlice(start=1, stride=4, block=2)] = np.arange(1, 5)
+        return d[()]
+
+
+@behaviour
+def mbs_write_2d(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.zeros((4, 10), "i4"), chunks=(2, 3))
+        d[1, lib.MultiBlockSlice(start=1, stride=4, block=2)] = np.arange(1, 5)
+        d[..., lib.MultiBlockSlice(start=9)] = 7
+        return d[()]
+
+
+@behaviour
+def mbs_on_scalar(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return fh.create_dataset("x", data=1.0)[lib.MultiBlockSlice()]
+
+
+# -- h5ds on ids, ds.id equality -----------------------------------------------------------------
+
+def _scales(lib, fh):
+    fh["data"] = np.ones((4, 3, 2), "f")
+    fh["x1"] = np.ones(2, "f")
+    fh["x2"] = np.ones(2, "f")
+    h5ds = lib.h5ds if lib is h5py else purehep.hl.h5ds
+    h5ds.set_scale(fh["x1"].id)
+    h5ds.set_scale(fh["x2"].id, b"x2 name")
+    h5ds.attach_scale(fh["data"].id, fh["x1"].id, 2)
+    h5ds.attach_scale(fh["data"].id, fh["x2"].id, 2)
+    h5ds.set_label(fh["data"].id, 0, b"z")
+    return h5ds
+
+
+@behaviour
+def h5ds_functions(lib, tmp):
+    with _file(lib, tmp) as fh:
+        h5ds = _scales(lib, fh)
+        d, x1, x2 = fh["data"].id, fh["x1"].id, fh["x2"].id
+        out = [h5ds.is_scale(x1), h5ds.is_scale(d), h5ds.get_scale_name(x1),
+               h5ds.get_scale_name(x2), h5ds.is_attached(d, x1, 2), h5ds.is_attached(d, x1, 1),
+               [h5ds.get_num_scales(d, i) for i in range(3)],
+               [h5ds.get_label(d, i) for i in range(3)],
+               h5ds.iterate(d, 2, h5ds.get_scale_name), h5ds.iterate(d, 2, lambda s: None),
+               h5ds.iterate(d, 2, h5ds.get_scale_name, 1)]
+        h5ds.detach_scale(d, x1, 2)
+        out += [h5ds.is_attached(d, x1, 2), h5ds.get_num_scales(d, 2), list(fh["data"].dims[2])]
+        return out
+
+
+@behaviour
+def h5ds_attach_to_itself(lib, tmp):
+    with _file(lib, tmp) as fh:
+        h5ds = _scales(lib, fh)
+        h5ds.attach_scale(fh["x1"].id, fh["x1"].id, 0)
+
+
+@behaviour
+def dataset_id_equality(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["a"] = np.arange(3)
+        fh["b"] = np.arange(3)
+        return (fh["a"].id == fh["a"].id, fh["a"].id == fh["b"].id,
+                hash(fh["a"].id) == hash(fh["a"].id), fh["a"].id != fh["a"].id)
+
+
+# -- Group.get with external link options --------------------------------------------------------
+
+def _elink_files(lib, tmp):
+    with _file(lib, tmp, "ext.h5") as fh:
+        fh.create_group("group")["data"] = np.arange(3)
+    with _file(lib, tmp, "main.h5") as fh:
+        fh["external"] = lib.ExternalLink(os.path.join(tmp, "ext.h5"), "/group")
+
+
+@behaviour
+def elink_mode_r_from_writable(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "a") as fh:
+        g = fh.get("/external", elink_mode="r")
+        out = [g.file.mode, g["data"][()]]
+        try:
+            g["new"] = 1
+        except ValueError:
+            out.append("ValueError")
+        return out
+
+
+@behaviour
+def elink_mode_rplus_from_readonly(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "r") as fh:
+        return fh.get("external", elink_mode="r+")
+
+
+@behaviour
+def elink_swmr_and_locking(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "r") as fh:
+        return [fh.get("external", elink_swmr=True).file.swmr_mode,
+                fh.get("external", elink_swmr=False).file.swmr_mode,
+                fh.get("external/data", getclass=True, elink_locking=False) is lib.Dataset,
+                type(fh.get("external/data", getlink=True, elink_locking=True)).__name__,
+                fh.get("missing", "default", elink_swmr=True)]
+
+
+@behaviour
+def swmr_read_mode(lib, tmp):
+    _file(lib, tmp, libver="latest").close()
+    with _file(lib, tmp, mode="r", swmr=True) as fh:
+        return fh.swmr_mode
+
+
+# -- names -------------------------------------------------------------------------------------
+
+@behaviour
+def bytes_names_in_write_mode(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group("aΩ/b".encode())
+        fh[b"x"] = 1
+        fh.create_dataset(b"y", data=[1, 2])
+        g = fh.require_group("aΩ".encode())
+        fh.require_dataset(b"y", (2,), "i8")
+        fh[b"t"] = np.dtype("f4")
+        return (sorted(fh), list(g), fh[b"x"].name, fh["y"].name, b"x" in fh, "aΩ/b" in fh,
+                fh.get(b"y").name)
+
+
+@behaviour
+def float_name_create_group(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group(1.0)
+
+
+@behaviour
+def float_name_setitem(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh[1.0] = 1
+
+
+# -- mapping views -----------------------------------------------------------------------------
+
+def _mapping_file(lib, tmp, **kw):
+    fh = _file(lib, tmp, **kw)
+    for n in "cab":
+        fh.create_group(n)
+    fh["x"] = lib.SoftLink("/missing")
+    fh.attrs["z"] = 1
+    fh.attrs["a"] = 2
+    return fh
+
+
+@behaviour
+def reversed_views(lib, tmp):
+    out = []
+    for track in (False, True):
+        with _mapping_file(lib, tmp, track_order=track) as fh:
+            out.append([list(reversed(fh)), list(reversed(fh.keys())),
+                        list(reversed(fh.values())), list(reversed(fh.items())),
+                        list(fh.values()), list(fh.items()), None in fh.values(),
+                        ("x", None) in fh.items(), ("a", fh["a"]) in fh.items(),
+                        ("q", None) in fh.items(), "a" in fh.keys(), len(fh.values()),
+                        list(fh.attrs.items()), ("z", 1) in fh.attrs.items(),
+                        2 in fh.attrs.values()])
+    return out
+
+
+@behaviour
+def attributes_not_reversible(lib, tmp):
+    with _mapping_file(lib, tmp) as fh:
+        return list(reversed(fh.attrs))
+
+
+@behaviour
+def reversed_views_read_mode(lib, tmp):
+    _mapping_file(lib, tmp).close()
+    with _file(lib, tmp, mode="r") as fh:
+        return [list(reversed(fh)), list(reversed(fh.items())), list(fh.values())]
+
+
+@behaviour
+def key_completions(lib, tmp):
+    with _mapping_file(lib, tmp) as fh:
+        fh["a"]["z"] = 1
+        fh["a"]["b"] = 1
+        return (fh._ipython_key_completions_(), fh["a"]._ipython_key_completions_(),
+                fh.attrs._ipython_key_completions_())
+
+
+@behaviour
+def filters_available(lib, tmp):
+    return sorted(lib.filters.encode), sorted(lib.filters.decode)
+
+
+# -- read views (astype, asstr, fields) ---------------------------------------------------------
+
+def _view_files(lib, fh, shape):
+    dt = np.dtype([("foo", lib.string_dtype("ascii")), ("bar", np.float64)])
+    fh["s"] = np.broadcast_to(np.array(b"fill", dtype=lib.string_dtype("ascii")), shape) \
+        if shape else np.array(b"fill", dtype=lib.string_dtype("ascii"))
+    fh["c"] = np.broadcast_to(np.asarray((b"fill", 0.5), dtype=dt), shape) if shape else \
+        np.asarray((b"fill", 0.5), dtype=dt)
+    return [fh["s"], fh["s"].astype(object), fh["s"].asstr(), fh["c"].fields("foo"),
+            fh["c"].fields(["bar"]), fh["c"].fields(["bar", "foo"]), fh["c"].astype("S8")
+            if False else fh["s"].astype("S8")]
+
+
+@behaviour
+def view_properties(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return [(v.dtype.str, v.dtype.names, v.ndim, v.shape, v.size, len(v))
+                for v in _view_files(lib, fh, (5, 6))]
+
+
+@behaviour
+def view_scalar_reads(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return [(type(v[()]).__name__, np.array(v).shape) for v in _view_files(lib, fh, ())]
+
+
+def _copy_false(i):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            return np.array(_view_files(lib, fh, (3,))[i], copy=False)
+    f.__name__ = f"view_array_copy_false_{i}"
+    return f
+
+
+for _i in range(7):
+    behaviour(_copy_false(_i))
+
+
+@behaviour
+def view_array_dtype(lib, tmp):
+    with _file(lib, tmp) as fh:
+        return [np.array(v, dtype="S10").dtype.str for v in _view_files(lib, fh, (3,))[:4]]
+
+
+# -- selections --------------------------------------------------------------------------------
+
+def _selection_file(lib, tmp, mode):
+    with _file(lib, tmp) as fh:
+        fh["e"] = np.arange(12).reshape(3, 4)
+        fh["o"] = np.array([c.encode() for c in "abcdefghi"], dtype=object).reshape(3, 3)
+        fh["c"] = np.array([(1, 2.5), (3, 4.5)], dtype=[("a", "i4"), ("b", "f8")])
+        fh["s"] = np.array((1, 2.5), dtype=[("a", "i4"), ("b", "f8")])
+    return _file(lib, tmp, mode=mode)
+
+
+SELECTIONS = {
+    "bool_1d_on_2d": ("e", np.s_[np.array([True, False, True])]),
+    "bool_1d_on_2d_slice": ("e", np.s_[np.array([True, False, True]), :]),
+    "bool_1d_on_2d_objects": ("o", np.s_[np.array([True, False, True])]),
+    "array_then_ellipsis": ("e", np.s_[np.array([0, 2]), ...]),
+    "newaxis": ("e", np.s_[np.newaxis, :]),
+    "two_lists": ("e", np.s_[[1, 2], [0, 1]]),
+    "bool_and_list": ("e", np.s_[np.array([True, False, True]), [0, 1]]),
+    "field_then_int": ("c", np.s_["b", 1]),
+    "int_then_field": ("c", np.s_[1, "b"]),
+    "field_then_slice": ("c", np.s_["a", 0:1]),
+    "field_of_scalar": ("s", np.s_["a"]),
+    "scalar_compound": ("s", np.s_[()]),
+}
+
+
+def _selection(name, mode):
+    ds, sel = SELECTIONS[name]
+
+    def f(lib, tmp):
+        with _selection_file(lib, tmp, mode) as fh:
+            out = fh[ds][sel]
+            return type(out).__name__, out
+    f.__name__ = f"select_{name}_{mode.replace('+', 'plus')}"
+    return f
+
+
+for _name in SELECTIONS:
+    for _mode in ("r", "r+"):
+        behaviour(_selection(_name, _mode))
+
+
+@behaviour
+def fields_view_of_one_element(lib, tmp):
+    with _selection_file(lib, tmp, "r") as fh:
+        d = fh["c"]
+        return [repr(d.fields("a")[1]), repr(d.fields(["a"])[1])]
+
+
+# -- file objects and in-memory files -----------------------------------------------------------
+
+@behaviour
+def bytesio_write_read_append(lib, tmp):
+    import io
+    b = io.BytesIO()
+    out = []
+    with lib.File(b, "w") as fh:
+        out += [fh.driver, fh.filename == repr(b), fh.mode]
+        fh.create_dataset("test", data=list(range(12)))
+        d = fh.create_dataset("c", data=np.zeros(10))
+        d[2:4] = 5
+        fh.attrs["a"] = "x"
+        out += [list(fh), fh["test"][()], d[()]]
+    out.append(len(b.getvalue()) > 0)
+    with lib.File(b, "r") as fh:
+        out += [list(fh), fh["c"][()], fh.attrs["a"]]
+        try:
+            fh.create_dataset("x", data=[1])
+        except ValueError:
+            out.append("ValueError")
+    with lib.File(b, "a") as fh:
+        fh["y"] = 1
+        out.append(fh.mode)
+    with lib.File(b, "r+") as fh:
+        fh["c"][0] = 9
+    with lib.File(b, "r") as fh:
+        out += [sorted(fh), fh["c"][()]]
+    with lib.File(io.BytesIO(), "a") as fh:
+        out += [fh.mode, list(fh)]
+    return out
+
+
+@behaviour
+def open_file_object(lib, tmp):
+    path = os.path.join(tmp, "obj.h5")
+    with open(path, "wb+") as fobj:
+        with lib.File(fobj, "w") as fh:
+            fh["x"] = np.arange(5)
+        size = os.path.getsize(path)
+        with lib.File(fobj, "r") as fh:
+            out = [fh["x"][()]]
+    with lib.File(path, "r") as fh:
+        out.append(fh["x"][()])
+    return out, size > 0
+
+
+@behaviour
+def temporary_file_object(lib, tmp):
+    import tempfile
+    with tempfile.TemporaryFile() as fobj:
+        with lib.File(fobj, "w") as fh:
+            fh.create_group("g")["d"] = [1, 2]
+        with lib.File(fobj, "r") as fh:
+            return fh["g/d"][()]
+
+
+@behaviour
+def core_without_backing_store(lib, tmp):
+    path = os.path.join(tmp, "mem.h5")
+    with lib.File(path, "w", driver="core", backing_store=False) as fh:
+        fh["x"] = np.arange(3)
+        out = [fh.driver, fh.filename == path, fh["x"][()], fh.mode]
+    return out, os.path.exists(path)
+
+
+@behaviour
+def backing_store_without_core(lib, tmp):
+    return lib.File(os.path.join(tmp, "bs.h5"), "w", backing_store=False)
+
+
+@behaviour
+def backing_store_with_sec2(lib, tmp):
+    return lib.File(os.path.join(tmp, "bs.h5"), "w", driver="sec2", backing_store=False)
+
+
+@behaviour
+def not_a_file_object(lib, tmp):
+    return lib.File(object(), "w")
+
+
+# -- libver names --------------------------------------------------------------------------------
+
+LIBVERS = [None, "earliest", "v108", "v110", "v112", "v114", "v200", "latest", ("v110", "v112"),
+           ("earliest", "v110"), ("v108", "latest"), ("latest", "latest")]
+
+
+@behaviour
+def libver_names(lib, tmp):
+    out = []
+    for lv in LIBVERS:
+        with _file(lib, tmp, libver=lv) as fh:
+            out.append(fh.libver)
+    with _file(lib, tmp, mode="r+") as fh:
+        out.append(fh.libver)
+    with _file(lib, tmp, mode="a", libver="v110") as fh:
+        out.append(fh.libver)
+    return out
+
+
+# -- errors h5py raises at the call --------------------------------------------------------------
+
+NUL_VALUES = {"bytes": b"Hello\x00Hello", "str": "a\x00b",
+              "object_array": np.array([b"a\x00b"], dtype=object), "list": [b"a", b"b\x00"]}
+
+
+def _nul_attr(key):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            try:
+                fh.attrs["x"] = NUL_VALUES[key]
+            finally:
+                left = "x" in fh.attrs
+        return left
+    f.__name__ = f"attr_embedded_nul_{key}"
+    return f
+
+
+def _nul_dataset(key):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            try:
+                fh.create_dataset("d", data=NUL_VALUES[key])
+            finally:
+                fh["ok"] = 1
+        return sorted(_file(lib, tmp, mode="r"))
+    f.__name__ = f"dataset_embedded_nul_{key}"
+    return f
+
+
+for _key in NUL_VALUES:
+    behaviour(_nul_attr(_key))
+    behaviour(_nul_dataset(_key))
+
+
+@behaviour
+def nul_file_survives(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["ok"] = 1
+        try:
+            fh.attrs["x"] = b"a\x00b"
+        except ValueError:
+            pass
+    with _file(lib, tmp, mode="r") as fh:
+        return sorted(fh), sorted(fh.attrs)
+
+
+@behaviour
+def attr_name_not_a_string(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create(1, data=("a", "b"))
+
+
+@behaviour
+def attr_unicode_numpy_array(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=np.array(["a", "b"], dtype="U1"))
+
+
+@behaviour
+def attr_unicode_list_and_str(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=["a", "b"])
+        fh.attrs["y"] = "Ω"
+        return fh.attrs["x"], fh.attrs["y"]
+
+
+@behaviour
+def attr_array_dtype_mismatch(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=np.arange(4, dtype="i"), dtype=np.dtype("(3,)i"))
+
+
+@behaviour
+def attr_shape_mismatch(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.create("x", data=np.arange(4, dtype="i"), shape=(5,), dtype=np.dtype("()i"))
+
+
+@behaviour
+def attr_modify(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.modify("a", 3)
+        fh.attrs.modify("a", 4)
+        fh.attrs["n"] = np.arange(3)
+        fh.attrs.modify("n", [1.5, 2.5, 3.5])
+        return fh.attrs["a"], fh.attrs["n"]
+
+
+@behaviour
+def attr_modify_other_shape(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs.modify("b", 5)
+        fh.attrs.modify("b", np.arange(5))
+
+
+# -- numpy 2 StringDType ------------------------------------------------------------------------
+
+@behaviour
+def stringdtype_create_and_read(lib, tmp):
+    data = [["foo", "bar"], ["hello world", ""]]
+    with _file(lib, tmp) as fh:
+        a = fh.create_dataset("a", shape=(2, 2), dtype="T")
+        a[:] = data
+        b = fh.create_dataset("b", data=np.asarray(data, dtype="T"))
+        c = fh.create_dataset("c", data=data, dtype=np.dtypes.StringDType())
+        a[0, 0] = np.asarray("baz", dtype="T")
+        out = [(d.dtype.str, d[()], d.asstr()[()]) for d in (a, b, c)]
+        t = a.astype("T")
+        out.append((t.dtype.kind, t[()].dtype.kind, t[()].tolist(), type(t[0, 0]).__name__))
+    with _file(lib, tmp, mode="r") as fh:
+        out += [(fh[n].dtype.str, fh[n].astype("T")[()].tolist()) for n in "abc"]
+    return out
+
+
+@behaviour
+def stringdtype_with_fixed_and_vlen(lib, tmp):
+    with _file(lib, tmp) as fh:
+        x = fh.create_dataset("x", data=["foo", "longer than 8 bytes"],
+                              dtype=lib.string_dtype(length=20))
+        y = x.astype("T")
+        x[0] = np.asarray("1234", dtype="T")
+        v = fh.create_dataset("v", data=["foo", "longer"], dtype="T")
+        w = fh.create_dataset("w", data=["foo"], dtype=lib.string_dtype("ascii"))
+        w[0] = np.asarray("2345", dtype="T")
+        return (y.dtype.kind, y[()].tolist(), x[()], v.astype("S3")[()], w[()],
+                v.astype("S20").dtype.str)
+
+
+@behaviour
+def stringdtype_on_numbers(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_dataset("x", shape=(2,), dtype="i8").astype("T")
+
+
+# -- names, containment, deletion, require_dataset ----------------------------------------------
+
+@behaviour
+def non_ascii_attribute_names(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.attrs["OmegaΩ"] = 1
+        fh.attrs["non-ascii\xfe".encode()] = 2
+        out = [fh.attrs["OmegaΩ"], fh.attrs["non-ascii\xfe".encode()], sorted(fh.attrs)]
+    for libver in ("earliest", "latest"):
+        with _file(lib, tmp, "v.h5", libver=libver) as fh:
+            fh.attrs["αβ"] = 3
+        with _file(lib, tmp, "v.h5", mode="r") as fh:
+            out += [fh.attrs["αβ"], "αβ" in fh.attrs]
+    return out
+
+
+@behaviour
+def non_ascii_attribute_names_read_by_purehep(lib, tmp):
+    with h5py.File(os.path.join(tmp, "h.h5"), "w") as fh:
+        fh.attrs["Ω"] = 1
+    with _file(lib, tmp, "h.h5", mode="r") as fh:
+        return fh.attrs["Ω"], list(fh.attrs)
+
+
+@behaviour
+def empty_name_in_group(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group("g")
+        out = ["" in fh, "/" in fh, "g" in fh, "." in fh]
+    with _file(lib, tmp, mode="r") as fh:
+        return out + ["" in fh, "/" in fh]
+
+
+@behaviour
+def delete_in_read_only_file(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_group("g")
+    with _file(lib, tmp, mode="r") as fh:
+        del fh["g"]
+
+
+@behaviour
+def require_dataset_with_maxshape(lib, tmp):
+    with _file(lib, tmp) as fh:
+        ds = fh.require_dataset("a", shape=(0, 3), maxshape=(None, 3), dtype=int)
+        ds.resize(20, axis=0)
+        out = [fh.require_dataset("a", shape=(0, 3), maxshape=(None, 3), dtype=int).shape,
+               fh.require_dataset("a", shape=(20, 3), dtype=int).shape]
+        for kw in (dict(shape=(0, 0), maxshape=(3, None)), dict(shape=(0, 0), maxshape=(None, 5)),
+                   dict(shape=(0, 0))):
+            try:
+                fh.require_dataset("a", dtype=int, **kw)
+            except TypeError:
+                out.append("TypeError")
+        return out
+
+
+# -- read_direct / write_direct ----------------------------------------------------------------
+
+DIRECT = {
+    "empty": ("e", lambda: np.ones(100, "int64"), (np.s_[0:10], np.s_[50:60])),
+    "wrong_shape": ("d", lambda: np.ones(200), ()),
+    "fortran_order": ("m", lambda: np.ones((10, 10), order="F"), ()),
+    "zero_length_wrong": ("z", lambda: np.zeros((0, 25), "int64"), ()),
+    "zero_length": ("z", lambda: np.zeros((0, 20), "int64"), ()),
+    "same_size_other_shape": ("d", lambda: np.ones((10, 10)), ()),
+    "other_dtype": ("d", lambda: np.ones(100, "i4"), ()),
+    "selections_differ": ("d", lambda: np.ones(50), (np.s_[0:10], np.s_[0:20])),
+    "selections": ("d", lambda: np.zeros(50), (np.s_[5:15], np.s_[20:30])),
+    "read_only_dest": ("d", lambda: np.ones(100, "int64")[::1].copy().view(), ()),
+}
+
+
+def _direct(name, how):
+    ds, make, sel = DIRECT[name]
+
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            fh.create_dataset("e", dtype="int64")
+            fh.create_dataset("d", data=np.arange(100, dtype="int64"))
+            fh.create_dataset("z", (0, 20), dtype="int64")
+            fh.create_dataset("m", (10, 10), dtype="int64")
+            arr = make()
+            if how == "read":
+                fh[ds].read_direct(arr, *sel)
+                return arr
+            fh[ds].write_direct(arr, *sel)
+            return fh[ds][()]
+    f.__name__ = f"{how}_direct_{name}"
+    return f
+
+
+for _name in DIRECT:
+    behaviour(_direct(_name, "read"))
+for _name in ("fortran_order", "selections"):
+    behaviour(_direct(_name, "write"))
+
+
+# -- create_dataset arguments h5py refuses ------------------------------------------------------
+
+CREATE_ARGS = {
+    "empty_chunked": dict(dtype="S100", chunks=True),
+    "empty_maxshape": dict(dtype="S100", maxshape=20),
+    "compound_fill_number": dict(shape=(10,), dtype=[("a", "i"), ("b", "f")], fillvalue=42),
+    "compound_fill_tuple": dict(shape=(4,), dtype=[("a", "i"), ("b", "f")], fillvalue=(1, 2.0)),
+    "compound_fill_record": dict(shape=(4,), dtype=[("a", "i"), ("b", "f")],
+                                 fillvalue=np.array((1, 2.0), dtype=[("a", "i"), ("b", "f")])),
+    "lzf_options": dict(shape=(20, 30), dtype="f4", compression="lzf", compression_opts=4),
+    "scaleoffset_negative": dict(shape=(20, 30), dtype=float, scaleoffset=-0.1),
+    "scaleoffset_bool": dict(shape=(20, 30), dtype=bool, scaleoffset=True),
+    "scaleoffset_strings": dict(shape=(4,), dtype="S4", scaleoffset=2),
+    "scaleoffset_float_factor": dict(shape=(4,), dtype="f4", scaleoffset=2.5),
+    "track_times_string": dict(shape=(4,), track_times="null", dtype="f4"),
+    "track_times_one": dict(shape=(4,), track_times=1, dtype="f4"),
+    "fill_text_for_floats": dict(shape=(4,), dtype="f4", fillvalue="abc"),
+    "fill_number": dict(shape=(4,), dtype="f4", fillvalue=2),
+    "scalar_chunks": dict(shape=(), chunks=(50,), dtype="f4"),
+    "scalar_chunks_true": dict(shape=(), chunks=True, dtype="f4"),
+    "scalar_data_chunks": dict(data=1.0, chunks=True),
+    "scalar_maxshape": dict(shape=(), maxshape=(), dtype="f4"),
+    "scalar_gzip": dict(shape=(), compression="gzip", dtype="f4"),
+    "chunks_rank": dict(shape=(4,), chunks=(2, 2), dtype="f4"),
+    "chunks_zero": dict(shape=(4,), chunks=(0,), dtype="f4"),
+}
+
+
+def _create_case(name):
+    kw = CREATE_ARGS[name]
+
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            ds = fh.create_dataset("x", **kw)
+            return ds.shape, ds.dtype.str, ds.fillvalue if ds.dtype.names is None else None
+    f.__name__ = f"create_{name}"
+    return f
+
+
+for _name in CREATE_ARGS:
+    behaviour(_create_case(_name))
+
+
+# -- writes that do not broadcast ---------------------------------------------------------------
+
+WRITES = {
+    "into_empty_selection": ("d", np.s_[0:0], np.arange(4)),
+    "into_empty_dataset": ("d", np.s_[...], np.arange(4)),
+    "scalar_into_empty": ("d", np.s_[...], 1),
+    "too_short": ("c", np.s_[0:5], np.arange(4)),
+    "column_into_row": ("c", np.s_[0:5], np.arange(5).reshape(5, 1)),
+    "one_broadcast": ("c", np.s_[0:4], np.arange(1)),
+    "mask": ("c", np.s_[np.arange(10) > 5], [1, 2, 3, 4]),
+    "row_chunked": ("e", np.s_[1], [1, 2, 3, 4]),
+    "column_chunked": ("e", np.s_[:, 1], [1, 2, 3]),
+    "column_as_2d": ("e", np.s_[:, 1], [[1], [2], [3]]),
+    "row_over_all": ("e", np.s_[...], [1, 2, 3, 4]),
+    "wrong_row_over_all": ("e", np.s_[...], [1, 2, 3]),
+}
+
+
+def _write_case(name):
+    ds, sel, value = WRITES[name]
+
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            fh.create_dataset("d", (0,), maxshape=(None,), dtype="i4")
+            fh.create_dataset("c", (10,), dtype="i4")
+            fh.create_dataset("e", (3, 4), dtype="f8", chunks=(2, 2))
+            fh[ds][sel] = value
+            return fh[ds][()]
+    f.__name__ = f"write_{name}"
+    return f
+
+
+for _name in WRITES:
+    behaviour(_write_case(_name))
+
+
+# -- user blocks, pickling ----------------------------------------------------------------------
+
+USERBLOCK = [("r", 512), ("r+", 512), ("a", 1024), ("a", 512), ("r", 0), ("a", 0)]
+
+
+def _userblock(mode, size):
+    def f(lib, tmp):
+        _file(lib, tmp, userblock_size=512).close()
+        with _file(lib, tmp, mode=mode, userblock_size=size) as fh:
+            return fh.userblock_size
+    f.__name__ = f"userblock_{mode.replace('+', 'plus')}_{size}"
+    return f
+
+
+for _mode, _size in USERBLOCK:
+    behaviour(_userblock(_mode, _size))
+
+
+@behaviour
+def userblock_not_a_number(lib, tmp):
+    return _file(lib, tmp, userblock_size="non")
+
+
+@behaviour
+def userblock_created(lib, tmp):
+    out = []
+    for mode in ("w", "w-", "x"):
+        with _file(lib, tmp, f"ub{len(out)}.h5", mode=mode, userblock_size=1024) as fh:
+            out.append(fh.userblock_size)
+    with _file(lib, tmp, "ub0.h5", mode="a") as fh:
+        out.append(fh.userblock_size)
+    return out
+
+
+@behaviour
+def pickle_a_file(lib, tmp):
+    import pickle
+    with _file(lib, tmp) as fh:
+        pickle.dumps(fh)
+
+
+@behaviour
+def pickle_a_dataset(lib, tmp):
+    import pickle
+    with _file(lib, tmp) as fh:
+        fh["d"] = 1
+        pickle.dumps(fh["d"])
+
+
+@behaviour
+def fileobj_driver_with_none(lib, tmp):
+    return lib.File(None, "x", driver="fileobj")
+
+
+@behaviour
+def temporary_file_released_at_close(lib, tmp):
+    import gc
+    import tempfile
+    fobj = tempfile.NamedTemporaryFile(dir=tmp)
+    name = fobj.name
+    fh = lib.File(fobj, "w")
+    del fobj
+    fh["x"] = np.arange(3)
+    before = os.path.isfile(name)
+    fh.close()
+    gc.collect()
+    return before, os.path.isfile(name)
+
+
+@behaviour
+def write_record_as_tuple(lib, tmp):
+    with _file(lib, tmp) as fh:
+        dt = np.dtype([("a", "i4"), ("b", "f8")])
+        d = fh.create_dataset("c", (3,), dtype=dt)
+        d[1] = (5, 2.5)
+        s = fh.create_dataset("s", (), dtype=dt)
+        s[()] = (7, 1.5)
+        return d[()], s[()]
+
+
+@behaviour
+def write_reference_record(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["x"] = 1
+        dt = np.dtype([("a", lib.ref_dtype), ("b", "i4")])
+        d = fh.create_dataset("r", (), dtype=dt)
+        d[()] = (fh["x"].ref, 2)
+        return fh[d[()]["a"]].name, d[()]["b"]
+
+
+# -- SWMR flags and refresh ----------------------------------------------------------------------
+
+def _swmr_file(lib, tmp):
+    with _file(lib, tmp, libver="latest") as fh:
+        fh.create_dataset("data", chunks=(13,), maxshape=(None,), data=np.arange(13.0))
+
+
+@behaviour
+def swmr_read_flag_and_refresh(lib, tmp):
+    _swmr_file(lib, tmp)
+    with _file(lib, tmp, mode="r", swmr=True) as fh:
+        d = fh["data"]
+        d.refresh()
+        return fh.swmr_mode, d[()]
+
+
+@behaviour
+def swmr_read_switch_off(lib, tmp):
+    _swmr_file(lib, tmp)
+    with _file(lib, tmp, mode="r", swmr=True) as fh:
+        fh.swmr_mode = False
+
+
+@behaviour
+def swmr_write_switch(lib, tmp):
+    with _file(lib, tmp, libver="latest") as fh:
+        d = fh.create_dataset("data", shape=(0,), dtype="f4", chunks=(2,), maxshape=(None,))
+        out = [fh.swmr_mode]
+        fh.swmr_mode = True
+        out.append(fh.swmr_mode)
+        d.resize((4,))
+        d[:] = np.arange(4.0)
+        d.flush()
+        d.refresh()
+        out.append(d[()])
+        try:
+            fh.swmr_mode = False
+        except ValueError:
+            out.append("ValueError")
+        return out + [fh.swmr_mode]
+
+
+# -- fill_time ----------------------------------------------------------------------------------
+
+def _fill_time(value, **kw):
+    def f(lib, tmp):
+        with _file(lib, tmp) as fh:
+            fh.create_dataset("x", (10,), "f4", fillvalue=4.0, fill_time=value, **kw)
+        with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:   # what the file says
+            return fh["x"].id.get_create_plist().get_fill_time(), float(fh["x"].fillvalue)
+    f.__name__ = f"fill_time_{value}_{'_'.join(kw)}"
+    return f
+
+
+for _value in ("alloc", "never", "ifset", "fill_bad", 2):
+    behaviour(_fill_time(_value))
+behaviour(_fill_time("never", chunks=(2,)))
+
+
+@behaviour
+def fill_time_external(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.create_dataset("x", (10,), "f4", fill_time="never",
+                          external=[(os.path.join(tmp, "ext.bin"), 0, 40)])
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        return fh["x"].id.get_create_plist().get_fill_time()
+
+
+@behaviour
+def repr_after_close(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh["t"] = np.dtype("S10")
+        fh["d"] = 1
+        objs = [fh["t"], fh["d"], fh.create_group("g"), fh]
+        live = [type(repr(o)).__name__ for o in objs]
+    return live, [type(repr(o)).__name__ for o in objs]
+
+
+@behaviour
+def compare_with_numbers(lib, tmp):
+    with _file(lib, tmp) as fh:
+        d = fh.create_dataset("x", data=np.arange(5.0).reshape(5, 1))
+        val = np.float64(d[2, 0])
+        return ((val == d).tolist(), (d == val).tolist(), (val != d).tolist(),
+                (d != val).tolist(), d == fh["x"], d == 3, d != fh, fh["/"] == fh)
+
+
+@behaviour
+def swmr_on_an_old_format_file(lib, tmp):
+    with _file(lib, tmp) as fh:
+        fh.swmr_mode = True
+
+
+@behaviour
+def elink_from_swmr_writer(lib, tmp):
+    _elink_files(lib, tmp)
+    out = []
+    with _file(lib, tmp, "main.h5", "w", libver="latest") as fh:
+        fh["external"] = lib.ExternalLink(os.path.join(tmp, "ext.h5"), "/group")
+        fh.swmr_mode = True
+        for kw in (dict(elink_mode="r"), dict(elink_swmr=False)):
+            try:
+                fh.get("external", **kw)
+            except ValueError:
+                out.append("ValueError")
+    return out
+
+
+@behaviour
+def driver_names(lib, tmp):
+    out = []
+    cases = [("w", {}), ("w", dict(driver="stdio")), ("a", dict(driver="stdio")),
+             ("w", dict(driver="sec2")), ("a", dict(driver="core")),
+             ("w", dict(driver="core", backing_store=True))]
+    for n, (mode, kw) in enumerate(cases):
+        with _file(lib, tmp, f"d{n}.h5", mode=mode, **kw) as fh:
+            fh["x"] = n
+            out.append(fh.driver)
+    for n, kw in enumerate([{}, dict(driver="core"), dict(driver="stdio")]):
+        with _file(lib, tmp, f"d{n}.h5", mode="r", **kw) as fh:
+            out.append((fh.driver, fh["x"][()]))
+    return out
+
+
+@behaviour
+def file_object_with_another_driver(lib, tmp):
+    import io
+    return lib.File(io.BytesIO(), "w", driver="core")
+
+
+def _ids():
+    return sorted(BEHAVIOURS)
+
+
+@pytest.mark.parametrize("name", _ids())
+def test_same_as_h5py(name, tmp_path):
+    func = BEHAVIOURS[name]
+    (tmp_path / "h").mkdir()
+    (tmp_path / "p").mkdir()
+    expected = outcome(func, h5py, str(tmp_path / "h"))
+    got = outcome(func, purehep, str(tmp_path / "p"))
+    if expected[0] == "raises":
+        assert got[0] == "raises", f"h5py raises {expected[1]!r}, purehep returns {got[1]!r}"
+        assert isinstance(got[1], type(expected[1])), \
+            f"h5py raises {expected[1]!r}, purehep {got[1]!r}"
+    else:
+        assert got[0] == "value", f"purehep raises {got[1]!r}; h5py returns {expected[1]!r}"
+        assert got[1] == expected[1]
