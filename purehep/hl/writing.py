@@ -495,7 +495,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
             if shape is not None:
                 shape = (shape,) if isinstance(shape, int) else tuple(shape)
                 if int(np.prod(shape)) != arr.size:
-                    raise ValueError(f"Shape tuple is incompatible with data")
+                    raise ValueError("Shape tuple is incompatible with data")
                 arr = arr.reshape(shape)
             shape = arr.shape
         dtype = dt
