@@ -38,6 +38,63 @@ def new_file(path, folder, libver):
     return f, state
 
 
+def step_ops(f, rng, state, step):
+    """One step's random operations on ``f``; returns the state they lead to."""
+    new = dict(state)
+    touched = set()
+    for j in range(rng.randint(1, 4)):
+        op = rng.choice(["create", "create", "append", "overwrite", "attr", "delete",
+                         "delattr"])
+        if op == "create":
+            grp = rng.choice(GROUPS)
+            name = f"{grp.rstrip('/')}/s{step}_{j}"
+            data = np.arange(rng.randint(8, 50), dtype="i4") + step
+            kw = {"chunks": (8,), "compression": "gzip"} if rng.random() < 0.5 else {}
+            f.create_dataset(name, data=data, **kw)
+            new[name] = data.tolist()
+        elif op == "append" and "/ea" not in touched:
+            touched.add("/ea")
+            d = f["ea"]
+            n = d.shape[0]
+            k = rng.randint(1, 300)
+            d.resize((n + k,))
+            vals = np.arange(n, n + k, dtype="f8") * 0.5
+            d[n:n + k] = vals
+            new["/ea"] = state["/ea"] + vals.tolist()
+        elif op == "overwrite" and "/gz" not in touched:
+            touched.add("/gz")
+            a = rng.randint(0, 90)
+            vals = np.full(10, float(step), "f4")
+            f["gz"][a:a + 10] = vals
+            cur = list(new["/gz"])
+            cur[a:a + 10] = vals.tolist()
+            new["/gz"] = cur
+        elif op == "attr":
+            obj = rng.choice(["/", "/grp", "/ea"])
+            key = f"{obj}@a{rng.randint(0, 12)}"
+            if key in touched:
+                continue
+            touched.add(key)
+            f[obj].attrs[key.split("@")[1]] = step
+            new[key] = step
+        elif op == "delete":
+            cands = [k for k in new if "@" not in k and "/s" in k and k not in touched]
+            if cands:
+                k = rng.choice(sorted(cands))
+                touched.add(k)
+                del f[k]
+                del new[k]
+        elif op == "delattr":
+            cands = [k for k in new if "@" in k and k not in touched]
+            if cands:
+                k = rng.choice(sorted(cands))
+                touched.add(k)
+                obj, name = k.split("@")
+                del f[obj].attrs[name]
+                del new[k]
+    return new
+
+
 def main(path, folder, seed, mode="a", libver="earliest"):
     rng = random.Random(seed)
     if mode == "w":
@@ -49,58 +106,7 @@ def main(path, folder, seed, mode="a", libver="earliest"):
     step = 0
     while True:
         step += 1
-        new = dict(state)
-        touched = set()
-        for j in range(rng.randint(1, 4)):
-            op = rng.choice(["create", "create", "append", "overwrite", "attr", "delete",
-                             "delattr"])
-            if op == "create":
-                grp = rng.choice(GROUPS)
-                name = f"{grp.rstrip('/')}/s{step}_{j}"
-                data = np.arange(rng.randint(8, 50), dtype="i4") + step
-                kw = {"chunks": (8,), "compression": "gzip"} if rng.random() < 0.5 else {}
-                f.create_dataset(name, data=data, **kw)
-                new[name] = data.tolist()
-            elif op == "append" and "/ea" not in touched:
-                touched.add("/ea")
-                d = f["ea"]
-                n = d.shape[0]
-                k = rng.randint(1, 300)
-                d.resize((n + k,))
-                vals = np.arange(n, n + k, dtype="f8") * 0.5
-                d[n:n + k] = vals
-                new["/ea"] = state["/ea"] + vals.tolist()
-            elif op == "overwrite" and "/gz" not in touched:
-                touched.add("/gz")
-                a = rng.randint(0, 90)
-                vals = np.full(10, float(step), "f4")
-                f["gz"][a:a + 10] = vals
-                cur = list(new["/gz"])
-                cur[a:a + 10] = vals.tolist()
-                new["/gz"] = cur
-            elif op == "attr":
-                obj = rng.choice(["/", "/grp", "/ea"])
-                key = f"{obj}@a{rng.randint(0, 12)}"
-                if key in touched:
-                    continue
-                touched.add(key)
-                f[obj].attrs[key.split("@")[1]] = step
-                new[key] = step
-            elif op == "delete":
-                cands = [k for k in new if "@" not in k and "/s" in k and k not in touched]
-                if cands:
-                    k = rng.choice(sorted(cands))
-                    touched.add(k)
-                    del f[k]
-                    del new[k]
-            elif op == "delattr":
-                cands = [k for k in new if "@" in k and k not in touched]
-                if cands:
-                    k = rng.choice(sorted(cands))
-                    touched.add(k)
-                    obj, name = k.split("@")
-                    del f[obj].attrs[name]
-                    del new[k]
+        new = step_ops(f, rng, state, step)
         save(folder, "pending.json", new)
         f.flush()
         save(folder, "committed.json", new)

@@ -1,0 +1,86 @@
+"""Crash points: a commit stopped after each of its writes, one by one (issue 20).
+
+A worker makes random changes (the crash test's operations: datasets created and deleted,
+appends to an extensible-array / v1 B-tree dataset, chunk overwrites, attributes added and
+deleted) in flushed steps on files h5py and purehep wrote (libver earliest and latest), then
+one more step whose commit is stopped after its k-th write, for every k of that commit. After
+each stop, h5py in a child process (it may crash on a bad file) must open the file and read
+exactly the last committed state or, object by object, the new one. ``make test`` runs a
+sample of the stop points; the slow marker runs every one of several workloads.
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+h5py = pytest.importorskip("h5py")
+import purehep  # noqa: E402
+from test_modify_crash import check, make_base  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+READ = """
+import json, sys
+sys.path.insert(0, {here!r})
+from test_modify_crash import read_state
+print(json.dumps(read_state(sys.argv[1])))
+"""
+
+
+def run_worker(path, folder, seed, steps, k):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, os.path.dirname(HERE)]))
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "crash_point_worker.py"), path,
+                           folder, str(seed), str(steps), str(k)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def h5py_state(path):
+    proc = subprocess.run([sys.executable, "-c", READ.format(here=HERE), path],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"h5py could not read the file: {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout)
+
+
+def sweep(tmp_path, seed, writer, libver, steps, sample=None):
+    base = tmp_path / f"base{seed}"
+    base.mkdir()
+    make_base(str(base / "f.h5"), str(base), writer, libver)
+    probe = tmp_path / f"probe{seed}"
+    shutil.copytree(base, probe)
+    writes = int(run_worker(str(probe / "f.h5"), str(probe), seed, steps, -1).split()[-1])
+    points = range(writes + 1)
+    if sample is not None:
+        points = sorted(random.Random(seed).sample(points, min(sample, writes + 1)))
+    bad = []
+    for k in points:
+        case = tmp_path / f"s{seed}k{k}"
+        shutil.copytree(base, case)
+        run_worker(str(case / "f.h5"), str(case), seed, steps, k)
+        with open(case / "committed.json") as fh:
+            committed = json.load(fh)
+        with open(case / "pending.json") as fh:
+            pending = json.load(fh)
+        problems = check(h5py_state(str(case / "f.h5")), committed, pending)
+        if problems:
+            bad.append((k, problems[:3]))
+        shutil.rmtree(case)
+    assert not bad, (seed, writer.__name__, libver, writes, bad[:3])
+    return writes
+
+
+@pytest.mark.parametrize("seed,writer,libver", [(11, purehep, "earliest"), (12, h5py, "latest")])
+def test_crash_points_sample(tmp_path, seed, writer, libver):
+    assert sweep(tmp_path, seed, writer, libver, steps=3, sample=6) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(20, 28))
+def test_crash_points_every_write(tmp_path, seed):
+    writer = (h5py, purehep)[seed % 2]
+    libver = ("earliest", "latest")[(seed // 2) % 2]
+    sweep(tmp_path, seed, writer, libver, steps=2 + seed % 5)
