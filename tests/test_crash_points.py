@@ -40,8 +40,10 @@ def run_worker(path, folder, seed, steps, k):
 
 
 def h5py_state(path):
+    """What h5py reads of ``path``, in a child process (a writer may still hold the file)."""
+    env = dict(os.environ, HDF5_USE_FILE_LOCKING="FALSE")
     proc = subprocess.run([sys.executable, "-c", READ.format(here=HERE), path],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, f"h5py could not read the file: {proc.stderr[-2000:]}"
     return json.loads(proc.stdout)
 
