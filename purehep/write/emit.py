@@ -58,21 +58,28 @@ class Metadata:
 
 
 class GlobalHeaps:
-    """Global heap collections filled in order; a new one when the current one is full."""
+    """Global heap collections (spec III.E) filled in order; a new one when the current one
+    is full. ``tail`` is the last collection a previous commit of the session wrote
+    ([address, size, objects, used]): new objects go into its free space first, and the
+    collection is then rewritten in place (``patch(order, address, bytes)``; its objects
+    keep their indexes), as libhdf5 fills a collection before it starts another."""
 
-    def __init__(self, ctx, meta):
-        self.ctx, self.meta = ctx, meta
-        self.collections = []        # [address, size, objects, used]
+    def __init__(self, ctx, meta, tail=None, patch=None):
+        self.ctx, self.meta, self.patch = ctx, meta, patch
+        self.collections = []        # [address, size, objects, used] of new collections
+        self.tail, self.tail_changed = tail, False
 
     def put(self, data):
         head = 8 + self.ctx.sizeof_lengths
         need = head + ((len(data) + 7) & ~7)
-        cur = self.collections[-1] if self.collections else None
+        cur = self.collections[-1] if self.collections else self.tail
         if cur is None or cur[1] - cur[3] < need:
             size = global_heap.collection_size(self.ctx, [len(data)])
             size = max(size, global_heap.MIN_COLLECTION)
             cur = [self.meta.alloc(size), size, [], head]
             self.collections.append(cur)
+        elif cur is self.tail:
+            self.tail_changed = True
         cur[2].append(bytes(data))
         cur[3] += need
         return cur[0], len(cur[2])
@@ -80,6 +87,13 @@ class GlobalHeaps:
     def finish(self):
         for addr, size, objects, _ in self.collections:
             self.meta.put(addr, global_heap.encode(self.ctx, objects, size))
+        if self.tail_changed:
+            addr, size, objects, _ = self.tail
+            self.patch(0, addr, global_heap.encode(self.ctx, objects, size))
+
+    def last(self):
+        """The collection new objects would go to next (for the next commit's ``tail``)."""
+        return self.collections[-1] if self.collections else self.tail
 
 
 class Resolver:

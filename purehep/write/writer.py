@@ -122,6 +122,7 @@ class Writer:
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base))
         self.eoa_on_disk = sb.eof_address
         self.overlay = Overlay()     # in-place patches staged, not yet committed
+        self.gheap_tail = None       # the global heap collection this session fills
         self.staged = False          # changes emitted that the file does not refer to yet
         self.nodes = {}              # address -> Existing node
         self.addresses = {}          # id(node) -> address
@@ -254,7 +255,8 @@ class Writer:
         meta = BlockMeta(self.alloc)
         em.meta = meta
         from .emit import GlobalHeaps
-        em.gheaps = GlobalHeaps(ctx, meta)
+        em.gheaps = GlobalHeaps(ctx, meta, self.gheap_tail,
+                                lambda order, a, data: self.patches.append((order, a, data)))
         em.addresses = _Addresses(self.addresses)
         em.plans = {}
         self.patches = []            # (order, address, bytes): heaps 0, B-tree roots 1, headers 2
@@ -290,6 +292,7 @@ class Writer:
                 continue
             update.update_existing(self, em, node, real, refdelta.pop(id(node), 0))
         em.gheaps.finish()
+        self.gheap_tail = em.gheaps.last()
         # new structures go to unused space at once; patches wait in the overlay
         for a in sorted(meta.blocks):
             self.sink.write(self.absolute(a), meta.blocks[a])
