@@ -11,7 +11,7 @@ import pytest
 
 import purehep
 import purehep.filters  # noqa: F401 - purehep.filters.encode, as h5py.filters.encode
-import purehep.hl.h5ds  # noqa: F401 - h5py.h5ds's functions
+import purehep.h5ds  # noqa: F401 - h5py.h5ds's functions
 
 h5py = pytest.importorskip("h5py")
 
@@ -137,7 +137,7 @@ def _scales(lib, fh):
     fh["data"] = np.ones((4, 3, 2), "f")
     fh["x1"] = np.ones(2, "f")
     fh["x2"] = np.ones(2, "f")
-    h5ds = lib.h5ds if lib is h5py else purehep.hl.h5ds
+    h5ds = lib.h5ds if lib is h5py else purehep.h5ds
     h5ds.set_scale(fh["x1"].id)
     h5ds.set_scale(fh["x2"].id, b"x2 name")
     h5ds.attach_scale(fh["data"].id, fh["x1"].id, 2)

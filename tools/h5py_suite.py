@@ -40,7 +40,7 @@ PRIVATE = ("_objects", "_selector", "_errors", "_conv", "_proxy", "utils", "_hl"
            "_hl.base", "_hl.files", "_hl.compat", "_hl.vds", "_hl.selections", "_hl.selections2",
            "_hl.dataset", "_hl.group", "_hl.filters", "_hl.dims", "_hl.attrs", "_hl.datatype")
 # low-level modules purehep does offer, in part (the rest of their names are placeholders)
-LOWLEVEL_FROM_PUREHEP = {"h5ds": "purehep.hl.h5ds"}
+LOWLEVEL_FROM_PUREHEP = {"h5ds": "purehep.h5ds"}
 # the HDF5 release whose behaviour purehep follows: its oracle (h5py 3.16 over libhdf5 2.0.0)
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"
