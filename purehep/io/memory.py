@@ -45,26 +45,24 @@ def check_size(shape, itemsize, what):
     return nbytes
 
 
-def empty(shape, dtype, what):
-    """``np.empty(shape, dtype)``, or an AllocationError naming what could not be made."""
+def _make(make, shape, dtype, what):
     dtype = np.dtype(dtype)
     nbytes = check_size(shape, dtype.itemsize, what)
     try:
-        return np.empty(shape, dtype)
+        return make(shape, dtype)
     except MemoryError:
         raise AllocationError(f"{what}: cannot allocate {nbytes} bytes for an array of shape "
                               f"{tuple(shape)}") from None
+
+
+def empty(shape, dtype, what):
+    """``np.empty(shape, dtype)``, or an AllocationError naming what could not be made."""
+    return _make(np.empty, shape, dtype, what)
 
 
 def zeros(shape, dtype, what):
     """``np.zeros(shape, dtype)`` (all bytes zero), or an AllocationError."""
-    dtype = np.dtype(dtype)
-    nbytes = check_size(shape, dtype.itemsize, what)
-    try:
-        return np.zeros(shape, dtype)
-    except MemoryError:
-        raise AllocationError(f"{what}: cannot allocate {nbytes} bytes for an array of shape "
-                              f"{tuple(shape)}") from None
+    return _make(np.zeros, shape, dtype, what)
 
 
 def full(shape, value, dtype, what):
