@@ -112,7 +112,7 @@ class _Copier:
         """A virtual dataset keeps its mappings; "." (its own file) becomes the source file's
         name when copied to another file."""
         from ..write import model
-        from .writing import fill_bytes
+        from .creation import fill_bytes
         node = model.DatasetNode(ds.shape, ds.maxshape, ds.dtype, "virtual",
                                  fill=fill_bytes(ds.dtype, ds.fillvalue))
         node.index = node.store = None

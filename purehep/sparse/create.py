@@ -53,7 +53,7 @@ def choose_index(shape, maxshape, chunks, requested=None):
 def _section_pipeline(writer, spec, dtype, chunks):
     """Filters of one section from a section_filters value: a compression name, a dict of
     create_dataset filter keywords, or a sequence of FilterInfo / (id, client data) pairs."""
-    from ..hl.writing import _filters
+    from ..hl.creation import _filters
     if spec is None:
         return ()
     if isinstance(spec, (str, int)):

@@ -1,0 +1,344 @@
+"""Creating datasets as h5py's ``create_dataset`` does: its arguments checked and turned into
+a node of the writer's object graph (purehep.write.model) with its storage, filter pipeline
+and fill value; values given without a dtype typed by h5py's rules (``_prepare``)."""
+import operator
+import os
+
+import numpy as np
+
+from .create_checks import check_create_args, h5py_dtype, no_embedded_nul
+
+
+def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
+             scaleoffset, fill, allow_unknown_filter=False):
+    from ..format.messages.filter_pipeline import FilterInfo
+    out = []
+    itemsize = dtype.itemsize
+    nelmts = int(np.prod(chunks))
+    if scaleoffset is not None:
+        if dtype.kind in "iu":
+            cls, stype, factor = 0, 2, 0 if scaleoffset is True else int(scaleoffset)
+        elif dtype.kind == "f":
+            if scaleoffset is True:
+                raise ValueError("integer scaleoffset must be provided for floating point types")
+            cls, stype, factor = 1, 0, int(scaleoffset)
+        else:
+            raise TypeError("scale/offset filter only supported for integer and floating-point "
+                            "types")
+        sign = 1 if dtype.kind == "i" else 0
+        order = 1 if dtype.byteorder == ">" else 0
+        fill_words = [0] * 12
+        raw = fill if fill is not None else bytes(itemsize)
+        if order:                   # libhdf5 passes the fill value in native (LE) order
+            raw = raw[:itemsize][::-1]
+        raw = raw + bytes(-len(raw) % 4)
+        for i in range(0, min(len(raw), 48), 4):
+            fill_words[i // 4] = int.from_bytes(raw[i:i + 4], "little")
+        cd = (stype, factor & 0xFFFFFFFF, nelmts, cls, itemsize, sign, order, 1, *fill_words)
+        out.append(FilterInfo(6, 1, "scaleoffset", cd))
+    if shuffle:
+        out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
+    if compression is not None:
+        from ..filters.options import compression_filter
+        out.append(compression_filter(compression, compression_opts, dtype, chunks,
+                                      allow_unknown_filter))
+    if fletcher32:
+        out.append(FilterInfo(3, 0, "fletcher32", ()))
+    return out
+
+
+def _prepare(data, dtype):
+    """(array, dtype) of the values given to create_dataset / attrs, by h5py's rules: without
+    a dtype, Python ``str`` and ``bytes`` (alone or all the items of lists, tuples and object
+    arrays) become variable-length UTF-8 and ASCII strings, references reference types, and
+    anything else what numpy makes of it (so ``np.bytes_`` is a fixed-length string)."""
+    from .base import Empty
+    if isinstance(data, Empty):
+        return data, np.dtype(data.dtype)
+    dtype = h5py_dtype(dtype) if dtype is not None else _guess_dtype(data)
+    if dtype is None:
+        arr = np.asarray(data)
+        return arr, arr.dtype
+    meta = dtype.metadata or {}
+    if "vlen" in meta or "ref" in meta:
+        arr = np.empty(np.shape(data) if not isinstance(data, (str, bytes)) else (), object)
+        if arr.shape == ():
+            arr[()] = data
+        else:
+            arr[...] = data if isinstance(data, np.ndarray) else _object_array(data, arr.shape)
+        if meta.get("vlen") in (str, bytes):
+            no_embedded_nul(arr)
+        return arr, dtype
+    return np.asarray(data, dtype=dtype), dtype
+
+
+
+def _guess_dtype(data):
+    from ..dtypes import ref_dtype, regionref_dtype, string_dtype
+    from ..reference import Reference, RegionReference
+    if isinstance(data, np.ndarray) and data.dtype.kind == "T":
+        return string_dtype()
+    kind = _item_type(data)
+    if kind is bytes:
+        return string_dtype("ascii")
+    if kind is str:
+        return string_dtype()
+    if isinstance(kind, type) and issubclass(kind, RegionReference):
+        return regionref_dtype
+    if isinstance(kind, type) and issubclass(kind, Reference):
+        return ref_dtype
+    return None
+
+
+def _item_type(data):
+    """The one type of a value, or of all the items of (nested) lists, tuples and object
+    arrays; None when they differ or the data is a typed array (h5py's find_item_type)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind != "O" or not data.size or (data.dtype.metadata or {}):
+            return None
+        types = {type(e) for e in data.flat}
+    elif isinstance(data, (list, tuple)):
+        types = {_item_type(e) for e in data}
+    else:
+        return type(data)
+    return types.pop() if len(types) == 1 else None
+
+
+def _object_array(data, shape):
+    out = np.empty(shape, object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(np.asarray(data, dtype=object).reshape(-1)):
+        flat[i] = item
+    return out
+
+
+def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshape=None,
+                 compression=None, compression_opts=None, shuffle=None, fletcher32=None,
+                 scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
+                 compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
+                 external=None, sparse=False, section_filters=None, chunk_index=None,
+                 filter_pipeline=None, fill_time=None, **unused):
+    """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
+    ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
+    ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset)."""
+    from ..write import model, values as V
+    from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
+    from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
+    from .base import Empty
+    if unused:
+        raise TypeError(f"unexpected arguments {sorted(unused)}")
+    if sparse:
+        from ..sparse.create import make_sparse_node
+        return make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
+                                compression_opts, shuffle, fletcher32, fillvalue,
+                                section_filters, chunk_index, track_times, track_order)
+    if section_filters is not None or chunk_index is not None:
+        raise TypeError("section_filters and chunk_index are options of sparse datasets")
+    check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
+                      scaleoffset, fillvalue, track_times, fill_time)
+    if dtype is not None:
+        dtype = h5py_dtype(dtype)
+    external = _external_slots(external)
+    if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \
+            and compression not in (1, 2, 3, 4, 5, 6):
+        compression, compression_opts = "gzip", compression
+    arr = None
+    if data is not None and dtype is not None and np.dtype(dtype).subdtype is not None \
+            and not isinstance(data, Empty):
+        _refuse_array_dtype_data(data)
+    if fillvalue is not None and dtype is not None and np.dtype(dtype).subdtype is not None:
+        raise ValueError("Unable to synchronously create dataset (no appropriate function for "
+                         "conversion path)")
+    if data is not None:
+        arr, dt = _prepare(data, dtype)
+        if isinstance(arr, Empty):
+            shape = None
+        else:
+            if dt.kind == "U":
+                raise TypeError(f"No conversion path for dtype: {dt!r}")
+            if shape is not None:
+                shape = (shape,) if isinstance(shape, int) else tuple(shape)
+                if int(np.prod(shape)) != arr.size:
+                    raise ValueError("Shape tuple is incompatible with data")
+                arr = arr.reshape(shape)
+            shape = arr.shape
+        dtype = dt
+    else:
+        if shape is None and dtype is None:
+            raise TypeError("One of data, shape or dtype must be specified")
+        dtype = np.dtype("f4") if dtype is None else np.dtype(dtype)
+        if dtype.kind == "U":
+            raise TypeError(f"No conversion path for dtype: {dtype!r}")
+        if shape is None or isinstance(shape, Empty):     # h5py: a dtype alone, no data
+            shape = None
+        else:
+            shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
+                tuple(int(s) for s in shape)
+    from ..format.messages.datatype import encode_dtype
+    encode_dtype(dtype)       # a dtype HDF5 cannot store (plain datetime64) fails here, as in h5py
+    if shape is None:
+        node = model.DatasetNode(None, None, dtype, "contiguous", track_times=bool(track_times))
+        node.index = None
+        node.store = None
+        if track_times:
+            node.times = writer.now()
+        return node
+    if maxshape is not None:
+        maxshape = (maxshape,) if not isinstance(maxshape, tuple) else tuple(maxshape)
+        if len(maxshape) != len(shape):
+            raise ValueError("Dimensionality of shape and maxshape must match")
+        for s, m in zip(shape, maxshape):
+            if m is not None and m < s:
+                raise ValueError("Maxshape must be larger than or equal to shape")
+    filtered = bool(compression is not None or shuffle or fletcher32 or scaleoffset is not None
+                    or filter_pipeline)
+    layout = layout or ("compact" if compact else None)
+    if external:
+        if chunks or filtered or layout not in (None, "contiguous") or \
+                (maxshape is not None and tuple(maxshape) != shape) or V.needs_heap(dtype):
+            raise ValueError("Only contiguous datasets of fixed-size types can be stored "
+                             "externally")
+        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times,
+                              fill_time)
+    if layout == "compact":
+        if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
+            raise ValueError("compact layout cannot be chunked, filtered or resizable")
+    elif chunks is None and (filtered or (maxshape is not None and tuple(maxshape) != shape)):
+        chunks = True
+    if layout == "chunked" and chunks is None:
+        chunks = True
+    if chunks is False:
+        if filtered or (maxshape is not None and tuple(maxshape) != shape):
+            raise ValueError("Chunked format required for given storage options")
+        chunks = None
+    stored = V.stored_dtype(dtype)
+    if chunks is True:
+        chunks = guess_chunk(shape, maxshape, stored.itemsize)
+    if chunks is not None:
+        chunks = (chunks,) if isinstance(chunks, int) else tuple(int(c) for c in chunks)
+        if len(chunks) != len(shape) or shape == ():
+            raise ValueError("Chunk shape must not be greater than data shape in any dimension. "
+                             f"{chunks} is not compatible with {shape}")
+        for c, s, m in zip(chunks, shape, maxshape or shape):
+            if c <= 0 or (m is not None and c > m):
+                raise ValueError(f"Chunk shape must not be greater than data shape in any "
+                                 f"dimension. {chunks} is not compatible with {shape}")
+        layout = "chunked"
+    layout = layout or "contiguous"
+    if maxshape is None:
+        maxshape = shape
+    fill = fill_bytes(dtype, fillvalue)
+    early = alloc_time == "early"
+    node = model.DatasetNode(shape, maxshape, dtype, layout, chunks,
+                             (tuple(filter_pipeline) if filter_pipeline else
+                              _filters(writer, stored, chunks, compression, compression_opts,
+                                       shuffle, fletcher32, scaleoffset, fill,
+                                       allow_unknown_filter))
+                             if layout == "chunked" else (),
+                             fill, early, track_order=bool(track_order),
+                             track_times=bool(track_times))
+    node.fill_time = fill_time
+    if track_times:
+        node.times = writer.now()
+    node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
+        if layout == "chunked" else None
+    if layout == "compact" or V.needs_heap(dtype):
+        node.store = MemoryStore(shape, dtype, fillvalue if fillvalue is not None else None)
+        if layout == "compact":
+            if int(np.prod(shape)) * stored.itemsize > COMPACT_DATA_LIMIT:
+                raise ValueError("compact datasets are limited to 64 KiB of data")
+    elif layout == "contiguous":
+        node.store = ContiguousStore(writer, shape, dtype, fill)
+        if early:
+            node.store._allocate()
+    else:
+        node.store = ChunkStore(writer, node)
+        if node.index[0] == 2:       # implicit: early allocation of every chunk
+            node.store.allocate_all()
+    if arr is not None:
+        node.store.write((), arr)
+    return node
+
+
+def _array_dtype_attribute(data, shape, dtype):
+    """(dtype, shape, values) of an attribute given an array (sub-array) dtype, by h5py's
+    rules: the data's trailing dimensions are the array type's, the rest the attribute's
+    shape; the values stay expanded (the type's base, its dimensions trailing)."""
+    if not isinstance(data, np.ndarray):
+        _refuse_array_dtype_data(data)
+    base, dims = dtype.subdtype
+    shape = data.shape if shape is None else \
+        ((shape,) if isinstance(shape, int) else tuple(shape))
+    if shape[len(shape) - len(dims):] != dims:
+        raise ValueError(f"Array dtype shape {dims} is incompatible with data shape {shape}")
+    arr = np.asarray(data, dtype=base) if (base.metadata or {}).get("vlen") is None else \
+        _object_array(data, data.shape)
+    return dtype, shape[:len(shape) - len(dims)], arr.reshape(shape)
+
+
+def _refuse_array_dtype_data(data):
+    """h5py cannot create a dataset from data with an array (sub-array) dtype: numpy has no
+    arrays of that dtype, so the data never matches it (h5py raises ValueError converting a
+    list, OSError writing an array). The dtype alone makes an empty array-typed dataset."""
+    if not isinstance(data, np.ndarray):
+        raise ValueError("Changing the dtype to a subarray type is only supported if the "
+                         "total itemsize is unchanged")
+    raise OSError("Can't synchronously write data (no appropriate function for conversion "
+                  "path)")
+
+
+def _external_slots(external):
+    """h5py's ``external=``: one file name (the whole data from offset 0), or (name, offset,
+    size) tuples; a size of 2**64 - 1 (h5py's ``h5f.UNLIMITED``) or None runs to the end of
+    the file (None)."""
+    if not external:
+        return None
+    if isinstance(external, (str, bytes, os.PathLike)):
+        external = [(external, 0, None)]
+    slots = []
+    for entry in external:
+        if not isinstance(entry, tuple):
+            raise TypeError("Each external entry must be a tuple of (name, offset, size)")
+        name, offset, size = entry
+        offset = operator.index(offset)
+        size = None if size is None or size == (1 << 64) - 1 else operator.index(size)
+        if offset < 0 or (size is not None and size < 0):
+            raise ValueError(f"negative offset or size in external entry {entry!r}")
+        slots.append((os.fsdecode(name), offset, size))
+    if any(size is None for _, _, size in slots[:-1]):
+        raise ValueError("only the last external file may have an unlimited size")
+    return slots
+
+
+def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times, fill_time):
+    """A contiguous dataset whose raw data lives in external files (names relative to the
+    working directory, as libhdf5 opens them)."""
+    from ..write import model
+    from ..write.storage import ExternalStore
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if slots[-1][2] is not None and sum(size for _, _, size in slots) < nbytes:
+        raise ValueError(f"external storage of {sum(s for _, _, s in slots)} bytes is smaller "
+                         f"than the dataset's {nbytes} bytes")
+    node = model.DatasetNode(shape, shape, dtype, "contiguous", fill=fill_bytes(dtype, fillvalue),
+                             track_times=bool(track_times))
+    node.index = None
+    node.external = slots
+    node.store = ExternalStore([(n, o, nbytes if s is None else s) for n, o, s in slots],
+                               shape, dtype)
+    node.fill_time = fill_time
+    if track_times:
+        node.times = writer.now()
+    if arr is not None:
+        node.store.write((), arr)
+    return node
+
+
+def fill_bytes(dtype, fillvalue):
+    """The fill value message's bytes for ``fillvalue`` (None: none set; variable-length
+    types keep no fill value)."""
+    from ..write import values as V
+    if fillvalue is None or V.needs_heap(dtype):
+        return None
+    if V.needs_conversion(dtype):
+        return V.to_file(np.asarray(fillvalue, dtype=dtype), dtype, None).tobytes()
+    return np.asarray(fillvalue, dtype=dtype).tobytes()
