@@ -28,20 +28,25 @@ def build_sample(path, libver):
         f["soft"] = h5py.SoftLink("/g/sub1")
 
 
+def sparse_under_every_index(f):
+    """A 40 x 40 sparse dataset ``sp_<index>`` under each chunk index, five elements defined."""
+    for idx, maxshape in (("fixed_array", None), ("extensible_array", (None, 40)),
+                          ("btree2", (None, None)), ("single", None)):
+        chunks = (40, 40) if idx == "single" else (8, 8)
+        kw = {} if idx == "single" else {"chunk_index": idx}
+        ds = f.create_dataset(f"sp_{idx}", shape=(40, 40), dtype="f8", chunks=chunks,
+                              sparse=True, maxshape=maxshape,
+                              compression="gzip" if idx != "btree2" else None, **kw)
+        ds[3, 4] = 1.5
+        ds[20:23, 7] = 2.0
+        ds[39, 39] = 3.0
+
+
 def build_purehep_sample(path, libver):
     """What purehep writes that libhdf5 does not: sparse datasets under every chunk index,
     virtual datasets with regular and irregular mappings, dimension scales, compact data."""
     with purehep.File(path, "w", libver=libver) as f:
-        for idx, maxshape in (("fixed_array", None), ("extensible_array", (None, 40)),
-                              ("btree2", (None, None)), ("single", None)):
-            chunks = (40, 40) if idx == "single" else (8, 8)
-            kw = {} if idx == "single" else {"chunk_index": idx}
-            ds = f.create_dataset(f"sp_{idx}", shape=(40, 40), dtype="f8", chunks=chunks,
-                                  sparse=True, maxshape=maxshape,
-                                  compression="gzip" if idx != "btree2" else None, **kw)
-            ds[3, 4] = 1.5
-            ds[20:23, 7] = 2.0
-            ds[39, 39] = 3.0
+        sparse_under_every_index(f)
         a = f.create_dataset("a", data=np.arange(20, dtype="i4"))
         lay = purehep.VirtualLayout((2, 10), "i4")
         lay[0] = purehep.VirtualSource(a)[0:20:2]

@@ -4,6 +4,7 @@ import h5py
 import numpy as np
 
 import purehep
+from badinput import sparse_under_every_index
 
 
 def _common_values():
@@ -56,17 +57,7 @@ def build_purehep_kinds(path, libver):
         f.create_dataset("cplx", data=np.arange(4) + 1j)
         f.create_dataset("boolean", data=np.array([True, False]))
         f.create_dataset("fstr", data=np.array([b"ab", b"cde"], "S5"))
-        # sparse under every index
-        for idx, maxshape in (("fixed_array", None), ("extensible_array", (None, 40)),
-                              ("btree2", (None, None)), ("single", None)):
-            chunks = (40, 40) if idx == "single" else (8, 8)
-            kw = {} if idx == "single" else {"chunk_index": idx}
-            ds = f.create_dataset(f"sp_{idx}", shape=(40, 40), dtype="f8", chunks=chunks,
-                                  sparse=True, maxshape=maxshape,
-                                  compression="gzip" if idx != "btree2" else None, **kw)
-            ds[3, 4] = 1.5
-            ds[20:23, 7] = 2.0
-            ds[39, 39] = 3.0
+        sparse_under_every_index(f)
         # virtual datasets
         a = f["contig"]
         lay = purehep.VirtualLayout((2, 5), "f8")

@@ -14,13 +14,15 @@ _WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 _NUMPY_SECONDS_PER_BYTE = 0.5e-9      # what the numpy form loses against the loop, per byte
 
 
+def _run(loop_form, numpy_form, src, out, size):
+    """The compiled loop when it repays loading numba, else the numpy form."""
+    form = loop_form if loop_form.worth(src.shape[0] * _NUMPY_SECONDS_PER_BYTE) else numpy_form
+    form(src, out, size)
+
+
 def unshuffle(src, out, size):
     """out[i*size + j] = src[j*n + i] for n = len // size elements; the rest copied as is."""
-    total = src.shape[0]
-    if _unshuffle_loop.worth(total * _NUMPY_SECONDS_PER_BYTE):
-        _unshuffle_loop(src, out, size)
-    else:
-        unshuffle_numpy(src, out, size)
+    _run(_unshuffle_loop, unshuffle_numpy, src, out, size)
 
 
 def unshuffle_numpy(src, out, size):
@@ -41,11 +43,7 @@ def unshuffle_numpy(src, out, size):
 
 def shuffle(src, out, size):
     """out[j*n + i] = src[i*size + j] for n = len // size elements; the rest copied as is."""
-    total = src.shape[0]
-    if _shuffle_loop.worth(total * _NUMPY_SECONDS_PER_BYTE):
-        _shuffle_loop(src, out, size)
-    else:
-        shuffle_numpy(src, out, size)
+    _run(_shuffle_loop, shuffle_numpy, src, out, size)
 
 
 def shuffle_numpy(src, out, size):
