@@ -264,18 +264,15 @@ def _categories_dataset(parts, cat):
 def _label_links(parts, ds):
     """_indexes and _columns_list: references, both ways, between members (§6.5, §7)."""
     problems = []
-    if attr_type(ds, "_indexes") is not None:
-        bad = ref_attr(ds, "_indexes", 1, section="§6.5")
+    for name, back, section in (("_indexes", "_columns_list", "§6.5"),
+                                ("_columns_list", "_indexes", "§7.1")):
+        if attr_type(ds, name) is None:
+            continue
+        bad = ref_attr(ds, name, 1, section=section)
         problems += [(ds.name, m) for m in bad]
         if not bad:
-            for target in deref(ds.file, ds.attrs["_indexes"]):
-                problems += _mutual(parts, ds, "_indexes", target, "_columns_list", "§7.2")
-    if attr_type(ds, "_columns_list") is not None:
-        bad = ref_attr(ds, "_columns_list", 1, section="§7.1")
-        problems += [(ds.name, m) for m in bad]
-        if not bad:
-            for target in deref(ds.file, ds.attrs["_columns_list"]):
-                problems += _mutual(parts, ds, "_columns_list", target, "_indexes", "§7.2")
+            for target in deref(ds.file, ds.attrs[name]):
+                problems += _mutual(parts, ds, name, target, back, "§7.2")
     return problems
 
 
