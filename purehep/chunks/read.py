@@ -305,7 +305,7 @@ def box_reader(st):
     arrays and no thread pool. Unallocated chunks read as the fill value."""
     cs, dtype, cn, shape = st.chunk_shape, st.dtype, st.chunk_nbytes, st.shape
     raw_edges = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
-    whole = getattr(st.ctx.source, "array", None) if not st.filters else None
+    mapped = not st.filters and hasattr(st.ctx.source, "array")
     base = st.ctx.base_address
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
 
@@ -317,6 +317,7 @@ def box_reader(st):
         if rec is None:
             return None
         addr, size, mask = rec
+        whole = st.ctx.source.array if mapped else None   # not kept: closing frees the map
         if whole is not None and 0 <= base + addr and base + addr + cn <= whole.size:
             return whole[base + addr:base + addr + cn].view(dtype).reshape(cs)
         if last[0] == addr:

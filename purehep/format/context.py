@@ -50,7 +50,14 @@ class Context:
         return addr
 
     def read(self, addr, n, structure):
-        """Bytes of a structure at relative address ``addr`` (bounds-checked)."""
+        """Bytes of a structure at relative address ``addr`` (bounds-checked), as a copy the
+        caller owns: decoded structures then never pin a file's memory map, which closes
+        with the file as h5py's does."""
+        return bytes(self.view(addr, n, structure))
+
+    def view(self, addr, n, structure):
+        """``read`` without the copy (a view of the map where the source is mapped), for
+        callers that copy what they need out of it at once."""
         if addr is None:
             self.defined(addr, structure)
         return self.source.read(self.base_address + addr, n, structure)

@@ -142,7 +142,7 @@ class ContiguousStorage:
     def _rows(self, first, last):
         """Rows first..last-1 of dimension 0 as an array view (zero-copy over an mmap)."""
         row = self.dtype.itemsize * (math.prod(self.shape[1:]) if self.shape else 1)
-        buf = self.ctx.read(self.address + first * row, (last - first) * row, "dataset raw data")
+        buf = self.ctx.view(self.address + first * row, (last - first) * row, "dataset raw data")
         arr = np.frombuffer(buf, self.dtype)
         return arr.reshape((last - first,) + self.shape[1:]) if self.shape else arr.reshape(())
 

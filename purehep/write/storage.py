@@ -18,6 +18,7 @@ from ..hl import selections as _sel
 
 _POOL = {}
 DIRTY_LIMIT = 256 << 20
+READY_LIMIT = 32 << 20   # whole chunks of one write filtered and written per batch
 
 
 def pool():
@@ -316,6 +317,9 @@ class ChunkStore:
                 c = self._new_chunk()
                 c[cs] = vals[bs]
                 ready.append((scaled, c))
+                if len(ready) * self.chunk_nbytes >= READY_LIMIT:
+                    self._store(ready)      # bounded memory: a big write goes in batches
+                    ready = []
             else:
                 c = self._load(scaled)
                 c[cs] = vals[bs]
