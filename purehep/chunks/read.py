@@ -243,9 +243,16 @@ def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
 
     zero = np.zeros(1, np.int64)
 
+    target = _contiguous_target(st, scaled, upos, geom) if cn >= DIRECT_CHUNK_BYTES and \
+        st.filters else None
+
     def task(a, b):
         if cn >= DIRECT_CHUNK_BYTES:      # big chunks: copy each straight from its buffer
             for i in range(a, b):
+                if target is not None and target[i] >= 0 and not unfiltered_edge[i]:
+                    decode_chunk_into(st, int(addrs[i]), int(sizes[i]), int(masks[i]),
+                                      scaled[i], outb[target[i]:target[i] + cn])
+                    continue
                 _kernel(decoded(i), zero, scaled[i:i + 1], _rows(upos, i, i + 1), outb, geom)
             return
         nb = b - a                        # small chunks: gather a batch, one kernel call
@@ -261,6 +268,30 @@ def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
         per = max(1, min(per, -(-n // (4 * st.threads))))
     tasks = [(lambda a=a, b=min(a + per, n): task(a, b)) for a in range(0, n, per)]
     _run(st, tasks)
+
+
+def _contiguous_target(st, scaled, upos, geom):
+    """Per chunk, the byte offset in the output where the whole chunk lands as one run of
+    bytes (every dimension but the first covered whole by the chunk), or -1; None when no
+    chunk can (an explicit index list in the selection)."""
+    sel, chunk, cstr, ostr, isz = geom
+    if upos.shape[0] or (sel["cbase"] >= 0).any():
+        return None
+    start, count = sel["start"], sel["count"]
+    if (chunk[1:] != count[1:]).any():
+        return None
+    origin = scaled * chunk
+    inside = ((origin >= start) & (origin + chunk <= start + count)).all(axis=1)
+    return np.where(inside, (origin[:, 0] - start[0]) * ostr[0], -1)
+
+
+def decode_chunk_into(st, addr, size, mask, scaled, out):
+    """Read the filtered chunk at ``addr`` and decode it straight into the uint8 array
+    ``out`` (its place in the read's output)."""
+    from ..filters import decode_pipeline
+    where = _chunk_name(st, scaled)
+    decode_pipeline(st.ctx.read(addr, size, where), st.filters, mask, st.itemsize,
+                    st.chunk_nbytes, (where, st.ctx.absolute(addr)), out=out)
 
 
 def decode_chunk(st, addr, size, mask, scaled, filtered=True):

@@ -20,6 +20,8 @@ client data libhdf5 and the plugins would store.
 """
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import FormatError, UnsupportedFeatureError
 
 DEFLATE, SHUFFLE, FLETCHER32, SZIP, NBIT, SCALEOFFSET = 1, 2, 3, 4, 5, 6
@@ -60,6 +62,8 @@ class Filter:
     decode: object
     encode: object = None
     require: object = None
+    decode_into: object = None    # decode_into(data, client_data, element_size, out): the
+                                  # decoded bytes written into the uint8 array ``out``
 
 
 _REGISTRY = {}
@@ -113,7 +117,8 @@ def _load_builtins():
             if getattr(mod, "AVAILABLE", True):
                 _REGISTRY.setdefault(mod.ID, Filter(mod.ID, mod.NAME, mod.decode,
                                                     getattr(mod, "encode", None),
-                                                    getattr(mod, "require", None)))
+                                                    getattr(mod, "require", None),
+                                                    getattr(mod, "decode_into", None)))
         _BUILTINS_LOADED[0] = True
 
 
@@ -135,21 +140,26 @@ def check_pipeline(filters):
             flt.require(f.client_data)
 
 
-def decode_pipeline(data, filters, filter_mask, element_size, chunk_nbytes, where=(None, None)):
+def decode_pipeline(data, filters, filter_mask, element_size, chunk_nbytes, where=(None, None),
+                    out=None):
     """Undo the pipeline ``filters`` (FilterPipeline or sequence of FilterInfo) on ``data``.
 
     Filters whose bit is set in ``filter_mask`` are skipped. ``where`` = (structure, offset)
-    names the chunk in errors. Returns a bytes-like object.
+    names the chunk in errors. Returns a bytes-like object; given ``out`` (a uint8 array of
+    ``chunk_nbytes``), the decoded chunk is written there instead (by the last filter itself
+    when it can, saving a pass over the chunk) and ``out`` is returned.
     """
     structure, offset = where
     flist = tuple(filters or ())
-    for i in range(len(flist) - 1, -1, -1):
-        if filter_mask & (1 << i):
-            continue
+    steps = [i for i in range(len(flist) - 1, -1, -1) if not filter_mask & (1 << i)]
+    for i in steps:
         info = flist[i]
         flt = get_filter(info.id, info.name or None)
         try:
-            data = flt.decode(data, info.client_data, element_size, chunk_nbytes)
+            if out is not None and i == steps[-1] and flt.decode_into is not None:
+                data = flt.decode_into(data, info.client_data, element_size, out)
+            else:
+                data = flt.decode(data, info.client_data, element_size, chunk_nbytes)
         except FormatError as e:     # a codec's finding (a checksum, a bad header): here
             if e.offset is None:
                 raise type(e)(e.reason, structure, offset) from None
@@ -162,6 +172,14 @@ def decode_pipeline(data, filters, filter_mask, element_size, chunk_nbytes, wher
         if data is None:
             raise FormatError(f"{flt.name} filter (id {flt.id}) failed to decode",
                               structure, offset)
+    if out is not None and data is not out:
+        got = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \
+            data.reshape(-1).view(np.uint8)
+        if len(got) < len(out):
+            raise FormatError(f"chunk holds {len(got)} bytes after decoding, expected "
+                              f"{len(out)}", structure, offset)
+        out[:] = got[:len(out)]
+        return out
     return data
 
 

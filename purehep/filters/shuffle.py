@@ -23,6 +23,17 @@ def decode(data, client_data, element_size, chunk_nbytes):
     return out
 
 
+def decode_into(data, client_data, element_size, out):
+    """``decode`` writing into the uint8 array ``out`` (the whole decoded chunk)."""
+    size = _size(client_data, element_size)
+    src = np.frombuffer(data, np.uint8)
+    if src.size != out.size or size <= 1 or src.size < size:
+        return decode(data, client_data, element_size, out.size)
+    from ..kernels.shuffle import unshuffle
+    unshuffle(src, out, size)
+    return out
+
+
 def encode(data, client_data, element_size, chunk_nbytes):
     size = _size(client_data, element_size)
     src = np.frombuffer(data, np.uint8)
