@@ -23,6 +23,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_ROWS, TABLE_CHUNK = 20_000, 1000
 
 
+@pytest.fixture(scope="module", autouse=True)
+def shared_files_closed():
+    """The files purehep.dask opened in this process are closed after the module."""
+    yield
+    pdask.close_files()
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """{kind: (path, values as h5py reads them)}."""

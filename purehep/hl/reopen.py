@@ -10,7 +10,7 @@ object: a file open for writing, or opened from a buffer or file object, still r
 import os
 import threading
 
-_files = {}                     # (name, frozen options) -> File, this process's shared opens
+_files = {}          # (name, frozen options) -> (file version, File): this process's opens
 _files_lock = threading.Lock()
 
 
@@ -18,16 +18,37 @@ def _frozen(options):
     return tuple(sorted((k, repr(v)) for k, v in options.items()))
 
 
+def _version(name):
+    """What tells a local file rewritten since it was opened: (inode, size, mtime)."""
+    try:
+        st = os.stat(name)
+    except (OSError, ValueError):
+        return None                   # a URL, or a file gone: File() will say
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def shared_file(name, options):
     """The File ``name`` open read-only with ``options`` (File keyword arguments), opened
-    once per process and kept while open."""
+    once per process and kept while open and unchanged on disk (a file rewritten since is
+    opened again; the old File is left to those still holding it)."""
     from .files import File
-    key = (name, _frozen(options))
+    key, version = (name, _frozen(options)), _version(name)
     with _files_lock:
-        f = _files.get(key)
-        if f is None or f.id is None:
-            f = _files[key] = File(name, "r", **options)
+        seen, f = _files.get(key, (None, None))
+        if f is None or f.id is None or seen != version:
+            f = File(name, "r", **options)
+            _files[key] = version, f
         return f
+
+
+def close_shared():
+    """Close the files ``shared_file`` opened in this process (their locks go with them);
+    objects of them fail from then on, later unpickled ones open the files again."""
+    with _files_lock:
+        opened = [f for _, f in _files.values()]
+        _files.clear()
+    for f in opened:
+        f.close()
 
 
 def reopen_object(name, options, path, address):

@@ -13,9 +13,9 @@ import os
 
 import numpy as np
 
-from ..hl.reopen import reopen_spec, shared_file
+from ..hl.reopen import close_shared as close_files, reopen_spec, shared_file
 
-__all__ = ["from_dataset", "read_table", "dataset_chunks"]
+__all__ = ["from_dataset", "read_table", "dataset_chunks", "close_files"]
 
 
 def _paths(path_or_url):
@@ -33,7 +33,8 @@ def _paths(path_or_url):
 
 
 def _open(path, open_kw):
-    """The file at ``path`` read-only, shared by this process (as workers share theirs)."""
+    """The file at ``path`` read-only, shared by this process (as workers share theirs) until
+    ``close_files()``."""
     name, options = reopen_spec(path, "r", open_kw)
     return shared_file(name, options)
 
