@@ -13,7 +13,7 @@ from index_kinds import KINDS, index_type, write
 
 h5py = pytest.importorskip("h5py")
 
-THREADS, ROUNDS, READS = 8, 3, 25
+THREADS, ROUNDS, READS = 8, 3, 15
 
 
 @pytest.fixture(scope="module")
