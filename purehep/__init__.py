@@ -27,8 +27,9 @@ __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", 
 def __getattr__(name):
     # the dtype helpers and references load on first use (they are not needed to open a file)
     from importlib import import_module
-    if name in ("h5ds", "h5p", "h5t", "version"):       # h5py's low-level modules, as far as
-        return import_module(f"{__name__}.{name}")     # purehep has them
+    if name in ("h5ds", "h5p", "h5t", "version",       # h5py's low-level modules, as far as
+                "dask"):                               # purehep has them; the dask bridge
+        return import_module(f"{__name__}.{name}")
     for module in ("dtypes", "reference"):
         mod = import_module(f"{__name__}.{module}")
         if hasattr(mod, name):

@@ -8,6 +8,7 @@ reads selections: only the touched chunks are read, filtered chunks are decoded 
 pool, and each chunk's overlap is copied into one preallocated output by a kernel.
 """
 import os
+import threading
 
 import numpy as np
 
@@ -77,6 +78,9 @@ class ChunkedStorage:
             raise UnsupportedFeatureError(f"chunk index type {self.index_type}")
         self._table = None
         self._lookup = None
+        # the index is decoded once however many threads read at once (dask's threaded
+        # scheduler); chunks are decoded outside it, in parallel
+        self._index_lock = threading.RLock()
 
     # --- the index ----------------------------------------------------------------------------
     @property
@@ -93,7 +97,9 @@ class ChunkedStorage:
     def table(self):
         """The decoded chunk index (a ChunkTable), decoded on first use and kept."""
         if self._table is None:
-            self._table = self._index_call("load")
+            with self._index_lock:
+                if self._table is None:
+                    self._table = self._index_call("load")
         return self._table
 
     def record_at(self, scaled):
@@ -104,7 +110,11 @@ class ChunkedStorage:
         if self._table is None:
             find = self.__dict__.get("_find")
             if find is None:
-                find = self._find = self._index_call("lookup") or (lambda scaled: None)
+                with self._index_lock:
+                    find = self.__dict__.get("_find")
+                    if find is None:
+                        find = self._find = self._index_call("lookup") or \
+                            (lambda scaled: None)
             return find(scaled)
         row = self.row_at(scaled, self.grid)
         if row < 0:
@@ -130,6 +140,16 @@ class ChunkedStorage:
         if grid is None:
             grid = self._grid = tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape))
         return grid
+
+    def _lookup_table(self):
+        """The lookup ``_build_lookup`` makes, made once (under the index lock)."""
+        lookup = self._lookup
+        if lookup is None:
+            with self._index_lock:
+                if self._lookup is None:
+                    self._build_lookup()
+                lookup = self._lookup
+        return lookup
 
     def _build_lookup(self):
         """Chunk grid position -> table row, for chunks inside the current extent."""
@@ -157,9 +177,7 @@ class ChunkedStorage:
 
     def rows_for(self, scaled):
         """Table rows of the chunks at grid positions ``scaled`` (n, rank); -1 = unallocated."""
-        if self._lookup is None:
-            self._build_lookup()
-        kind, a, b = self._lookup
+        kind, a, b = self._lookup_table()
         if kind == "empty" or scaled.shape[0] == 0:
             return np.full(scaled.shape[0], -1, np.int64)
         keys = np.ravel_multi_index(tuple(scaled.T), self.grid).astype(np.int64)
@@ -171,9 +189,7 @@ class ChunkedStorage:
 
     def row_of_key(self, key):
         """Table row of the chunk at row-major grid key ``key``; -1 = unallocated."""
-        if self._lookup is None:
-            self._build_lookup()
-        kind, a, b = self._lookup
+        kind, a, b = self._lookup_table()
         if kind == "dense":
             return int(a[key])
         if kind == "empty":
@@ -190,9 +206,7 @@ class ChunkedStorage:
 
     def rows_for_grid(self):
         """Rows of every grid position in row-major order (-1 = unallocated)."""
-        if self._lookup is None:
-            self._build_lookup()
-        kind, a, b = self._lookup
+        kind, a, b = self._lookup_table()
         n = _prod(self.grid)
         if kind == "dense":
             return a

@@ -351,8 +351,9 @@ def box_reader(st):
         whole = st.ctx.source.array if mapped else None   # not kept: closing frees the map
         if whole is not None and 0 <= base + addr and base + addr + cn <= whole.size:
             return whole[base + addr:base + addr + cn].view(dtype).reshape(cs)
-        if last[0] == addr:
-            return last[1]
+        prev = last               # one read of the pair: other threads may replace it
+        if prev[0] == addr:
+            return prev[1]
         filtered = not (raw_edges and any((p + 1) * c > n for p, c, n in zip(pos, cs, shape)))
         data = decode_chunk(st, addr, size, mask, pos, filtered)
         chunk = data[:cn].view(dtype).reshape(cs)

@@ -254,5 +254,7 @@ class HLObject(WritableObject):
         return self._file.id is not None
 
     def __reduce__(self):
-        """Files and their objects are live handles on a file: not picklable, as in h5py."""
-        raise TypeError("purehep objects cannot be pickled (as h5py's)")
+        """Objects of a read-only file opened by path pickle as what opens them again;
+        others are live handles on a file: not picklable, as in h5py (see hl.reopen)."""
+        from .reopen import reduce
+        return reduce(self)

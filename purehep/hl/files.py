@@ -2,6 +2,7 @@
 import io
 import os
 import posixpath
+import threading
 import weakref
 from collections import OrderedDict
 
@@ -78,11 +79,17 @@ class File(Group):
     _memory_name = None       # driver='core', backing_store=False: the name of a file in memory
     _driver_name = None       # the file driver asked for by name
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
+    _reopen = None            # (name, options) that open this file again (hl.reopen)
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
                  block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
                  driver=None, swmr=False, locking=None, backing_store=None):
+        options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
+        for key in ("self", "name", "mode", "_parent_cache", "__class__"):
+            options.pop(key, None)
+        from .reopen import reopen_spec
+        reopen = reopen_spec(name, mode, options)
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         _check_access(mode, driver, swmr)
         userblock_size = _check_userblock(mode, userblock_size)
@@ -109,6 +116,8 @@ class File(Group):
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
         self._source = open_source(name, size=size, block_size=block_size)
+        self._reopen = reopen
+        self._stores_lock = threading.RLock()   # a virtual dataset's make() may recurse
         self._lock = None
         fh = getattr(self._source, "_fh", None)
         if fh is not None:          # a file on disk: shared lock, as libhdf5 takes
@@ -312,15 +321,16 @@ class File(Group):
         the chunk index (and fills the chunk cache) once, not on every access."""
         if self._writer is not None:
             return make()
-        kept = self.__dict__.setdefault("_stores", OrderedDict())
-        store = kept.get(address)
-        if store is None:
-            store = kept[address] = make()
-            if len(kept) > STORES_KEPT:
-                kept.popitem(last=False)
-        else:
-            kept.move_to_end(address)
-        return store
+        with self._stores_lock:       # threads reading at once share one storage object
+            kept = self.__dict__.setdefault("_stores", OrderedDict())
+            store = kept.get(address)
+            if store is None:
+                store = kept[address] = make()
+                if len(kept) > STORES_KEPT:
+                    kept.popitem(last=False)
+            else:
+                kept.move_to_end(address)
+            return store
 
     def _vds_source(self, filename, dataset):
         """A virtual dataset's source dataset, or None when it is missing (cached)."""

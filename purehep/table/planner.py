@@ -37,6 +37,25 @@ def plan_rows(table, expr, mode=None):
     return np.flatnonzero(mask).astype(np.int64)
 
 
+def chunk_candidates(table, expr, kinds=("CHUNK_MINMAX", "CHUNK_BLOOM")):
+    """A row mask holding every row where ``expr`` may hold, from the chunk-level indexes
+    (§8.4, §8.7) of the table's ``indexes`` mode alone: in "trust" mode no column is read.
+    Used to skip row ranges before reading them (purehep.dask.read_table)."""
+    n = len(table)
+    expr = categorical_rewrite(table, expr)
+    usable = _usable_indexes(table, n, fields(expr), table.indexes) \
+        if table.indexes != "ignore" else {}
+    usable = {name: [i for i in found if i.kind in kinds] for name, found in usable.items()}
+    return _node(expr, table, usable, {}, n)[1]
+
+
+def rows_in_span(table, expr, lo, hi):
+    """Sorted int64 row numbers in [lo, hi) where ``expr`` holds, by reading the rows (the
+    scan ``plan_rows`` falls back to, on one span)."""
+    expr = categorical_rewrite(table, expr)
+    return lo + np.flatnonzero(_eval(expr, table, {}, lo, hi, {})).astype(np.int64)
+
+
 def _usable_indexes(table, n, names, mode):
     """{column name: [SearchIndex]} of the indexes of the queried columns that match their
     column's current shape and, in "verify" mode, its current values."""
