@@ -117,16 +117,17 @@ def _rows_per_partition(table, fields, length, rows):
 
 
 def read_table(path, name, columns=None, filter=None, *, rows_per_partition=None,
-               indexes="trust", **open_kw):
+               indexes="verify", **open_kw):
     """HEP001 table ``name`` as a ``dask.dataframe``: one partition per span of stored
     chunks (``rows_per_partition`` rounded up to whole chunks of the first column read).
 
     With ``filter`` (purehep.table's query language, e.g. ``"energy > 5"``) each partition
     holds exactly the rows where it holds, as ``Table.query``; spans that the table's
     CHUNK_MINMAX (or CHUNK_BLOOM) indexes rule out are dropped before any data is read.
-    ``indexes`` is the Table's index mode for that pruning: "trust" (default) reads only the
-    indexes, so an index made stale behind the Table API's back can drop rows; "verify"
-    checks each index against its column first (reading it); "ignore" prunes nothing.
+    ``indexes`` is the Table's index mode for that pruning, with the Table's default:
+    "verify" checks each index against its column first (reading the column once, HEP001
+    §12); "trust" reads only the indexes, so an index made stale behind the Table API's back
+    could drop rows; "ignore" prunes nothing.
     Rows are labelled by their row numbers (or the table's ``_index`` when ``columns`` is
     None and it has one, as ``Table.to_pandas``)."""
     import dask.dataframe as dd
