@@ -32,6 +32,13 @@ class DatasetID:
         """Bytes of file space the raw data occupies."""
         return self._ds._storage.storage_size
 
+    def get_offset(self):
+        """The absolute file offset of contiguous raw data, None for other layouts or when
+        no space is allocated (H5Dget_offset, as h5py returns it)."""
+        from .storage import ContiguousStorage
+        st = self._ds._storage
+        return st.ctx.absolute(st.address) if isinstance(st, ContiguousStorage) else None
+
     # -- the chunk index -------------------------------------------------------------------
     def _chunked(self):
         st = getattr(self._ds._storage, "chunked", None)
