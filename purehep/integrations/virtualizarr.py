@@ -23,16 +23,18 @@ Filters no Zarr codec decodes in HDF5's byte format are refused by name.
 
 virtualizarr, zarr and numcodecs are imported here only.
 """
+import json
 import math
+import warnings
 
 import numpy as np
 
-from ..errors import UnsupportedFeatureError
+from ..errors import PurehepWarning, UnsupportedFeatureError
 from ..hl.base import Empty
 from ..hl.dataset import Dataset
 from ..hl.files import File
 from ..hl.group import Group
-from ..format.messages.layout import COMPACT
+from ..format.messages.layout import COMPACT, DONT_FILTER_PARTIAL_EDGE_CHUNKS
 from ..hl.storage import ContiguousStorage, ChunkedAdapter, FillStorage
 
 # attributes that carry HDF5 / netCDF-4 bookkeeping, not user metadata (HDFParser hides the
@@ -41,6 +43,7 @@ _HIDDEN_ATTRS = frozenset({"REFERENCE_LIST", "CLASS", "DIMENSION_LIST", "NAME",
                            "_Netcdf4Dimid", "_Netcdf4Coordinates", "_nc3_strict",
                            "_NCProperties"})
 
+SPACE_PADDED = 2     # string padding type (spec IV.A.2.d, class 3 bit field)
 # HDF5 filter ids (spec IV.A.2.l; registered plugin ids at the HDF Group's filter registry)
 DEFLATE, SHUFFLE, FLETCHER32, SZIP, NBIT, SCALEOFFSET = 1, 2, 3, 4, 5, 6
 BZIP2, LZF, BLOSC, LZ4, BITSHUFFLE, ZSTD = 307, 32000, 32001, 32004, 32008, 32015
@@ -92,15 +95,21 @@ def store_reader(store, path):
 
 
 # -- groups ------------------------------------------------------------------------------
-def _manifest_group(url, group, drop_variables=None):
-    """A ManifestGroup of the datasets and subgroups of ``group`` (recursively)."""
+def _manifest_group(url, group, drop_variables=None, enclosing=()):
+    """A ManifestGroup of the datasets and subgroups of ``group`` (recursively; a hard
+    link back to an enclosing group is refused, as Zarr hierarchies are trees)."""
     from virtualizarr.manifests import ManifestGroup
+    enclosing = enclosing + (group,)
     members = {name: group.get(name) for name in group.keys()}
     drop = set(drop_variables or ()) | _unstored_dimensions(members)
     arrays = {name: _manifest_array(url, obj, group.name) for name, obj in members.items()
               if name not in drop and isinstance(obj, Dataset)}
-    groups = {name: _manifest_group(url, obj) for name, obj in members.items()
-              if name not in drop and isinstance(obj, Group)}
+    for name, obj in members.items():
+        if isinstance(obj, Group) and obj in enclosing:
+            raise UnsupportedFeatureError(f"{group.name}: member {name!r} links back to an "
+                                          "enclosing group (a cycle)")
+    groups = {name: _manifest_group(url, obj, enclosing=enclosing)
+              for name, obj in members.items() if name not in drop and isinstance(obj, Group)}
     return ManifestGroup(arrays=arrays, groups=groups, attributes=_attributes(group))
 
 
@@ -134,7 +143,8 @@ def _manifest_array(url, ds, group_name):
 
 
 def _check_virtualizable(ds):
-    """Refuse what a chunk manifest cannot point at: data outside the file's chunks."""
+    """Refuse what a chunk manifest cannot describe: data outside the file's chunks, or
+    stored bytes a Zarr data type would not decode to the values HDF5 gives."""
     if ds.shape is None:
         raise UnsupportedFeatureError(f"{ds.name}: a null dataspace (no Zarr equivalent)")
     if ds.is_virtual:
@@ -146,8 +156,38 @@ def _check_virtualizable(ds):
         raise UnsupportedFeatureError(
             f"{ds.name}: variable-length or reference datatype {ds.dtype} (the values lie "
             "in the global heap, not in the chunks)")
-    if ds.dtype.subdtype is not None:
-        raise UnsupportedFeatureError(f"{ds.name}: array datatype {ds.dtype}")
+    if not _stored_as_values(ds._type):
+        raise UnsupportedFeatureError(
+            f"{ds.name}: datatype {ds.dtype} is stored in a form HDF5 converts on reading "
+            "(space-padded strings, odd precisions or float layouts, ...)")
+    _check_zarr_dtype(ds)
+    if ds._pipeline and ds._layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS and \
+            any(n % c for n, c in zip(ds.shape, ds.chunks)):
+        raise UnsupportedFeatureError(f"{ds.name}: partial edge chunks stored unfiltered "
+                                      "(a Zarr codec pipeline applies to every chunk alike)")
+
+
+def _stored_as_values(t):
+    """True when the stored bytes of datatype ``t`` are the values themselves. Null-
+    terminated strings count as such: numpy drops the trailing zero bytes either way."""
+    if t.kind == "string":
+        return t.padding != SPACE_PADDED
+    if t.members:
+        return t.file_dtype == t.dtype and all(_stored_as_values(m.type) for m in t.members)
+    return not t.needs_conversion
+
+
+def _check_zarr_dtype(ds):
+    """The Zarr v3 data type must give back the dataset's dtype exactly (byte order of
+    compound members and subarrays included)."""
+    from zarr.dtype import parse_data_type
+    try:
+        same = parse_data_type(ds.dtype, zarr_format=3).to_native_dtype() == ds.dtype
+    except (ValueError, TypeError):
+        same = False
+    if not same:
+        raise UnsupportedFeatureError(f"{ds.name}: datatype {ds.dtype} has no exact Zarr v3 "
+                                      "data type")
 
 
 def _dimension_names(ds, group_name):
@@ -170,14 +210,21 @@ def _dimension_names(ds, group_name):
 
 
 def _attributes(obj):
-    """The object's attributes as JSON-friendly values, HDFParser's way: bookkeeping
-    attributes hidden, bytes decoded, one-element arrays as scalars, arrays as lists."""
+    """The object's attributes as JSON values, HDFParser's way: bookkeeping attributes
+    hidden, bytes decoded, one-element arrays as scalars, arrays as lists. Values JSON
+    cannot hold (references, complex numbers, ...) are left out with a warning."""
     out = {}
     for name, value in obj.attrs.items():
         if name in _HIDDEN_ATTRS:
             continue
         value = _attribute_value(value)
         if isinstance(value, str) and value == "DIMENSION_SCALE":
+            continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            warnings.warn(f"{obj.name}: attribute {name!r} ({type(value).__name__}) has no "
+                          "JSON form; left out", PurehepWarning, stacklevel=2)
             continue
         out[name] = value
     return out
@@ -190,7 +237,7 @@ def _attribute_value(value):
         return ""
     if isinstance(value, (np.ndarray, np.number, np.bool_)):
         if value.dtype.kind == "S":
-            return value.astype(str)
+            return value.astype(str).tolist()
         if value.size == 1:
             value = value.flatten()[0]
             return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
