@@ -178,14 +178,15 @@ def _stored_as_values(t):
 
 
 def _check_zarr_dtype(ds):
-    """The Zarr v3 data type must give back the dataset's dtype exactly (byte order of
-    compound members and subarrays included)."""
+    """The Zarr v3 data type must give back the dataset's dtype exactly (subarrays and
+    padding included). Zarr decodes compound members as little-endian whatever their stored
+    order (zarr 3.1), so compounds with big-endian members are refused too."""
     from zarr.dtype import parse_data_type
     try:
         same = parse_data_type(ds.dtype, zarr_format=3).to_native_dtype() == ds.dtype
     except (ValueError, TypeError):
         same = False
-    if not same:
+    if not same or (ds.dtype.names and _big_endian_member(ds.dtype)):
         raise UnsupportedFeatureError(f"{ds.name}: datatype {ds.dtype} has no exact Zarr v3 "
                                       "data type")
 
@@ -243,6 +244,12 @@ def _attribute_value(value):
             return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
         return value.tolist()
     return value
+
+
+def _big_endian_member(dtype):
+    if dtype.names:
+        return any(_big_endian_member(dtype.fields[n][0]) for n in dtype.names)
+    return dtype.byteorder == ">"
 
 
 # -- filters -> codecs -------------------------------------------------------------------
