@@ -285,10 +285,13 @@ def _refuse(path, word):
 @pytest.mark.parametrize("name, options", [
     ("scaleoffset", {"scaleoffset": 2}),
     ("lzf", {"compression": "lzf"}),
+    ("szip", {"compression": "szip"}),
     ("lz4", "LZ4"),
     ("bitshuffle", "Bitshuffle"),
 ])
 def test_filters_without_codec_refused(tmp_path, name, options):
+    if name == "szip" and not h5py.h5z.filter_avail(h5py.h5z.FILTER_SZIP):
+        pytest.skip("this libhdf5 has no szip encoder")
     if isinstance(options, str):
         options = getattr(pytest.importorskip("hdf5plugin"), options)()
     path = tmp_path / "f.h5"
@@ -385,7 +388,7 @@ def netcdf_file(tmp_path_factory):
 def test_kerchunk_references(netcdf_file, tmp_path):
     """VirtualiZarr's kerchunk writer gives the same references for both parsers, and
     fsspec's reference filesystem reads them back as h5py reads the file."""
-    import fsspec  # noqa: F401
+    pytest.importorskip("fsspec")
     import xarray as xr
     from virtualizarr import open_virtual_dataset
     arrays = _assert_as_hdfparser(netcdf_file)
