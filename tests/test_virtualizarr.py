@@ -113,7 +113,7 @@ def _assert_as_hdfparser(path, **options):
                 assert entry["length"] == f[name].nbytes
             elif not their_entries:                       # nothing stored
                 assert not entries and grid == tuple(
-                    math.ceil(n / c) for n, c in zip(a.shape, a.chunks))
+                    math.ceil(n / c) if c else 0 for n, c in zip(a.shape, a.chunks))
             else:
                 assert (grid, entries) == (their_grid, their_entries), name
     _assert_values_as_h5py(ours, path, options.get("group"))
@@ -202,6 +202,21 @@ def test_filters_as_zarr_codecs(filters_file):
     assert names == ["bytes", "numcodecs.zlib", "numcodecs.fletcher32"]
     assert arrays["shuffle_be"].metadata.to_dict()["codecs"][0] == {
         "name": "bytes", "configuration": {"endian": "big"}}
+
+
+def test_pytables_blosc_client_data():
+    """PyTables writes the blosc filter with six client values (no compressor code: blosclz,
+    hdf5-blosc's default). HDFParser reads the last four as blocksize, clevel, shuffle and
+    compressor, giving clevel 32768 and lz4 here; decoding is unaffected either way."""
+    path = os.path.join(CORPUS, "pytables/tables/tests/blosc_bigendian.h5")
+    if not os.path.exists(path):
+        pytest.skip("corpus absent")
+    store = _parse(path, PurehepParser())
+    with h5py.File(path, "r") as f:
+        assert f["i4"]._filters == {"32001": (3, 10, 4, 32768, 3, 1)}
+    assert _arrays(store)["i4"].metadata.to_dict()["codecs"][1]["configuration"] == {
+        "cname": "blosclz", "clevel": 3, "shuffle": 1, "blocksize": 0}
+    _assert_values_as_h5py(store, path)
 
 
 def test_bzip2_decodes(tmp_path):
@@ -344,6 +359,9 @@ def test_types_zarr_would_misread_refused(tmp_path):
         f.create_group("a/b")
         f["a/b/up"] = f["a"]
     _refuse(path, "cycle")
+    with h5py.File(path, "w") as f:
+        f["back\\slash"] = np.arange(3)
+    _refuse(path, "no Zarr node name")
 
 
 def test_get_offset_as_h5py(kinds_file):

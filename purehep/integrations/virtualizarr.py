@@ -105,6 +105,9 @@ def _manifest_group(url, group, drop_variables=None, enclosing=()):
     arrays = {name: _manifest_array(url, obj, group.name) for name, obj in members.items()
               if name not in drop and isinstance(obj, Dataset)}
     for name, obj in members.items():
+        if "\\" in name or name in (".", "..") or name.startswith("__"):
+            raise UnsupportedFeatureError(f"{group.name}: member name {name!r} is no Zarr "
+                                          "node name (zarr-python reads a backslash as '/')")
         if isinstance(obj, Group) and obj in enclosing:
             raise UnsupportedFeatureError(f"{group.name}: member {name!r} links back to an "
                                           "enclosing group (a cycle)")
@@ -281,8 +284,11 @@ def _codec(ds, f):
 def _blosc(values):
     """The HDF5 blosc filter stores one blosc1 buffer per chunk, as numcodecs' Blosc
     decodes; client data: revision, blosc version, type size, chunk bytes, then clevel,
-    shuffle and compressor code (hdf5-blosc's blosc_filter.c)."""
-    clevel, shuffle, code = (values + (5, 1, 0))[4:7] if len(values) > 4 else (5, 1, 0)
+    shuffle and compressor code, each optional (defaults 5, byte shuffle, blosclz), as
+    hdf5-blosc's blosc_filter.c reads them. numcodecs' blocksize only steers encoding:
+    0, automatic, as the filter encodes."""
+    clevel, shuffle, code = (values[i] if len(values) > i else d
+                             for i, d in ((4, 5), (5, 1), (6, 0)))
     return {"id": "blosc", "cname": _BLOSC_COMPRESSORS[code], "clevel": clevel,
             "shuffle": shuffle, "blocksize": 0}
 
