@@ -102,18 +102,24 @@ def _manifest_group(url, group, drop_variables=None, enclosing=()):
     enclosing = enclosing + (group,)
     members = {name: group.get(name) for name in group.keys()}
     drop = set(drop_variables or ()) | _unstored_dimensions(members)
+    for name, obj in members.items():
+        if name not in drop:
+            _check_member(group, name, obj, enclosing)
     arrays = {name: _manifest_array(url, obj, group.name) for name, obj in members.items()
               if name not in drop and isinstance(obj, Dataset)}
-    for name, obj in members.items():
-        if "\\" in name or name in (".", "..") or name.startswith("__"):
-            raise UnsupportedFeatureError(f"{group.name}: member name {name!r} is no Zarr "
-                                          "node name (zarr-python reads a backslash as '/')")
-        if isinstance(obj, Group) and obj in enclosing:
-            raise UnsupportedFeatureError(f"{group.name}: member {name!r} links back to an "
-                                          "enclosing group (a cycle)")
     groups = {name: _manifest_group(url, obj, enclosing=enclosing)
               for name, obj in members.items() if name not in drop and isinstance(obj, Group)}
     return ManifestGroup(arrays=arrays, groups=groups, attributes=_attributes(group))
+
+
+def _check_member(group, name, obj, enclosing):
+    """Refuse members a Zarr hierarchy cannot hold."""
+    if "\\" in name or name in (".", "..") or name.startswith("__"):
+        raise UnsupportedFeatureError(f"{group.name}: member name {name!r} is no Zarr node "
+                                      "name (zarr-python reads a backslash as '/')")
+    if isinstance(obj, Group) and obj in enclosing:
+        raise UnsupportedFeatureError(f"{group.name}: member {name!r} links back to an "
+                                      "enclosing group (a cycle)")
 
 
 def _unstored_dimensions(members):
