@@ -276,6 +276,23 @@ def test_fill_values_dtypes_and_attributes(values_file):
     assert arrays["sub/deeper/x"].metadata.to_dict()["dimension_names"] == ("phony_dim_0",)
 
 
+def test_attributes_json_cannot_hold(tmp_path):
+    """Arrays of fixed-length strings become lists of str (HDFParser keeps a numpy array,
+    which Zarr cannot serialize); complex values and references are left out, warned."""
+    from purehep.errors import PurehepWarning
+    path = tmp_path / "attrs.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=np.arange(3))
+        d.attrs["names"] = np.array([b"ab", b"c"], "S2")
+        d.attrs["z"] = np.complex64(1 + 2j)
+        d.attrs["ref"] = f.ref
+        d.attrs["ok"] = 1
+    with pytest.warns(PurehepWarning, match="'z'"):
+        arrays = _arrays(_parse(path, PurehepParser()))
+    attrs = arrays["x"].metadata.to_dict()["attributes"]
+    assert attrs == {"names": ["ab", "c"], "ok": 1}
+
+
 def test_group_and_drop_variables(values_file):
     _assert_as_hdfparser(values_file, group="sub/deeper")
     arrays = _assert_as_hdfparser(values_file, drop_variables=["sparse", "scalar"])

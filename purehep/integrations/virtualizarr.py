@@ -19,7 +19,11 @@ VirtualiZarr's own ``HDFParser`` describes it (its attribute clean-up, netCDF-4 
 names, fill value and filter-to-codec mapping), with a chunk manifest pointing at the
 stored chunks: every chunk index of the spec (IV.A.2.i, Appendix C), contiguous data as
 one chunk covering the array, and compact data as the bytes inside the layout message.
-Filters no Zarr codec decodes in HDF5's byte format are refused by name.
+Filters no Zarr codec decodes in HDF5's byte format are refused by name
+(UnsupportedFeatureError), and so is what a Zarr array would read differently from HDF5:
+chunks that skipped a filter, unfiltered partial edge chunks, variable-length, reference and
+space-padded string types, dtypes without an exact Zarr v3 equivalent, virtual and external
+storage, group cycles.
 
 virtualizarr, zarr and numcodecs are imported here only.
 """
@@ -200,6 +204,14 @@ def _check_zarr_dtype(ds):
                                       "data type")
 
 
+def _big_endian_member(dtype):
+    if dtype.subdtype is not None:
+        return _big_endian_member(dtype.base)
+    if dtype.names:
+        return any(_big_endian_member(dtype.fields[n][0]) for n in dtype.names)
+    return dtype.byteorder == ">"
+
+
 def _dimension_names(ds, group_name):
     """One name per axis, as HDFParser gives them: the attached dimension scale, the
     dataset itself when it is a scale, else ``phony_dim_<axis>``; paths are made relative
@@ -253,12 +265,6 @@ def _attribute_value(value):
             return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
         return value.tolist()
     return value
-
-
-def _big_endian_member(dtype):
-    if dtype.names:
-        return any(_big_endian_member(dtype.fields[n][0]) for n in dtype.names)
-    return dtype.byteorder == ">"
 
 
 # -- filters -> codecs -------------------------------------------------------------------
