@@ -329,28 +329,30 @@ def _grid(shape, chunks):
 
 def _one_chunk(url, shape, offset, length):
     """Contiguous or compact data: one chunk covering the whole array."""
-    from virtualizarr.manifests import ChunkManifest
-    grid = (1,) * len(shape)
-    return ChunkManifest.from_arrays(
-        paths=np.full(grid, url, dtype=np.dtypes.StringDType()),
-        offsets=np.full(grid, offset, dtype=np.uint64),
-        lengths=np.full(grid, length, dtype=np.uint64))
+    return _manifest(url, (1,) * len(shape), (0,) * len(shape), offset, length)
 
 
 def _chunked_manifest(url, ds):
+    scaled, masks, offsets, sizes = ds.id.chunk_table()
+    if masks.any():
+        first = np.flatnonzero(masks)[0]
+        raise UnsupportedFeatureError(
+            f"{ds.name}: chunk {tuple(int(p) for p in scaled[first])} skips filters (mask "
+            f"{int(masks[first]):#x}); a Zarr codec pipeline applies to every chunk alike")
+    return _manifest(url, _grid(ds.shape, ds.chunks), tuple(scaled.T), offsets, sizes)
+
+
+def _manifest(url, grid, where, offsets, lengths):
+    """A ChunkManifest over a chunk grid of shape ``grid`` holding chunks at the grid
+    positions ``where`` (an index into the grid), all in the file at ``url`` (normalized
+    once, as VirtualiZarr would for each chunk)."""
     from virtualizarr.manifests import ChunkManifest
-    grid = _grid(ds.shape, ds.chunks)
+    from virtualizarr.manifests.manifest import validate_and_normalize_path_to_uri
     paths = np.full(grid, "", dtype=np.dtypes.StringDType())
-    offsets = np.zeros(grid, dtype=np.uint64)
-    lengths = np.zeros(grid, dtype=np.uint64)
-
-    def add(info):
-        key = tuple(o // c for o, c in zip(info.chunk_offset, ds.chunks))
-        if info.filter_mask:
-            raise UnsupportedFeatureError(
-                f"{ds.name}: chunk {key} skips filters (mask {info.filter_mask:#x}); a Zarr "
-                "codec pipeline applies to every chunk alike")
-        paths[key], offsets[key], lengths[key] = url, info.byte_offset, info.size
-
-    ds.id.chunk_iter(add)
-    return ChunkManifest.from_arrays(paths=paths, offsets=offsets, lengths=lengths)
+    paths[where] = validate_and_normalize_path_to_uri(url)
+    offset_grid = np.zeros(grid, dtype=np.uint64)
+    offset_grid[where] = offsets
+    length_grid = np.zeros(grid, dtype=np.uint64)
+    length_grid[where] = lengths
+    return ChunkManifest.from_arrays(paths=paths, offsets=offset_grid, lengths=length_grid,
+                                     validate_paths=False)
