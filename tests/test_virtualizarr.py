@@ -8,7 +8,15 @@ Differences from HDFParser that are HDFParser's mistakes, asserted as such below
 * compact data: HDFParser gives no chunk (h5py has no offset for it), so the array reads
   as fill values; purehep points the one chunk at the bytes in the layout message;
 * blosc: HDFParser passes the chunk's byte size (client data 3) as numcodecs' ``blocksize``
-  (an encoding setting); purehep gives 0 (automatic), as the HDF5 blosc filter encodes.
+  (an encoding setting); purehep gives 0 (automatic), as the HDF5 blosc filter encodes;
+  with PyTables' six client values HDFParser misreads clevel and compressor too;
+* bzip2: HDFParser names imagecodecs_bz2, which Zarr v3 cannot load (it fails); purehep
+  names numcodecs' BZ2, which decodes the filter's plain bzip2 stream;
+* attributes: fixed-length string arrays, complex numbers and references reach HDFParser's
+  Zarr metadata as values JSON cannot hold; purehep gives lists of str and leaves the others
+  out with a PurehepWarning.
+Where HDFParser reads wrong values silently (chunks that skipped a filter, unfiltered edge
+chunks, space-padded strings, big-endian compounds, external data), purehep refuses.
 """
 import json
 import math
