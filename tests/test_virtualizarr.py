@@ -15,8 +15,9 @@ Differences from HDFParser that are HDFParser's mistakes, asserted as such below
 * attributes: fixed-length string arrays, complex numbers and references reach HDFParser's
   Zarr metadata as values JSON cannot hold; purehep gives lists of str and leaves the others
   out with a PurehepWarning.
-Where HDFParser reads wrong values silently (chunks that skipped a filter, unfiltered edge
-chunks, space-padded strings, big-endian compounds, external data), purehep refuses.
+Where HDFParser's store fails only when read (chunks that skipped a filter, unfiltered edge
+chunks: zlib errors; big-endian compounds) or reads wrong values (space-padded strings keep
+their spaces), purehep refuses at parse time, naming the dataset.
 """
 import json
 import math
