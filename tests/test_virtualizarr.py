@@ -390,6 +390,20 @@ def test_types_zarr_would_misread_refused(tmp_path):
     _refuse(path, "no Zarr node name")
 
 
+def test_offsets_absolute_past_a_user_block(tmp_path):
+    """With a user block the base address is not 0: manifest offsets are file offsets."""
+    path = tmp_path / "userblock.h5"
+    with h5py.File(path, "w", userblock_size=512) as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"compact", h5py.h5t.STD_I32LE, h5py.h5s.create_simple((5,)),
+                        dcpl=dcpl)
+        f["compact"][...] = np.arange(5) + 100
+        f["contiguous"] = np.arange(6.0)
+        f.create_dataset("chunked", data=np.arange(20), chunks=(6,), compression="gzip")
+    _assert_as_hdfparser(path)
+
+
 def test_get_offset_as_h5py(kinds_file):
     import purehep
     path, _ = kinds_file
