@@ -32,6 +32,13 @@ class DatasetID:
         """Bytes of file space the raw data occupies."""
         return self._ds._storage.storage_size
 
+    def get_offset(self):
+        """The absolute file offset of contiguous raw data, None for other layouts or when
+        no space is allocated (H5Dget_offset, as h5py returns it)."""
+        from .storage import ContiguousStorage
+        st = self._ds._storage
+        return st.ctx.absolute(st.address) if isinstance(st, ContiguousStorage) else None
+
     # -- the chunk index -------------------------------------------------------------------
     def _chunked(self):
         st = getattr(self._ds._storage, "chunked", None)
@@ -49,12 +56,24 @@ class DatasetID:
             len(scaled) else np.zeros(0, np.int64)
         return rows[np.lexsort(scaled[rows].T[::-1])] if len(rows) else rows
 
-    def _info(self, st, row):
+    def _rows(self, st, rows):
+        """(grid positions, filter masks, absolute byte offsets, stored sizes) of ``rows``."""
         t = st.table
-        offset = tuple(int(p) * c for p, c in zip(t.scaled[row], st.chunk_shape))
-        size = int(t.sizes[row]) if st.filters else st.chunk_nbytes
-        return StoreInfo(offset, int(t.masks[row]), st.ctx.absolute(int(t.addresses[row])),
-                         size)
+        sizes = t.sizes[rows] if st.filters else np.full(len(rows), st.chunk_nbytes, np.int64)
+        return (t.scaled[rows], t.masks[rows],
+                t.addresses[rows] + np.uint64(st.ctx.absolute(0)), sizes)
+
+    def _info(self, st, row):
+        scaled, mask, address, size = (a[0] for a in self._rows(st, [row]))
+        offset = tuple(int(p) * c for p, c in zip(scaled, st.chunk_shape))
+        return StoreInfo(offset, int(mask), int(address), int(size))
+
+    def chunk_table(self):
+        """purehep extension: every stored chunk inside the current extent at once, in
+        chunk_iter's order, as numpy arrays: grid positions (n, rank) (chunk offsets divided
+        by the chunk shape), filter masks, absolute byte offsets and stored sizes."""
+        st = self._chunked()
+        return self._rows(st, self._order(st))
 
     def get_num_chunks(self, space=None):
         _whole(space)
@@ -79,9 +98,10 @@ class DatasetID:
         return self._info(st, row)
 
     def chunk_iter(self, callback):
-        st = self._chunked()
-        for row in self._order(st):
-            callback(self._info(st, int(row)))
+        shape = self._chunked().chunk_shape
+        for scaled, mask, address, size in zip(*self.chunk_table()):
+            callback(StoreInfo(tuple(int(p) * c for p, c in zip(scaled, shape)), int(mask),
+                               int(address), int(size)))
 
     # -- stored bytes ----------------------------------------------------------------------
     def read_direct_chunk(self, offsets, dxpl=None, out=None):

@@ -40,6 +40,7 @@ class Layout:
     address: int | None = None          # contiguous data / chunk index / virtual heap collection
     size: int = 0                       # contiguous: bytes of storage
     compact_data: bytes | None = None   # compact: the raw data
+    compact_offset: int | None = field(default=None, compare=False)  # compact: its file offset
     dims: tuple = ()                    # v1/v2 contiguous and compact: the stored dimensions
     chunk_shape: tuple = ()             # chunked: chunk dims without the element-size dim
     element_size: int = 0               # chunked: the trailing dimension
@@ -82,7 +83,8 @@ def _decode(cur):
     cls = cur.u8()
     if cls == COMPACT:
         size = cur.u16()
-        return Layout(version, cls, compact_data=bytes(cur.bytes(size)))
+        at = cur.offset
+        return Layout(version, cls, compact_data=bytes(cur.bytes(size)), compact_offset=at)
     if cls == CONTIGUOUS:
         return Layout(version, cls, address=cur.address(), size=cur.length())
     if cls == CHUNKED:
@@ -115,7 +117,9 @@ def _decode_v1(cur, version):
         return _chunked(cur, version, addr, dims, 0, BTREE1, {})
     if cls == COMPACT:
         size = cur.u32()
-        return Layout(version, cls, compact_data=bytes(cur.bytes(size)), dims=dims)
+        at = cur.offset
+        return Layout(version, cls, compact_data=bytes(cur.bytes(size)), dims=dims,
+                      compact_offset=at)
     size = 1
     for d in dims:
         size *= d
