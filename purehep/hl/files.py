@@ -2,6 +2,7 @@
 import io
 import os
 import posixpath
+import sys
 import weakref
 from collections import OrderedDict
 
@@ -51,6 +52,23 @@ def _check_userblock(mode, size):
         raise ValueError("User block size must be an integer") from None
 
 
+def _remote_source(name, mode, storage_options, size, block_size):
+    """The byte source of an fsspec URL or file object (integrations.fsspec), read-only;
+    None for anything else (a path on disk stays memory-mapped)."""
+    looks_remote = isinstance(name, str) and ("://" in name or "::" in name) or \
+        "fsspec" in sys.modules and hasattr(name, "fs")
+    if not looks_remote and storage_options is None:
+        return None
+    from ..integrations import fsspec as bridge
+    if not (bridge.is_url(name) or bridge.is_fsspec_file(name)):
+        if storage_options is not None:
+            raise ValueError("storage_options apply to fsspec URLs and file objects only")
+        return None
+    if mode != "r":
+        raise bridge.refuse_write(name, mode)
+    return bridge.open_fsspec(name, storage_options, size, block_size)
+
+
 def _check_access(mode, driver, swmr):
     """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
     and stdio drivers (one file on disk), core (in memory; in write modes the file is built
@@ -71,7 +89,9 @@ class File(Group):
     h5py's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them but do not apply:
     purehep's cache is least-recently-used by bytes, with no hash slots to size. ``driver``,
     ``swmr`` and ``locking`` are h5py's, as far as purehep has them (see _check_access;
-    ``locking`` governs modify mode's exclusive lock).
+    ``locking`` governs modify mode's exclusive lock). An fsspec URL (``s3://``, ``https://``,
+    ``memory://``...; ``storage_options`` are its filesystem's) or fsspec file object is read
+    through ``integrations.fsspec``: read-only, with few requests.
     """
 
     _writer = None
@@ -80,13 +100,16 @@ class File(Group):
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
-                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
+                 block_size=None, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
-                 driver=None, swmr=False, locking=None, backing_store=None):
+                 driver=None, swmr=False, locking=None, backing_store=None,
+                 storage_options=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
+        remote = _remote_source(name, mode, storage_options, size, block_size)
         _check_access(mode, driver, swmr)
         userblock_size = _check_userblock(mode, userblock_size)
-        if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
+        if remote is None and driver == "fileobj" and \
+                not all(hasattr(name, a) for a in ("read", "seek")):
             raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
         is_object = not isinstance(name, (str, bytes, os.PathLike)) and hasattr(name, "read")
         if is_object and driver not in (None, "fileobj"):
@@ -100,7 +123,8 @@ class File(Group):
             if not backing_store and mode != "r":     # the file lives in memory only
                 self._memory_name = os.fsdecode(name)
                 name = io.BytesIO()
-        if driver == "core" and mode == "r" and isinstance(name, (str, bytes, os.PathLike)):
+        if remote is None and driver == "core" and mode == "r" and \
+                isinstance(name, (str, bytes, os.PathLike)):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
         if mode in ("w", "w-", "x", "a", "r+"):
@@ -108,7 +132,7 @@ class File(Group):
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
-        self._source = open_source(name, size=size, block_size=block_size)
+        self._source = remote or open_source(name, size=size, block_size=block_size or 64 << 10)
         self._lock = None
         fh = getattr(self._source, "_fh", None)
         if fh is not None:          # a file on disk: shared lock, as libhdf5 takes
@@ -209,6 +233,8 @@ class File(Group):
         from ..io.source import BytesSource
         if self._driver_name is not None:
             return self._driver_name
+        if getattr(self._source, "driver", None):
+            return self._source.driver
         if self._writer is not None:
             return "sec2" if self._writer.sink.path is not None else "fileobj"
         if self._source.path is not None:

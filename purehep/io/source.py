@@ -3,6 +3,7 @@
 Every read names the structure being read, so an out-of-range address or a truncated file
 becomes a ``TruncatedError`` naming the structure and offset instead of a short read.
 """
+import contextlib
 import mmap
 import os
 import threading
@@ -18,6 +19,13 @@ class ByteSource:
 
     size = 0
     path = None
+    prefetch_batch = 0      # bytes of raw data a chunked read fetches ahead at once (0: none)
+
+    def prefetch(self, ranges):
+        """A context manager under which the absolute ``(offset, n)`` byte ranges are read
+        from memory: a source whose requests are costly fetches them all at once, coalesced.
+        By default nothing is fetched ahead (``prefetch_batch`` is 0)."""
+        return contextlib.nullcontext()
 
     def read(self, offset, n, structure="data"):
         """Return ``n`` bytes at absolute ``offset`` as a bytes-like object."""
@@ -188,6 +196,8 @@ class OverlaySource(ByteSource):
         self._starts = sorted(patches)
         self._patches = [(o, bytes(patches[o])) for o in self._starts]
         self._bisect = bisect.bisect_right
+        self.prefetch_batch = base.prefetch_batch
+        self.prefetch = base.prefetch
 
     def _overlapping(self, offset, n):
         i = max(self._bisect(self._starts, offset) - 1, 0)
