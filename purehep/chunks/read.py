@@ -343,6 +343,8 @@ def box_reader(st):
     whole = getattr(st.ctx.source, "array", None) if not st.filters else None
     base = st.ctx.base_address
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
+    source = st.ctx.source
+    fetch_ahead = source.prefetch if source.prefetch_batch else None
 
     def chunk_at(pos):
         """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
@@ -357,7 +359,11 @@ def box_reader(st):
         if last[0] == addr:
             return last[1]
         filtered = not (raw_edges and any((p + 1) * c > n for p, c, n in zip(pos, cs, shape)))
-        data = decode_chunk(st, addr, size, mask, pos, filtered)
+        if fetch_ahead is None:
+            data = decode_chunk(st, addr, size, mask, pos, filtered)
+        else:                     # a remote source: one request for the chunk's bytes
+            with fetch_ahead(stored_ranges(st, [addr], [size])):
+                data = decode_chunk(st, addr, size, mask, pos, filtered)
         chunk = data[:cn].view(dtype).reshape(cs)
         if st.cache is not None and st.cache.get(addr) is data:
             last = (addr, chunk)
@@ -395,11 +401,10 @@ def box_reader(st):
 
     def fetched_ahead(positions):
         """The source's prefetch of the chunks at ``positions`` (a no-op for local files)."""
-        source = st.ctx.source
-        if not source.prefetch_batch:
+        if fetch_ahead is None:
             return source.prefetch(())
         recs = [r for r in map(st.record_at, positions) if r is not None]
-        return source.prefetch(stored_ranges(st, [r[0] for r in recs], [r[1] for r in recs]))
+        return fetch_ahead(stored_ranges(st, [r[0] for r in recs], [r[1] for r in recs]))
 
     check_pipeline(st.filters)
     return read

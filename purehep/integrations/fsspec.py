@@ -52,13 +52,13 @@ def is_fsspec_file(obj):
 
 
 def coalesce(ranges, max_gap=MAX_GAP, max_block=MAX_BLOCK):
-    """Sorted ``(start, stop)`` ranges covering every ``(start, stop)`` of ``ranges``, where
-    ranges at most ``max_gap`` apart are merged while the merged range stays within
-    ``max_block`` bytes (a single larger range is kept whole)."""
+    """Sorted, disjoint ``(start, stop)`` ranges covering every ``(start, stop)`` of
+    ``ranges``: ranges at most ``max_gap`` apart are merged while the merged range stays
+    within ``max_block`` bytes (overlapping ranges are merged whatever the size)."""
     merged = []
     for start, stop in sorted(ranges):
-        if merged and start - merged[-1][1] <= max_gap and \
-                max(stop, merged[-1][1]) - merged[-1][0] <= max_block:
+        if merged and (start < merged[-1][1] or start - merged[-1][1] <= max_gap and
+                       max(stop, merged[-1][1]) - merged[-1][0] <= max_block):
             merged[-1][1] = max(stop, merged[-1][1])
         else:
             merged.append([start, stop])
@@ -97,7 +97,8 @@ class FsspecSource(BlockCachedSource):
         ``cat_ranges`` call, coalesced; reads inside them are served from memory until the
         ``with`` block ends."""
         wanted = [(max(o, 0), min(o + n, self.size)) for o, n in ranges]
-        wanted = [(a, b) for a, b in wanted if a < b and not self._in_blocks(a, b)]
+        wanted = [(a, b) for a, b in wanted if a < b and not self._in_blocks(a, b)
+                  and self._prefetched(a, b - a) is None]
         merged = coalesce(wanted, self.max_gap, self.max_block)
         if not merged:
             yield
