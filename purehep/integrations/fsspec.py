@@ -24,7 +24,7 @@ import sys
 import threading
 from bisect import bisect_right
 
-from ..errors import ReadOnlyError, TruncatedError
+from ..errors import PurehepError, ReadOnlyError, TruncatedError
 from ..io.source import BlockCachedSource
 
 REMOTE_BLOCK = 512 << 10       # metadata block: superblock + root group in the first request
@@ -78,6 +78,9 @@ class FsspecSource(BlockCachedSource):
         if size is None:
             size = fs.size(path)
             requests = 1
+            if size is None:
+                raise PurehepError(f"{fs.unstrip_protocol(path)}: the filesystem gives no size "
+                                   "(pass File(..., size=N))")
         super().__init__(self._fetch, int(size), block_size)
         self.requests = requests
         self.fs = fs
@@ -123,6 +126,9 @@ class FsspecSource(BlockCachedSource):
             with self._fetched_lock:
                 self._fetched.remove(entry)
 
+    def close(self):
+        self._blocks.clear()
+
     def _in_blocks(self, start, stop):
         """Whether the block cache holds every byte of ``start..stop`` and would serve a read
         of them (a small file's first block may hold its raw data too)."""
@@ -149,7 +155,11 @@ def open_fsspec(target, storage_options=None, size=None, block_size=None):
     if block_size is None:
         block_size = REMOTE_BLOCK
     if isinstance(target, str):
-        from fsspec.core import url_to_fs
+        try:
+            from fsspec.core import url_to_fs
+        except ImportError as e:
+            raise ImportError(f"reading {target!r} needs fsspec: pip install purehep[fsspec]",
+                              name="fsspec") from e
         fs, path = url_to_fs(target, **(storage_options or {}))
     else:
         if storage_options:
