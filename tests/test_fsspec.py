@@ -215,3 +215,12 @@ def test_coalesce_covers_and_merges(seed):
     for (lo0, hi0), (lo1, hi1) in zip(merged, merged[1:]):
         assert lo1 >= hi0
         assert lo1 - hi0 > 100 or hi1 - lo0 > 2_000
+
+
+def test_without_fsspec_a_url_names_the_extra():
+    """In a numpy-only process a URL fails naming the extra; importing purehep is unharmed."""
+    from tools.bench.common import run_python
+    code = ("import purehep\ntry:\n    purehep.File('https://example.invalid/f.h5')\n"
+            "except ImportError as e:\n    print(e)\n")
+    _, out = run_python(code, numpy_only=True)
+    assert "pip install purehep[fsspec]" in out

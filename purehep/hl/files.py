@@ -55,7 +55,7 @@ def _check_userblock(mode, size):
 def _remote_source(name, mode, storage_options, size, block_size):
     """The byte source of an fsspec URL or file object (integrations.fsspec), read-only;
     None for anything else (a path on disk stays memory-mapped)."""
-    looks_remote = isinstance(name, str) and ("://" in name or "::" in name) or \
+    looks_remote = isinstance(name, str) and "://" in name or \
         "fsspec" in sys.modules and hasattr(name, "fs")
     if not looks_remote and storage_options is None:
         return None
@@ -132,7 +132,8 @@ class File(Group):
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
-        self._source = remote or open_source(name, size=size, block_size=block_size or 64 << 10)
+        self._source = remote if remote is not None else \
+            open_source(name, size=size, block_size=block_size or 64 << 10)
         self._lock = None
         fh = getattr(self._source, "_fh", None)
         if fh is not None:          # a file on disk: shared lock, as libhdf5 takes

@@ -36,9 +36,9 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*(://|::)")
 
 
 def is_url(name):
-    """Whether ``name`` is an fsspec URL (``protocol://...`` or a chained ``a::b``), as
-    opposed to a path on the local disk."""
-    return isinstance(name, str) and bool(_URL.match(name))
+    """Whether ``name`` is an fsspec URL (``protocol://...``, or chained as
+    ``simplecache::s3://...``), as opposed to a path on the local disk."""
+    return isinstance(name, str) and "://" in name and bool(_URL.match(name))
 
 
 def is_fsspec_file(obj):
