@@ -69,6 +69,11 @@ def files():
         data = np.cumsum(np.random.default_rng(1).normal(size=(1000, 1000)), 0).astype("f4")
         f.create_dataset("big", data=data, chunks=(100, 100), **FILTERS)
     made["big.h5"] = buf.getvalue()
+    buf = io.BytesIO()          # 2,000 chunks: a v1 B-tree of ~30 nodes spread through the file
+    with h5py.File(buf, "w", libver="earliest") as f:
+        f.create_dataset("many", data=np.random.default_rng(2).random(200_000).astype("f4"),
+                         chunks=(100,), compression="gzip")
+    made["many.h5"] = buf.getvalue()
     return made
 
 
@@ -131,6 +136,23 @@ def test_full_read_coalesces(files, server):
         data_requests = server.requests - before
     print(f"\nfull read of 100 chunks: {data_requests} requests")
     assert data_requests <= 10, data_requests
+
+
+def test_index_read_ahead(files, server):
+    """A chunk index written forward through the file is read in runs of blocks that grow
+    while the misses go forward: fewer requests than block by block, the same values."""
+    counts = {}
+    with _local(files, "many.h5") as h:
+        expected = h["many"][:]
+    for readahead in (None, 1):
+        server.reset()
+        with purehep.File(server.url("many.h5"), block_size=16 << 10) as p:
+            if readahead:
+                p._source.max_readahead = readahead
+            assert np.array_equal(p["many"][:], expected)
+        counts[readahead] = server.requests
+    print(f"\n2,000-chunk read, requests with / without read-ahead: {counts}")
+    assert 2 * counts[None] <= counts[1]
 
 
 def test_fewer_requests_than_pyfive(files, server):

@@ -28,6 +28,7 @@ from ..errors import PurehepError, ReadOnlyError, TruncatedError
 from ..io.source import BlockCachedSource
 
 REMOTE_BLOCK = 512 << 10       # metadata block: superblock + root group in the first request
+MAX_READAHEAD = 8 << 20        # a run of blocks read ahead is at most this long
 MAX_GAP = 256 << 10            # ranges this close are fetched as one (the gap is read too)
 MAX_BLOCK = 32 << 20           # a coalesced range stops growing here (concurrency for big reads)
 PREFETCH_BATCH = 512 << 20     # raw data fetched ahead of decoding at once, at most
@@ -88,8 +89,27 @@ class FsspecSource(BlockCachedSource):
         self.path = fs.unstrip_protocol(path)
         self.max_gap = max_gap
         self.max_block = max_block
+        self.max_readahead = max(1, MAX_READAHEAD // block_size)
+        self._window, self._next = 1, None
         self._fetched = []          # the ranges of the prefetches under way: [(starts, parts)]
         self._fetched_lock = threading.Lock()
+
+    def _blocks_to_fetch(self, index):
+        """Sequential read-ahead: a miss on the first block not cached after the last run
+        fetched doubles the run (up to ``max_readahead`` blocks; a run stops short of a
+        cached block), any other miss starts again at one block. A chunk index laid out
+        forward through the file is then read in a few requests, scattered object headers
+        in one block each."""
+        nxt = self._next
+        forward = nxt is not None and nxt <= index <= nxt + self._window and \
+            all(i in self._blocks for i in range(nxt, index))
+        window = min(2 * self._window, self.max_readahead) if forward else 1
+        count = 1
+        while count < window and index + count not in self._blocks and \
+                (index + count) * self.block_size < self.size:
+            count += 1
+        self._window, self._next = window, index + count
+        return count
 
     def _fetch(self, offset, n):
         return self.fs.cat_file(self.fs_path, start=offset, end=offset + n)

@@ -148,18 +148,26 @@ class BlockCachedSource(ByteSource):
             if blk is not None:
                 self._blocks.move_to_end(index)
                 return blk
+            count = self._blocks_to_fetch(index)
         start = index * self.block_size
-        n = min(self.block_size, self.size - start)
-        blk = bytes(self._fetch(start, n))
-        if len(blk) != n:
-            raise TruncatedError(f"the source returned {len(blk)} of {n} bytes", "block", start)
+        n = min(count * self.block_size, self.size - start)
+        run = bytes(self._fetch(start, n))
+        if len(run) != n:
+            raise TruncatedError(f"the source returned {len(run)} of {n} bytes", "block", start)
+        bs = self.block_size
         with self._lock:
             self.requests += 1
             self.bytes_fetched += n
-            self._blocks[index] = blk
+            for k in range(0, n, bs):
+                self._blocks[index + k // bs] = run[k:k + bs] if n > bs else run
             while len(self._blocks) > self.max_blocks:
                 self._blocks.popitem(last=False)
-        return blk
+        return run[:bs] if n > bs else run
+
+    def _blocks_to_fetch(self, index):
+        """How many blocks from ``index`` on one request fetches (called under the lock, for
+        a block not cached): one here; a source may read ahead."""
+        return 1
 
     def _read(self, offset, n):
         if n > 4 * self.block_size:  # large raw-data reads bypass the cache
