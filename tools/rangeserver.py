@@ -1,6 +1,7 @@
 """A local HTTP server for files held in memory, with byte ranges (RFC 9110, section 14: a
 ``Range: bytes=a-b`` GET answered 206 with Content-Range), counting the requests it answers
-and the body bytes it sends: the stand-in object store of the fsspec tests and benchmark.
+and the body bytes it sends: the stand-in object store of the fsspec tests and benchmark
+(optionally answering late, as a store far away does).
 
     with RangeServer({"f.h5": data}) as server:
         url = server.url("f.h5")
@@ -9,6 +10,7 @@ and the body bytes it sends: the stand-in object store of the fsspec tests and b
 """
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
@@ -25,6 +27,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, send_body):
         server = self.server
+        if server.latency:
+            time.sleep(server.latency)
         data = server.files.get(self.path.lstrip("/"))
         if data is None:
             server.count(0)
@@ -64,9 +68,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256     # the listen backlog: a burst of concurrent range requests
 
-    def __init__(self, files):
+    def __init__(self, files, latency):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.files = files
+        self.latency = latency
         self.lock = threading.Lock()
         self.requests = 0
         self.bytes_served = 0
@@ -78,10 +83,12 @@ class _Server(ThreadingHTTPServer):
 
 
 class RangeServer:
-    """Serve ``files`` (name -> bytes) on 127.0.0.1 from a thread until ``close()``."""
+    """Serve ``files`` (name -> bytes) on 127.0.0.1 from a thread until ``close()``, each
+    answer ``latency`` seconds late (an object store's time to first byte; requests made
+    concurrently wait concurrently)."""
 
-    def __init__(self, files):
-        self._server = _Server(dict(files))
+    def __init__(self, files, latency=0.0):
+        self._server = _Server(dict(files), latency)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
                                         name="rangeserver")
