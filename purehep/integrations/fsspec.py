@@ -6,7 +6,8 @@ s3://, gs://, memory://, file://, chained ``a::b://`` URLs) and ``purehep.File(o
 
 - the file's size comes from the filesystem (``fs.size``: one HEAD request over HTTP);
 - metadata is read in aligned blocks of ``block_size`` bytes (default 512 KiB, so the first
-  request holds the superblock and the root group), kept in an LRU cache;
+  request holds the superblock and the root group), kept in an LRU cache, and in growing runs
+  of blocks while the reads go forward through the file (a chunk index);
 - before a chunked read decodes its chunks, the read path hands the byte ranges of all the
   chunks it needs to ``FsspecSource.prefetch``: neighbouring ranges (gaps up to ``max_gap``)
   are coalesced into one range of at most ``max_block`` bytes, and all of them are asked for
@@ -153,7 +154,8 @@ class FsspecSource(BlockCachedSource):
         """Whether the block cache holds every byte of ``start..stop`` and would serve a read
         of them (a small file's first block may hold its raw data too)."""
         bs = self.block_size
-        return stop - start <= 4 * bs and all(i in self._blocks for i in range(start // bs, (stop - 1) // bs + 1))
+        return stop - start <= 4 * bs and \
+            all(i in self._blocks for i in range(start // bs, (stop - 1) // bs + 1))
 
     def _prefetched(self, offset, n):
         """The bytes at ``offset`` if a prefetch under way holds all ``n`` of them."""
