@@ -130,12 +130,7 @@ class FsspecSource(BlockCachedSource):
         starts = [a for a, _ in merged]
         stops = [b for _, b in merged]
         parts = self.fs.cat_ranges([self.fs_path] * len(merged), starts, stops)
-        for (a, b), part in zip(merged, parts):
-            if isinstance(part, BaseException):
-                raise part
-            if len(part) != b - a:
-                raise TruncatedError(f"the source returned {len(part)} of {b - a} bytes",
-                                     "raw data", a)
+        _check_parts(merged, parts, "raw data")
         entry = (starts, parts)
         with self._fetched_lock:
             self.requests += len(merged)
@@ -146,6 +141,28 @@ class FsspecSource(BlockCachedSource):
         finally:
             with self._fetched_lock:
                 self._fetched.remove(entry)
+
+    def warm(self, offsets):
+        """Fetch the blocks holding ``offsets`` that are not cached (the first
+        ``max_blocks // 4`` of them, in the order given) in one ``cat_ranges`` call, runs of
+        neighbouring blocks as one range: the headers of a group's members come in one round
+        trip rather than one each."""
+        bs, limit = self.block_size, self.max_blocks // 4
+        missing = []
+        for i in dict.fromkeys(o // bs for o in offsets if 0 <= o < self.size):
+            if i not in self._blocks and len(missing) < limit:
+                missing.append(i)
+        if len(missing) < 2:
+            return                  # one block comes as soon as it is read, as before
+        runs = coalesce([(i * bs, min((i + 1) * bs, self.size)) for i in missing], 0,
+                        self.max_readahead * bs)
+        parts = self.fs.cat_ranges([self.fs_path] * len(runs), [a for a, _ in runs],
+                                   [b for _, b in runs])
+        _check_parts(runs, parts, "metadata block")
+        with self._lock:
+            self.requests += len(runs)
+            for (a, _), part in zip(runs, parts):
+                self._keep(a // bs, bytes(part))
 
     def close(self):
         self._blocks.clear()
@@ -169,6 +186,17 @@ class FsspecSource(BlockCachedSource):
     def _read(self, offset, n):
         data = self._prefetched(offset, n) if self._fetched else None
         return super()._read(offset, n) if data is None else data
+
+
+def _check_parts(ranges, parts, structure):
+    """Raise the error ``cat_ranges`` returned for a range, or a TruncatedError for a short
+    answer."""
+    for (a, b), part in zip(ranges, parts):
+        if isinstance(part, BaseException):
+            raise part
+        if len(part) != b - a:
+            raise TruncatedError(f"the source returned {len(part)} of {b - a} bytes",
+                                 structure, a)
 
 
 def open_fsspec(target, storage_options=None, size=None, block_size=None):

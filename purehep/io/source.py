@@ -27,6 +27,10 @@ class ByteSource:
         By default nothing is fetched ahead (``prefetch_batch`` is 0)."""
         return contextlib.nullcontext()
 
+    def warm(self, offsets):
+        """Bring the metadata at the absolute ``offsets`` (object headers a walk is about to
+        read) in ahead, together; by default nothing is done."""
+
     def read(self, offset, n, structure="data"):
         """Return ``n`` bytes at absolute ``offset`` as a bytes-like object."""
         if offset < 0 or n < 0 or offset + n > self.size:
@@ -154,15 +158,19 @@ class BlockCachedSource(ByteSource):
         run = bytes(self._fetch(start, n))
         if len(run) != n:
             raise TruncatedError(f"the source returned {len(run)} of {n} bytes", "block", start)
-        bs = self.block_size
         with self._lock:
             self.requests += 1
-            self.bytes_fetched += n
-            for k in range(0, n, bs):
-                self._blocks[index + k // bs] = run[k:k + bs] if n > bs else run
-            while len(self._blocks) > self.max_blocks:
-                self._blocks.popitem(last=False)
-        return run[:bs] if n > bs else run
+            self._keep(index, run)
+        return run[:self.block_size] if n > self.block_size else run
+
+    def _keep(self, index, run):
+        """Cache the blocks of ``run``, fetched from block ``index`` on (under the lock)."""
+        bs, n = self.block_size, len(run)
+        self.bytes_fetched += n
+        for k in range(0, n, bs):
+            self._blocks[index + k // bs] = run[k:k + bs] if n > bs else run
+        while len(self._blocks) > self.max_blocks:
+            self._blocks.popitem(last=False)
 
     def _blocks_to_fetch(self, index):
         """How many blocks from ``index`` on one request fetches (called under the lock, for
@@ -206,6 +214,7 @@ class OverlaySource(ByteSource):
         self._bisect = bisect.bisect_right
         self.prefetch_batch = base.prefetch_batch
         self.prefetch = base.prefetch
+        self.warm = base.warm
 
     def _overlapping(self, offset, n):
         i = max(self._bisect(self._starts, offset) - 1, 0)
