@@ -23,6 +23,8 @@ INDEXES = {"btree1": ("earliest", {}), "fixed": ("v110", {}),
            "extensible": ("v110", {"maxshape": (None, 300)}),
            "btree2": ("v110", {"maxshape": (None, None)}),
            "single": ("v110", {"chunks": (400, 300)})}
+INDEX_NAMES = {"btree1": "v1 B-tree", "fixed": "fixed array", "extensible": "extensible array",
+               "btree2": "v2 B-tree", "single": "single chunk"}
 
 
 def _walk(rng):
@@ -126,9 +128,11 @@ SLICES = [np.s_[:], np.s_[5:123, 17:250], np.s_[50:60, 40:70], np.s_[::7, 3], np
 @pytest.mark.parametrize("block_size", [None, 16 << 10])
 def test_http_chunked_slices(files, server, name, block_size):
     """Full and partial reads under each chunk index kind, with the default metadata blocks
-    and with blocks small enough that the raw data is fetched ahead, coalesced."""
+    and with blocks small enough that the raw data is fetched ahead, coalesced (no decoded
+    chunk cache: every read goes to the server)."""
     with _local(files, _file_of(name)) as h, \
-            purehep.File(server.url(_file_of(name)), block_size=block_size) as p:
+            purehep.File(server.url(_file_of(name)), block_size=block_size, rdcc_nbytes=0) as p:
+        assert p[name]._storage.chunked.index_name == INDEX_NAMES[name]
         for sel in SLICES:
             same_values(h[name][sel], p[name][sel], f"{name}{sel}")
 
