@@ -46,6 +46,11 @@ def _misc(f, rng):
     g["leaf"] = np.arange(12.0).reshape(3, 4)
     g["leaf"].attrs["units"] = "m"
     f["a"].attrs["names"] = np.array([b"x", b"yy"])
+    raw = f.create_dataset("raw_chunked", data=rng.integers(0, 99, (130, 70)), chunks=(32, 32))
+    raw.attrs["edge chunks"] = True
+    part = f.create_dataset("unallocated", shape=(200, 200), dtype="f8", chunks=(50, 50),
+                            fillvalue=-1.0, **FILTERS)
+    part[60:120, 10:30] = 1.5
 
 
 def _make(libver, names):
@@ -76,12 +81,13 @@ def files():
         f.create_dataset("many", data=np.random.default_rng(2).random(200_000).astype("f4"),
                          chunks=(100,), compression="gzip")
     made["many.h5"] = buf.getvalue()
-    buf = io.BytesIO()          # object headers spread out between contiguous raw data
-    with h5py.File(buf, "w", libver="earliest") as f:
+    buf = io.BytesIO()          # object headers spread out between contiguous raw data,
+    with h5py.File(buf, "w", libver="earliest", userblock_size=512) as f:    # after a user block
         for g in range(3):
             for d in range(3):
                 f[f"g{g}/d{d}"] = np.random.default_rng(g * 3 + d).random(5000)
                 f[f"g{g}/d{d}"].attrs["n"] = d
+            f.create_dataset(f"g{g}/chunked", data=np.arange(3000.0), chunks=(256,), **FILTERS)
     made["spread.h5"] = buf.getvalue()
     return made
 
@@ -134,6 +140,15 @@ def test_http_chunked_slices(files, server, name, block_size):
             purehep.File(server.url(_file_of(name)), block_size=block_size, rdcc_nbytes=0) as p:
         assert p[name]._storage.chunked.index_name == INDEX_NAMES[name]
         for sel in SLICES:
+            same_values(h[name][sel], p[name][sel], f"{name}{sel}")
+
+
+@pytest.mark.parametrize("name", ["raw_chunked", "unallocated"])
+def test_http_unfiltered_and_unallocated_slices(files, server, name):
+    """Unfiltered chunks (edge chunks cut) and chunks never written (the fill value)."""
+    with _local(files, "earliest.h5") as h, \
+            purehep.File(server.url("earliest.h5"), block_size=4 << 10, rdcc_nbytes=0) as p:
+        for sel in [np.s_[:], np.s_[3:129, 5:69], np.s_[40:70, 20:40], np.s_[[1, 64, 127], 9]]:
             same_values(h[name][sel], p[name][sel], f"{name}{sel}")
 
 
