@@ -62,3 +62,8 @@ class ValidationError(PurehepError, ValueError):
 
 class PurehepWarning(UserWarning):
     """Something in a file deserves attention but does not stop reading it."""
+
+
+class ReadOnlyError(PurehepError, PermissionError, ValueError):
+    """A write mode was asked of a file that can only be read (one reached through fsspec).
+    An ``OSError``, as h5py's failure to open a file for writing is."""

@@ -158,9 +158,44 @@ def read_selection(st, coords):
     prow = rows if present is None else rows[present]
     upos_p = upos if present is None or not upos.shape[0] else upos[present]
     del rows, scaled, present
-    _decode_and_copy(st, outb, t.scaled[prow], upos_p, t.addresses[prow], t.sizes[prow],
-                     t.masks[prow], geom)
+    _fetch_decode_copy(st, outb, t.scaled[prow], upos_p, t.addresses[prow], t.sizes[prow],
+                       t.masks[prow], geom)
     return out
+
+
+def _fetch_decode_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
+    """_decode_and_copy, the stored bytes of the chunks first fetched ahead by the source
+    (``ByteSource.prefetch``: a remote source asks for them all at once) in batches of at
+    most ``prefetch_batch`` bytes; sources that fetch nothing ahead go straight on."""
+    source = st.ctx.source
+    if not source.prefetch_batch:
+        _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom)
+        return
+    for a, b, ranges in _prefetch_batches(st, addrs, sizes, source.prefetch_batch):
+        with source.prefetch(ranges):
+            _decode_and_copy(st, outb, scaled[a:b], _rows(upos, a, b), addrs[a:b], sizes[a:b],
+                             masks[a:b], geom)
+
+
+def stored_ranges(st, addrs, sizes):
+    """The absolute ``(offset, n)`` of each chunk's stored bytes that a read will fetch:
+    all but the filtered chunks already in the decoded-chunk cache."""
+    cache = st.cache if st.filters else None
+    base, cn = st.ctx.base_address, st.chunk_nbytes
+    return [(base + int(a), int(n) or cn) for a, n in zip(addrs, sizes)
+            if cache is None or cache.get(int(a)) is None]
+
+
+def _prefetch_batches(st, addrs, sizes, batch):
+    """(a, b, the ranges of chunks a..b) over the chunks, each batch's stored bytes at most
+    ``batch`` (or one chunk)."""
+    cum = np.cumsum(np.where(sizes > 0, sizes, st.chunk_nbytes).astype(np.int64))
+    a, n = 0, len(addrs)
+    while a < n:
+        before = int(cum[a - 1]) if a else 0
+        b = max(a + 1, int(np.searchsorted(cum, before + batch, "right")))
+        yield a, b, stored_ranges(st, addrs[a:b], sizes[a:b])
+        a = b
 
 
 def _kernel(src, src_pos, scaled, upos, outb, geom):
@@ -339,6 +374,8 @@ def box_reader(st):
     mapped = not st.filters and hasattr(st.ctx.source, "array")
     base = st.ctx.base_address
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
+    source = st.ctx.source
+    fetch_ahead = source.prefetch if source.prefetch_batch else None
 
     def chunk_at(pos):
         """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
@@ -355,7 +392,11 @@ def box_reader(st):
         if prev[0] == addr:
             return prev[1]
         filtered = not (raw_edges and any((p + 1) * c > n for p, c, n in zip(pos, cs, shape)))
-        data = decode_chunk(st, addr, size, mask, pos, filtered)
+        if fetch_ahead is None:
+            data = decode_chunk(st, addr, size, mask, pos, filtered)
+        else:                     # a remote source: one request for the chunk's bytes
+            with fetch_ahead(stored_ranges(st, [addr], [size])):
+                data = decode_chunk(st, addr, size, mask, pos, filtered)
         chunk = data[:cn].view(dtype).reshape(cs)
         if st.cache is not None and st.cache.get(addr) is data:
             last = (addr, chunk)
@@ -383,11 +424,20 @@ def box_reader(st):
             axes.append([(p, slice(max(s, p * c) - p * c, min(e, p * c + c) - p * c),
                           slice(max(s, p * c) - s, min(e, p * c + c) - s))
                          for p in range(s // c, (e - 1) // c + 1)])
-        for parts in itertools.product(*axes):
-            pos, src, dst = zip(*parts)
-            chunk = chunk_at(pos)
-            out[dst] = st.fill if chunk is None else chunk[src]
+        boxes = list(itertools.product(*axes))
+        with fetched_ahead([tuple(p[0] for p in parts) for parts in boxes]):
+            for parts in boxes:
+                pos, src, dst = zip(*parts)
+                chunk = chunk_at(pos)
+                out[dst] = st.fill if chunk is None else chunk[src]
         return out
+
+    def fetched_ahead(positions):
+        """The source's prefetch of the chunks at ``positions`` (a no-op for local files)."""
+        if fetch_ahead is None:
+            return source.prefetch(())
+        recs = [r for r in map(st.record_at, positions) if r is not None]
+        return fetch_ahead(stored_ranges(st, [r[0] for r in recs], [r[1] for r in recs]))
 
     check_pipeline(st.filters)
     return read

@@ -3,11 +3,12 @@ import io
 import os
 import posixpath
 import threading
+import sys
 import weakref
 from collections import OrderedDict
 
 from ..chunks.cache import DEFAULT_NBYTES
-from ..errors import PurehepError, UnsupportedFeatureError
+from ..errors import UnsupportedFeatureError
 from ..format.superblock import Superblock
 from ..io import open_source
 from ..io.sink import lock_file, unlock_file
@@ -52,6 +53,23 @@ def _check_userblock(mode, size):
         raise ValueError("User block size must be an integer") from None
 
 
+def _remote_source(name, mode, storage_options, size, block_size):
+    """The byte source of an fsspec URL or file object (integrations.fsspec), read-only;
+    None for anything else (a path on disk stays memory-mapped)."""
+    looks_remote = isinstance(name, str) and "://" in name or \
+        "fsspec" in sys.modules and hasattr(name, "fs")
+    if not looks_remote and storage_options is None:
+        return None
+    from ..integrations import fsspec as bridge
+    if not (bridge.is_url(name) or bridge.is_fsspec_file(name)):
+        if storage_options is not None:
+            raise ValueError("storage_options apply to fsspec URLs and file objects only")
+        return None
+    if mode != "r":
+        raise bridge.refuse_write(name, mode)
+    return bridge.open_fsspec(name, storage_options, size, block_size)
+
+
 def _check_access(mode, driver, swmr):
     """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
     and stdio drivers (one file on disk), core (in memory; in write modes the file is built
@@ -72,7 +90,9 @@ class File(Group):
     h5py's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them but do not apply:
     purehep's cache is least-recently-used by bytes, with no hash slots to size. ``driver``,
     ``swmr`` and ``locking`` are h5py's, as far as purehep has them (see _check_access;
-    ``locking`` governs modify mode's exclusive lock).
+    ``locking`` governs modify mode's exclusive lock). An fsspec URL (``s3://``, ``https://``,
+    ``memory://``...; ``storage_options`` are its filesystem's) or fsspec file object is read
+    through ``integrations.fsspec``: read-only, with few requests.
     """
 
     _writer = None
@@ -82,18 +102,21 @@ class File(Group):
     _reopen = None            # (name, options) that open this file again (hl.reopen)
 
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
-                 block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
+                 block_size=None, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
-                 driver=None, swmr=False, locking=None, backing_store=None):
+                 driver=None, swmr=False, locking=None, backing_store=None,
+                 storage_options=None):
         options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
         for key in ("self", "name", "mode", "_parent_cache", "__class__"):
             options.pop(key, None)
         from .reopen import reopen_spec
         reopen = reopen_spec(name, mode, options)
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
+        remote = _remote_source(name, mode, storage_options, size, block_size)
         _check_access(mode, driver, swmr)
         userblock_size = _check_userblock(mode, userblock_size)
-        if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
+        if remote is None and driver == "fileobj" and \
+                not all(hasattr(name, a) for a in ("read", "seek")):
             raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
         is_object = not isinstance(name, (str, bytes, os.PathLike)) and hasattr(name, "read")
         if is_object and driver not in (None, "fileobj"):
@@ -107,7 +130,8 @@ class File(Group):
             if not backing_store and mode != "r":     # the file lives in memory only
                 self._memory_name = os.fsdecode(name)
                 name = io.BytesIO()
-        if driver == "core" and mode == "r" and isinstance(name, (str, bytes, os.PathLike)):
+        if remote is None and driver == "core" and mode == "r" and \
+                isinstance(name, (str, bytes, os.PathLike)):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
         if mode in ("w", "w-", "x", "a", "r+"):
@@ -115,7 +139,8 @@ class File(Group):
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
-        self._source = open_source(name, size=size, block_size=block_size)
+        self._source = remote if remote is not None else \
+            open_source(name, size=size, block_size=block_size or 64 << 10)
         self._reopen = reopen
         self._stores_lock = threading.RLock()   # a virtual dataset's make() may recurse
         self._lock = None
@@ -218,6 +243,8 @@ class File(Group):
         from ..io.source import BytesSource
         if self._driver_name is not None:
             return self._driver_name
+        if getattr(self._source, "driver", None):
+            return self._source.driver
         if self._writer is not None:
             return "sec2" if self._writer.sink.path is not None else "fileobj"
         if self._source.path is not None:

@@ -301,7 +301,7 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
         for every link (``first`` False for an object already entered) and returns
         (result, object); groups are entered once each (cycle-safe)."""
         seen = {self._address}
-        stack = [(self, "", _by_name(self._links))]
+        stack = [(self, "", self._links_ahead())]
         while stack:
             group, prefix, links = stack[-1]
             link = next(links, None)
@@ -315,8 +315,17 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
             if first:
                 seen.add(link.address)
                 if isinstance(obj, Group):
-                    stack.append((obj, prefix + link.name + "/", _by_name(obj._links)))
+                    stack.append((obj, prefix + link.name + "/", obj._links_ahead()))
         return None
+
+    def _links_ahead(self):
+        """The links in name order, for a walk; a source that fetches ahead (a remote file)
+        first brings in the headers of the hard-linked objects together (ByteSource.warm)."""
+        links, ctx = self._links, self._ctx
+        if ctx.source.prefetch_batch:
+            ctx.source.warm([ctx.absolute(k.address) for k in links.values()
+                             if k.type == _link.HARD])
+        return _by_name(links)
 
     def visit_links(self, func):
         return self.visititems_links(lambda name, link: func(name))

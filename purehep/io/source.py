@@ -3,6 +3,7 @@
 Every read names the structure being read, so an out-of-range address or a truncated file
 becomes a ``TruncatedError`` naming the structure and offset instead of a short read.
 """
+import contextlib
 import mmap
 import os
 import threading
@@ -18,6 +19,17 @@ class ByteSource:
 
     size = 0
     path = None
+    prefetch_batch = 0      # bytes of raw data a chunked read fetches ahead at once (0: none)
+
+    def prefetch(self, ranges):
+        """A context manager under which the absolute ``(offset, n)`` byte ranges are read
+        from memory: a source whose requests are costly fetches them all at once, coalesced.
+        By default nothing is fetched ahead (``prefetch_batch`` is 0)."""
+        return contextlib.nullcontext()
+
+    def warm(self, offsets):
+        """Bring the metadata at the absolute ``offsets`` (object headers a walk is about to
+        read) in ahead, together; by default nothing is done."""
 
     def read(self, offset, n, structure="data"):
         """Return ``n`` bytes at absolute ``offset`` as a bytes-like object."""
@@ -140,18 +152,30 @@ class BlockCachedSource(ByteSource):
             if blk is not None:
                 self._blocks.move_to_end(index)
                 return blk
+            count = self._blocks_to_fetch(index)
         start = index * self.block_size
-        n = min(self.block_size, self.size - start)
-        blk = bytes(self._fetch(start, n))
-        if len(blk) != n:
-            raise TruncatedError(f"the source returned {len(blk)} of {n} bytes", "block", start)
+        n = min(count * self.block_size, self.size - start)
+        run = bytes(self._fetch(start, n))
+        if len(run) != n:
+            raise TruncatedError(f"the source returned {len(run)} of {n} bytes", "block", start)
         with self._lock:
             self.requests += 1
-            self.bytes_fetched += n
-            self._blocks[index] = blk
-            while len(self._blocks) > self.max_blocks:
-                self._blocks.popitem(last=False)
-        return blk
+            self._keep(index, run)
+        return run[:self.block_size] if n > self.block_size else run
+
+    def _keep(self, index, run):
+        """Cache the blocks of ``run``, fetched from block ``index`` on (under the lock)."""
+        bs, n = self.block_size, len(run)
+        self.bytes_fetched += n
+        for k in range(0, n, bs):
+            self._blocks[index + k // bs] = run[k:k + bs] if n > bs else run
+        while len(self._blocks) > self.max_blocks:
+            self._blocks.popitem(last=False)
+
+    def _blocks_to_fetch(self, index):
+        """How many blocks from ``index`` on one request fetches (called under the lock, for
+        a block not cached): one here; a source may read ahead."""
+        return 1
 
     def _read(self, offset, n):
         if n > 4 * self.block_size:  # large raw-data reads bypass the cache
@@ -188,6 +212,9 @@ class OverlaySource(ByteSource):
         self._starts = sorted(patches)
         self._patches = [(o, bytes(patches[o])) for o in self._starts]
         self._bisect = bisect.bisect_right
+        self.prefetch_batch = base.prefetch_batch
+        self.prefetch = base.prefetch
+        self.warm = base.warm
 
     def _overlapping(self, offset, n):
         i = max(self._bisect(self._starts, offset) - 1, 0)
