@@ -37,7 +37,7 @@ def attribute_messages(ctx, header):
 def attribute_value(ctx, attr):
     """An attribute's value as h5py returns it: numpy scalar for scalars, str for
     variable-length strings, Empty for a null dataspace."""
-    from ..convert import from_file
+    from ..format.convert import from_file
     datatype = attr.datatype
     space = attr.dataspace
     if space.shape is None:

@@ -213,7 +213,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def fillvalue(self):
-        from ..convert import from_file
+        from ..format.convert import from_file
         from .storage import as_elements
         return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype),
                          self._where)[()]
@@ -383,7 +383,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def _convert(self, raw, names, structured=False):
         """Stored values as h5py presents them; with ``names``, just those fields (one name
         alone as a plain array unless ``structured``, as h5py's ``ds[name]``)."""
-        from ..convert import fields_from_file, from_file
+        from ..format.convert import fields_from_file, from_file
         from .storage import as_elements
         if getattr(self._storage, "converted", False):
             return _fields(raw, names, structured) if names else raw
