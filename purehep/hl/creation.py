@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from .create_checks import check_create_args, h5py_dtype, no_embedded_nul
+from .compression import compression_filter
 
 
 def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
@@ -39,7 +40,6 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     if shuffle:
         out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
     if compression is not None:
-        from ..filters.options import compression_filter
         out.append(compression_filter(compression, compression_opts, dtype, chunks,
                                       allow_unknown_filter))
     if fletcher32:
