@@ -13,7 +13,7 @@ from .hl.datatype import Datatype
 from .hl.attrs import AttributeManager
 from .hl.base import Empty, HardLink, SoftLink, ExternalLink, is_hdf5
 from .hl.vds import VirtualLayout, VirtualSource
-from .hl.selections import MultiBlockSlice
+from .selections import MultiBlockSlice
 
 from .version import version as __version__
 

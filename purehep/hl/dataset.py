@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
-from . import selections
+from .. import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
 from .writing import DatasetWriter
 from ..sparse.api import SparseDatasetMixin

@@ -1,6 +1,6 @@
 """Raw data access for each layout class: compact, contiguous, external, chunked.
 
-Every storage reads a canonical Selection (see selections.py) into an array of the file's
+Every storage reads a canonical Selection (see purehep.selections) into an array of the file's
 element dtype; conversion to the values users see happens after, in the dataset.
 """
 import math
@@ -164,7 +164,7 @@ class ContiguousStorage:
         first, last = (d0.start, d0.stop) if isinstance(d0, slice) else (int(d0[0]), int(d0[-1]) + 1)
         block = self._rows(first, last)
         local0 = slice(0, last - first, d0.step) if isinstance(d0, slice) else d0 - first
-        from .selections import Selection
+        from ..selections import Selection
         local = Selection(block.shape, (local0,) + tuple(sel.dims[1:]), [], None)
         out = _index(block, local)
         return np.array(out) if (copy or out.base is not None) else out

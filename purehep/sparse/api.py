@@ -37,7 +37,7 @@ class SparseDatasetMixin:
 
     def _sparse_coords(self, sel):
         """None (everything) or one sorted unique int64 array per dimension."""
-        from ..hl import selections
+        from .. import selections
         args = _args(sel)
         if args in ((), (Ellipsis,)):
             return None
@@ -77,7 +77,7 @@ class SparseDatasetMixin:
         import scipy.sparse as sp
         if len(self.shape) != 2:
             raise ValueError("scipy sparse arrays are 2-D")
-        from ..hl import selections
+        from .. import selections
         args = _args(sel)
         s = selections.select(self.shape, args) if args not in ((), (Ellipsis,)) else None
         coords, vals = self.read_sparse(sel)

@@ -6,7 +6,7 @@ data area before the metadata is emitted."""
 import numpy as np
 
 from ..format import structured_chunk as SC
-from ..hl import selections as _sel
+from .. import selections as _sel
 from . import chunkcodec
 
 METADATA_SECTIONS = (0,)

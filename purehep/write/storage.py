@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..hl import selections as _sel
+from .. import selections as _sel
 
 _POOL = {}
 DIRTY_LIMIT = 256 << 20

@@ -9,7 +9,7 @@
   libhdf5 lays out the memory type, i.e. shifted where vlen/reference members change size).
 * ``file_dtype``: a numpy dtype describing the stored bytes exactly (``size`` bytes). When the
   bytes can be used as they are, ``file_dtype is dtype`` and ``needs_conversion`` is False;
-  otherwise ``purehep.convert.from_file`` turns ``file_dtype`` arrays into ``dtype`` values.
+  otherwise ``purehep.format.convert.from_file`` turns ``file_dtype`` arrays into ``dtype`` values.
 
 Natural mappings where h5py cannot read a type (documented choice):
 
