@@ -42,7 +42,7 @@ def attribute_value(ctx, attr):
     space = attr.dataspace
     if space.shape is None:
         return Empty(datatype.dtype)
-    from .storage import element_dtype, as_elements
+    from ..chunks.storage import element_dtype, as_elements
     from ..io.memory import check_size
     check_size(space.shape, datatype.size, f"attribute {attr.name!r}")
     raw = np.frombuffer(attr.data, element_dtype(datatype.file_dtype), count=space.size)

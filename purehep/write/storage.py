@@ -170,7 +170,7 @@ class ExternalStore:
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def write(self, args, values):
-        from ..hl.storage import read_segments, write_segments
+        from ..chunks.storage import read_segments, write_segments
         if args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis):
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:

@@ -189,7 +189,7 @@ class Writer:
         if node.layout == "sparse":
             return self._open_sparse_store(node)
         if node.layout == "external":
-            from ..hl.storage import external_segments
+            from ..chunks.storage import external_segments
             segments = external_segments(self.ctx, M.decode(self.ctx, node.header.first(0x07)))
             return ExternalStore(segments, node.shape, node.dtype)
         if node.layout not in ("chunked", "contiguous", "compact"):
