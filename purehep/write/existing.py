@@ -50,7 +50,7 @@ class Existing:
 
     @property
     def header(self):
-        from ..hl.base import header_of
+        from ..format.object_header import header_of
         return header_of(self.session.ctx, self.address)
 
     @property

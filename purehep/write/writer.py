@@ -165,7 +165,7 @@ class Writer:
         node = self.nodes.get(address)
         if node is not None:
             return node
-        from ..hl.base import header_of, object_kind
+        from ..format.object_header import header_of, object_kind
         kind = object_kind(header_of(self.ctx, address))
         cls = {"group": ExistingGroup, "dataset": ExistingDataset,
                "datatype": ExistingDatatype}[kind]
