@@ -128,7 +128,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if unused:
         raise TypeError(f"unexpected arguments {sorted(unused)}")
     if sparse:
-        from ..sparse.create import make_sparse_node
+        from .sparse import make_sparse_node
         return make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
                                 compression_opts, shuffle, fletcher32, fillvalue,
                                 section_filters, chunk_index, track_times, track_order)

@@ -11,7 +11,7 @@ from ..format.messages import layout as L
 from .. import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
 from .writing import DatasetWriter
-from ..sparse.api import SparseDatasetMixin
+from .sparse import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
 _H5PY_FILTER_NAMES = {1: "gzip", 4: "szip", 2: "shuffle", 3: "fletcher32", 32000: "lzf",

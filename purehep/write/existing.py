@@ -210,7 +210,7 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.chunks = tuple(lay.chunk_shape) if self.layout in ("chunked", "sparse") else None
         pipe = M.decode(ctx, h.first(FILTERS)) if h.first(FILTERS) is not None else None
         if self.layout == "sparse":
-            from ..sparse.storage import pipelines_of
+            from ..chunks.structured import pipelines_of
             self.section_filters = pipelines_of(pipe, lay.nsections)
             self.filters = ()
         else:

@@ -230,7 +230,7 @@ class Writer:
         """A sparse dataset's store holding its defined elements as the file has them, and
         its chunks' index records (chunks not written again stay where they are)."""
         from ..hl.dataset import Dataset
-        from ..sparse.store import SparseStore
+        from .structured import SparseStore
         reader = Dataset(self.ctx.file, node.address, None)._storage.sparse
         store = SparseStore(self, node)
         coords, values = reader.read_sparse()
