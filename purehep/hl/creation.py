@@ -7,7 +7,6 @@ import os
 import numpy as np
 
 from .create_checks import check_create_args, h5py_dtype, no_embedded_nul
-from .compression import compression_filter
 
 
 def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
@@ -40,6 +39,7 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     if shuffle:
         out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
     if compression is not None:
+        from .compression import compression_filter
         out.append(compression_filter(compression, compression_opts, dtype, chunks,
                                       allow_unknown_filter))
     if fletcher32:

@@ -14,9 +14,6 @@ from .. import selections
 from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
 from ..format.messages.filter_pipeline import FilterInfo
-from ..write import model, values as V
-from ..write.policy import guess_chunk
-from ..write.structured import SparseStore, choose_index
 
 StructChunkInfo = namedtuple("StructChunkInfo", (
     "offset", "address", "size", "section_offsets", "section_sizes", "unfiltered_sizes",
@@ -102,6 +99,7 @@ class SparseDatasetMixin:
 
     # --- writing ------------------------------------------------------------------------
     def _sparse_store(self):
+        from ..write.structured import SparseStore
         node = getattr(self, "_node", None)
         if node is None:
             raise ValueError("Unable to write (no write intent on file)")
@@ -228,6 +226,9 @@ def make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
                      compression_opts, shuffle, fletcher32, fillvalue, section_filters,
                      chunk_index, track_times, track_order):
     """A DatasetNode with sparse structured-chunk storage."""
+    from ..write import model, values as V
+    from ..write.policy import guess_chunk
+    from ..write.structured import SparseStore, choose_index
     dtype = np.dtype("f4") if dtype is None and data is None else dtype
     if data is not None:
         arr = np.asarray(data)

@@ -4,11 +4,12 @@ last stage emitted, so that a commit rewrites only what changed."""
 import numpy as np
 
 from ..chunks.storage import as_elements, element_dtype, open_storage
-from ..format import local_heap, symbol_table
-from ..format.convert import from_file
-from ..format import messages as M
-from ..format.messages import layout as L, link as m_link
 from ..chunks.structured import pipelines_of
+from ..format import local_heap, symbol_table
+from ..format import messages as M
+from ..format.convert import from_file
+from ..format.messages import layout as L, link as m_link
+from ..format.object_header import RawMessage, header_of
 from . import model
 from .header import (DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, FILTERS, ATTRIBUTE,
                      STAB, ATTR_INFO, EXTERNAL_FILES)
@@ -55,7 +56,6 @@ class Existing:
 
     @property
     def header(self):
-        from ..format.object_header import header_of
         return header_of(self.session.ctx, self.address)
 
     @property
@@ -87,7 +87,6 @@ class Existing:
             found.append((bytes(raw.data), raw.flags, raw.creation_order, raw.offset))
         attrs = []
         for i, (body, flags, order, offset) in enumerate(found):
-            from .. format.object_header import RawMessage
             msg = M.decode(ctx, RawMessage(ATTRIBUTE, flags, memoryview(body), offset))
             try:
                 dtype = msg.datatype.dtype

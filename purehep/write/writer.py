@@ -52,6 +52,7 @@ from ..format import checksum, local_heap, symbol_table, superblock as SB
 from ..format import btree1 as B1
 from ..format import messages as M
 from ..format.messages import layout as L
+from ..format.object_header import header_of, object_kind
 from . import model
 from . import policy as P
 from . import update
@@ -166,7 +167,6 @@ class Writer:
         node = self.nodes.get(address)
         if node is not None:
             return node
-        from ..format.object_header import header_of, object_kind
         kind = object_kind(header_of(self.ctx, address))
         cls = {"group": ExistingGroup, "dataset": ExistingDataset,
                "datatype": ExistingDatatype}[kind]
