@@ -121,7 +121,8 @@ class SparseStorage:
             # decision 9a); nothing defined is an unallocated chunk or an encoded "none"
             n = math.prod(self.chunk_shape)
         else:
-            _, lin = sparse_sections.decode_section0(secs[SECTION_SELECTION], self.chunk_shape, where)
+            _, lin = sparse_sections.decode_section0(secs[SECTION_SELECTION], self.chunk_shape,
+                                                     where)
             n = len(lin)
         if len(data) != n * self.dtype.itemsize:     # (checked before the indexes are made)
             raise FormatError(f"value section of {len(data)} bytes for {n} defined "

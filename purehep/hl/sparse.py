@@ -193,7 +193,7 @@ def _from_sparse_object(obj):
                     "sparse.COO array")
 
 
-# --- creating ---------------------------------------------------------------------------------
+# --- creating ------------------------------------------------------------------------------------
 
 def _section_pipeline(writer, spec, dtype, chunks):
     """Filters of one section from a section_filters value: a compression name, a dict of

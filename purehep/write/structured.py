@@ -1,9 +1,9 @@
-"""Writing sparse datasets (layout class 4, structured chunks): the defined elements of every chunk kept in memory while a file
-is written (row-major indices within the chunk, sorted and unique, and their values); chunks
-changed since the last flush are encoded as structured chunks (section 0 = encoded selection +
-checksum, section 1 = values; sections filtered by their pipelines) and appended to the raw
-data area before the metadata is emitted; then their chunk index (sparse RFC section 4) and
-object header messages.
+"""Writing sparse datasets (layout class 4, structured chunks): the defined elements of every
+chunk kept in memory while a file is written (row-major indices within the chunk, sorted and
+unique, and their values); chunks changed since the last flush are encoded as structured
+chunks (section 0 = encoded selection + checksum, section 1 = values; sections filtered by
+their pipelines) and appended to the raw data area before the metadata is emitted; then their
+chunk index (sparse RFC section 4) and object header messages.
 
 Index versions written, as the prototype writes them: fixed array header and data block 1,
 extensible array 0, v2 B-tree header 1 (nodes 0).
@@ -269,7 +269,7 @@ def choose_index(shape, maxshape, chunks, requested=None):
     return L.FIXED_ARRAY, params[L.FIXED_ARRAY]
 
 
-# --- the chunk index ------------------------------------------------------------------------------------
+# --- the chunk index -----------------------------------------------------------------------------
 
 def encode_element(ctx, rec, width, nsections, filtered):
     """One array element: address, chunk size, metadata; ``rec`` None = unallocated."""
@@ -344,7 +344,7 @@ def emit_index(em, layout, shape, maxshape, records, filtered):
     raise FormatError(f"chunk index type {layout.index_type} cannot index structured chunks")
 
 
-# --- object header messages -----------------------------------------------------------------------------------
+# --- object header messages ----------------------------------------------------------------------
 
 def layout_of(node, esize, address=None, info=None):
     index, default_info = node.index

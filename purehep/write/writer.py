@@ -190,7 +190,8 @@ class Writer:
         if node.layout == "sparse":
             return self._open_sparse_store(node)
         if node.layout == "external":
-            segments = external_segments(self.ctx, M.decode(self.ctx, node.header.first(EXTERNAL_FILES)))
+            external = M.decode(self.ctx, node.header.first(EXTERNAL_FILES))
+            segments = external_segments(self.ctx, external)
             return ExternalStore(segments, node.shape, node.dtype)
         if node.layout not in ("chunked", "contiguous", "compact"):
             raise UnsupportedFeatureError(f"writing to a dataset with {node.layout} storage")
