@@ -14,6 +14,7 @@ from .. import selections
 from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
 from ..format.messages.filter_pipeline import FilterInfo
+from .creation import _filters
 
 StructChunkInfo = namedtuple("StructChunkInfo", (
     "offset", "address", "size", "section_offsets", "section_sizes", "unfiltered_sizes",
@@ -198,7 +199,6 @@ def _from_sparse_object(obj):
 def _section_pipeline(writer, spec, dtype, chunks):
     """Filters of one section from a section_filters value: a compression name, a dict of
     create_dataset filter keywords, or a sequence of FilterInfo / (id, client data) pairs."""
-    from .creation import _filters
     if spec is None:
         return ()
     if isinstance(spec, (str, int)):
