@@ -13,9 +13,9 @@ from .hl.datatype import Datatype
 from .hl.attrs import AttributeManager
 from .hl.base import Empty, HardLink, SoftLink, ExternalLink, is_hdf5
 from .hl.vds import VirtualLayout, VirtualSource
-from .hl.selections import MultiBlockSlice
+from .selections import MultiBlockSlice
 
-__version__ = "0.1.0"
+from .version import version as __version__
 
 __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
            "SoftLink", "ExternalLink", "is_hdf5", "MultiBlockSlice", "VirtualLayout", "VirtualSource", "PurehepError", "FormatError", "ChecksumError",
@@ -27,8 +27,8 @@ __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", 
 def __getattr__(name):
     # the dtype helpers and references load on first use (they are not needed to open a file)
     from importlib import import_module
-    if name in ("h5ds", "h5p", "h5t", "version",       # h5py's low-level modules, as far as
-                "dask"):                               # purehep has them; the dask bridge
+    if name in ("h5ds", "h5p", "h5t",          # h5py's low-level modules, as far as
+                "dask"):                        # purehep has them; the dask bridge
         return import_module(f"{__name__}.{name}")
     for module in ("dtypes", "reference"):
         mod = import_module(f"{__name__}.{module}")

@@ -9,7 +9,7 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 
-import purehep.convert as convert  # noqa: E402
+from purehep.format import convert  # noqa: E402
 import purehep.dtypes as dtypes  # noqa: E402
 from purehep.format import messages, selection  # noqa: E402
 from purehep.format.context import Context, Cursor  # noqa: E402

@@ -1,4 +1,4 @@
-"""Files read through fsspec (integrations/fsspec.py): over a local HTTP server with byte
+"""Files read through fsspec (io/fsspec.py): over a local HTTP server with byte
 ranges (tools/rangeserver.py), memory:// and file://, and fsspec file objects; every value
 equal to h5py's local read, every request counted by the server, and a full chunked read in
 no more requests than pyfive takes over the same server."""
@@ -14,7 +14,7 @@ h5py = pytest.importorskip("h5py")
 import purehep                                          # noqa: E402
 from compare import same_tree, same_values              # noqa: E402
 from purehep.errors import ReadOnlyError                # noqa: E402
-from purehep.integrations.fsspec import coalesce        # noqa: E402
+from purehep.io.fsspec import coalesce        # noqa: E402
 from tools.rangeserver import RangeServer               # noqa: E402
 
 FILTERS = dict(compression="gzip", shuffle=True)

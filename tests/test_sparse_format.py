@@ -10,7 +10,7 @@ from purehep.errors import FormatError
 from purehep.format import btree2, checksum, selection as S
 from purehep.format.context import Context, Cursor
 from purehep.format.messages import layout as L, struct_pipeline as SP, filter_pipeline as FP
-from purehep.sparse import chunkcodec
+from purehep.format import sparse_sections
 
 CTX = Context(None)
 VECTOR_1_3 = bytes.fromhex(
@@ -28,9 +28,9 @@ def test_test_vector_byte_for_byte():
     assert checksum.lookup3(img).to_bytes(4, "little") == bytes.fromhex("9bf20893")
     assert S.encode_image((5,), S.Selection(S.ALL, 1, 1)) == VECTOR_ALL
     assert checksum.lookup3(VECTOR_ALL).to_bytes(4, "little") == bytes.fromhex("d2eaa31b")
-    sel2, lin = chunkcodec.decode_section0(VECTOR_1_3, (5,))
+    sel2, lin = sparse_sections.decode_section0(VECTOR_1_3, (5,))
     assert lin.tolist() == [1, 2, 3] and sel2 == sel
-    _, lin = chunkcodec.decode_section0(VECTOR_ALL, (5,))
+    _, lin = sparse_sections.decode_section0(VECTOR_ALL, (5,))
     assert lin.tolist() == [0, 1, 2, 3, 4]
 
 
@@ -161,17 +161,17 @@ def test_btree2_structured_records(btype):
 def test_encoding_choice_is_smallest():
     dims = (16, 16)
     full = np.arange(256)
-    assert chunkcodec.choose(full, dims).kind == S.ALL
+    assert sparse_sections.choose(full, dims).kind == S.ALL
     m = np.zeros(dims, bool)
     m[2:14:3, 1:5] = True
-    sel = chunkcodec.choose(np.flatnonzero(m), dims)
+    sel = sparse_sections.choose(np.flatnonzero(m), dims)
     assert sel.regular and sel.version == 3
     m = np.zeros(dims, bool)
     m[0:8, 0:8] = True
     m[8:16, 0] = True
-    sel = chunkcodec.choose(np.flatnonzero(m), dims)
+    sel = sparse_sections.choose(np.flatnonzero(m), dims)
     assert sel.kind == S.HYPERSLABS and not sel.regular and len(sel.blocks) == 2
-    sel = chunkcodec.choose(np.array([3, 77, 200]), dims)
+    sel = sparse_sections.choose(np.array([3, 77, 200]), dims)
     assert sel.kind == S.POINTS and sel.encode_size == 2
 
 

@@ -25,7 +25,7 @@ netCDF4 = pytest.importorskip("netCDF4")
 h5netcdf = pytest.importorskip("h5netcdf", minversion="1.8")
 
 import purehep  # noqa: E402
-from purehep.xarray_backend import PurehepBackendEntrypoint  # noqa: E402
+from purehep.integrations.xarray_backend import PurehepBackendEntrypoint  # noqa: E402
 
 ENGINE = PurehepBackendEntrypoint
 
@@ -311,7 +311,7 @@ def test_entry_point_declared():
     with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
         points = tomllib.load(fh)["project"]["entry-points"]["xarray.backends"]
     module, cls = points["purehep"].split(":")
-    assert module == "purehep.xarray_backend" and cls == ENGINE.__name__
+    assert module == "purehep.integrations.xarray_backend" and cls == ENGINE.__name__
     if "purehep" not in xr.backends.list_engines():
         pytest.skip("purehep's entry point is not installed (pip install -e .)")
     assert isinstance(xr.backends.list_engines()["purehep"], ENGINE)
@@ -335,7 +335,7 @@ for name in ("h5py", "netCDF4", "pyfive", "h5pyd"):
     sys.modules[name] = None
 import numpy as np, xarray as xr, h5netcdf
 import purehep.h5netcdf
-from purehep.xarray_backend import PurehepBackendEntrypoint
+from purehep.integrations.xarray_backend import PurehepBackendEntrypoint
 with h5netcdf.File({path!r}, "w", backend="purehep") as f:
     f.dimensions = {{"x": 3, "t": None}}
     f.create_variable("x", ("x",), "i8", data=[1, 2, 3])

@@ -68,7 +68,7 @@ def _empty_section0(path, filtered):
     defined: README decision 9), chunk (0, 4) with an encoded empty selection ("none", empty
     section 1: nothing defined) and chunk (4, 4) as purehep writes it (points)."""
     from purehep.format import structured_chunk as SC
-    from purehep.sparse import chunkcodec
+    from purehep.format import sparse_sections
     kw = {"section_filters": {0: "gzip", 1: {"compression": "gzip", "shuffle": True}}} \
         if filtered else {}
     full = (np.arange(16, dtype="<f8") + 1) * 1.5
@@ -78,7 +78,7 @@ def _empty_section0(path, filtered):
         pipes = ds._sparse_store().pipelines()
         for origin, sec0, vals in (
                 ((0, 0), b"", full),
-                ((0, 4), chunkcodec.encode_section0(np.zeros(0, np.int64), CHUNKS), full[:0])):
+                ((0, 4), sparse_sections.encode_section0(np.zeros(0, np.int64), CHUNKS), full[:0])):
             raw, offs, unf, masks = SC.assemble([sec0, vals.tobytes()], (0,), pipes, 8)
             secs = SC.split(raw, offs)
             ds.write_struct_chunk(origin, secs, masks if filtered else None,

@@ -3,13 +3,13 @@ attribute names and types ``writeArkoudaMetaData``/``writeBigIntMetaData`` write
 (``HDF5Msg.chpl`` constants) and the file format values of ``prepFiles``."""
 import numpy as np
 
-from .. import __version__
+from ..version import version
 
 ARRAYVIEW, PDARRAY, STRINGS, SEGARRAY, CATEGORICAL, GROUPBY, DATAFRAME = range(7)
 INDEX, MULTIINDEX = 12, 13
 SINGLE_FILE, MULTI_FILE = 0, 1
 FILE_VERSION = np.float32(2.0)
-ARKOUDA_VERSION = f"purehep {__version__}"
+ARKOUDA_VERSION = f"purehep {version}"
 # the legacy file-level metadata group; readAllHdfMsg skips a dataset of this name
 LEGACY_METADATA_GROUP = "_arkouda_metadata"
 

@@ -176,7 +176,7 @@ class Dumper:
         return self.paths
 
     def reference(self, ref):
-        from ..hl.base import header_of, object_kind
+        from ..format.object_header import header_of, object_kind
         if ref is None or not ref:
             return "NULL"
         addr = getattr(ref, "address", None)

@@ -10,7 +10,7 @@ def register(sub):
 
 
 def run(args, out):
-    from ..write.repack import repack
+    from ..hl.repack import repack
     before = os.path.getsize(args.file)
     repack(args.file, args.dst)
     out(f"{args.file} ({before} bytes) -> {args.dst} ({os.path.getsize(args.dst)} bytes)")

@@ -12,6 +12,8 @@ from . import checksum
 from .context import Cursor
 
 CONTINUATION = 0x10
+DATASPACE, DATATYPE, LAYOUT, LINK_INFO, LINK, GROUP_INFO, SYMBOL_TABLE = \
+    0x01, 0x03, 0x08, 0x02, 0x06, 0x0A, 0x11
 _V2_PLAIN = struct.Struct("<BHB")        # message type, size, flags
 _V2_ORDERED = struct.Struct("<BHBH")     # ... and creation order
 MAX_BLOCKS = 1 << 16      # continuation blocks one header may chain (cycle and bomb guard)
@@ -276,3 +278,23 @@ def encode_v2(messages, track_order=False, index_order=False, times=None, phase_
     out += n.to_bytes(1 << code, "little") + chunk
     out += struct.pack("<I", checksum.lookup3(bytes(out)))
     return bytes(out)
+
+
+def header_of(ctx, address):
+    """The object header at ``address``, refused (UnsupportedFeatureError) when it holds an
+    unknown message flagged to fail, as libhdf5 refuses to open such objects."""
+    header = ctx.cached("ohdr", address, lambda: ObjectHeader.decode(ctx, address))
+    header.check_unknown(ctx, getattr(ctx.file, "mode", "r") != "r")
+    return header
+
+
+def object_kind(header):
+    """"dataset", "group" or "datatype": what the messages of ``header`` make the object."""
+    types = {m.type for m in header.messages}
+    if LAYOUT in types:
+        return "dataset"
+    if types & {SYMBOL_TABLE, LINK_INFO, LINK, GROUP_INFO}:
+        return "group"
+    if DATATYPE in types:
+        return "datatype"
+    return "group"  # an object header with nothing else is an (empty) old group

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FormatError, UnsupportedFeatureError
+from ..selections import select
 
 NONE, POINTS, HYPERSLABS, ALL = 0, 1, 2, 3
 KINDS = {NONE: "none", POINTS: "points", HYPERSLABS: "hyperslabs", ALL: "all"}
@@ -487,7 +488,6 @@ def from_args(shape, args):
     rank = len(shape)
     if args in ((), (Ellipsis,)):
         return Selection(ALL, 1, rank)
-    from ..hl.selections import select
     sel = select(tuple(shape), args)
     dims = sel.dims
     if any(not isinstance(d, slice) for d in dims):

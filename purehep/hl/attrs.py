@@ -37,12 +37,12 @@ def attribute_messages(ctx, header):
 def attribute_value(ctx, attr):
     """An attribute's value as h5py returns it: numpy scalar for scalars, str for
     variable-length strings, Empty for a null dataspace."""
-    from ..convert import from_file
+    from ..format.convert import from_file
     datatype = attr.datatype
     space = attr.dataspace
     if space.shape is None:
         return Empty(datatype.dtype)
-    from .storage import element_dtype, as_elements
+    from ..chunks.storage import element_dtype, as_elements
     from ..io.memory import check_size
     check_size(space.shape, datatype.size, f"attribute {attr.name!r}")
     raw = np.frombuffer(attr.data, element_dtype(datatype.file_dtype), count=space.size)

@@ -5,11 +5,10 @@ from collections.abc import ItemsView, KeysView, ValuesView
 
 from ..errors import FormatError
 from ..format import messages
-from ..format.object_header import ObjectHeader
+from ..format.object_header import (DATASPACE, DATATYPE, GROUP_INFO, LAYOUT, LINK, LINK_INFO,
+                                     SYMBOL_TABLE, header_of, object_kind)
 from ..format.superblock import locate_signature
 from ..io.source import open_source
-
-DATASPACE, DATATYPE, LAYOUT, LINK_INFO, LINK, GROUP_INFO, SYMBOL_TABLE = 0x01, 0x03, 0x08, 0x02, 0x06, 0x0A, 0x11
 
 
 class Empty:
@@ -122,14 +121,6 @@ class ExternalLink:
         return f'<ExternalLink to "{self.path}" in file "{self.filename}">'
 
 
-def header_of(ctx, address):
-    """The object header at ``address``, refused (UnsupportedFeatureError) when it holds an
-    unknown message flagged to fail, as libhdf5 refuses to open such objects."""
-    header = ctx.cached("ohdr", address, lambda: ObjectHeader.decode(ctx, address))
-    header.check_unknown(ctx, getattr(ctx.file, "mode", "r") != "r")
-    return header
-
-
 def message(ctx, header, mtype, required=True):
     """The decoded first message of ``mtype`` in ``header`` (None if absent and not required)."""
     raw = header.first(mtype)
@@ -139,17 +130,6 @@ def message(ctx, header, mtype, required=True):
                               "object header", ctx.absolute(header.address))
         return None
     return messages.decode(ctx, raw)
-
-
-def object_kind(header):
-    types = {m.type for m in header.messages}
-    if LAYOUT in types:
-        return "dataset"
-    if types & {SYMBOL_TABLE, LINK_INFO, LINK, GROUP_INFO}:
-        return "group"
-    if DATATYPE in types:
-        return "datatype"
-    return "group"  # an object header with nothing else is an (empty) old group
 
 
 def open_object(file, address, name):

@@ -39,7 +39,7 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     if shuffle:
         out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
     if compression is not None:
-        from ..filters.options import compression_filter
+        from .compression import compression_filter
         out.append(compression_filter(compression, compression_opts, dtype, chunks,
                                       allow_unknown_filter))
     if fletcher32:
@@ -128,7 +128,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if unused:
         raise TypeError(f"unexpected arguments {sorted(unused)}")
     if sparse:
-        from ..sparse.create import make_sparse_node
+        from .sparse import make_sparse_node
         return make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
                                 compression_opts, shuffle, fletcher32, fillvalue,
                                 section_filters, chunk_index, track_times, track_order)

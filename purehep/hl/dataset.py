@@ -8,10 +8,10 @@ import numpy as np
 
 from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
-from . import selections
+from .. import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
 from .writing import DatasetWriter
-from ..sparse.api import SparseDatasetMixin
+from .sparse import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
 _H5PY_FILTER_NAMES = {1: "gzip", 4: "szip", 2: "shuffle", 3: "fletcher32", 32000: "lzf",
@@ -200,7 +200,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         if self._node is not None:
             self._sync()
         if "_fill" not in self.__dict__:
-            from .storage import element_dtype
+            from ..chunks.storage import element_dtype
             fill = self._msg(FILL, required=False) or self._msg(FILL_OLD, required=False)
             dtype = element_dtype(self._type.file_dtype)
             value = fill.value if fill is not None else None
@@ -213,8 +213,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     @property
     def fillvalue(self):
-        from ..convert import from_file
-        from .storage import as_elements
+        from ..format.convert import from_file
+        from ..chunks.storage import as_elements
         return from_file(self._ctx, self._type, as_elements(self._fill_array, self._type.file_dtype),
                          self._where)[()]
 
@@ -232,7 +232,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         if self.is_virtual:
             from .virtual import VirtualStorage
             return VirtualStorage(self)
-        from .storage import check_layout, open_storage
+        from ..chunks.storage import check_layout, open_storage
         check_layout(self._layout, self._space, self._type)
         return open_storage(self._ctx, self._layout, self._space, self._type, self._pipeline,
                             lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
@@ -341,7 +341,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         shape, ftype = self._space.shape, self._type
         if not shape or ftype.needs_conversion or ftype.file_dtype.subdtype is not None:
             return None
-        from .storage import ChunkedAdapter, ContiguousStorage, fast_box
+        from ..chunks.storage import ChunkedAdapter, ContiguousStorage, fast_box
         store = self._storage
         if isinstance(store, ChunkedAdapter):
             read_box = store.chunked.box_reader()
@@ -366,11 +366,11 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             return out[()] if len(args) == 0 else out
         sel = None if whole else selections.select(self.shape, args, one_fancy=True)
         if sel is not None and sel.nselected == 0:
-            from .storage import element_dtype
+            from ..chunks.storage import element_dtype
             from ..io.memory import zeros
             raw = zeros(sel.read_shape, element_dtype(self._type.file_dtype), "dataset read")
         else:
-            from .storage import element_dtype
+            from ..chunks.storage import element_dtype
             from ..io.memory import check_size
             check_size(self.shape if sel is None else sel.read_shape,
                        element_dtype(self._type.file_dtype).itemsize, "dataset read")
@@ -383,8 +383,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def _convert(self, raw, names, structured=False):
         """Stored values as h5py presents them; with ``names``, just those fields (one name
         alone as a plain array unless ``structured``, as h5py's ``ds[name]``)."""
-        from ..convert import fields_from_file, from_file
-        from .storage import as_elements
+        from ..format.convert import fields_from_file, from_file
+        from ..chunks.storage import as_elements
         if getattr(self._storage, "converted", False):
             return _fields(raw, names, structured) if names else raw
         raw = as_elements(raw, self._type.file_dtype)

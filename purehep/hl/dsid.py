@@ -35,7 +35,7 @@ class DatasetID:
     def get_offset(self):
         """The absolute file offset of contiguous raw data, None for other layouts or when
         no space is allocated (H5Dget_offset, as h5py returns it)."""
-        from .storage import ContiguousStorage
+        from ..chunks.storage import ContiguousStorage
         st = self._ds._storage
         return st.ctx.absolute(st.address) if isinstance(st, ContiguousStorage) else None
 

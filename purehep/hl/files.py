@@ -54,13 +54,13 @@ def _check_userblock(mode, size):
 
 
 def _remote_source(name, mode, storage_options, size, block_size):
-    """The byte source of an fsspec URL or file object (integrations.fsspec), read-only;
+    """The byte source of an fsspec URL or file object (io.fsspec), read-only;
     None for anything else (a path on disk stays memory-mapped)."""
     looks_remote = isinstance(name, str) and "://" in name or \
         "fsspec" in sys.modules and hasattr(name, "fs")
     if not looks_remote and storage_options is None:
         return None
-    from ..integrations import fsspec as bridge
+    from ..io import fsspec as bridge
     if not (bridge.is_url(name) or bridge.is_fsspec_file(name)):
         if storage_options is not None:
             raise ValueError("storage_options apply to fsspec URLs and file objects only")
@@ -92,7 +92,7 @@ class File(Group):
     ``swmr`` and ``locking`` are h5py's, as far as purehep has them (see _check_access;
     ``locking`` governs modify mode's exclusive lock). An fsspec URL (``s3://``, ``https://``,
     ``memory://``...; ``storage_options`` are its filesystem's) or fsspec file object is read
-    through ``integrations.fsspec``: read-only, with few requests.
+    through ``io.fsspec``: read-only, with few requests.
     """
 
     _writer = None

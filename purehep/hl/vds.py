@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .selections import select
+from ..selections import select
 
 
 def hyperslab_dims(shape, key):

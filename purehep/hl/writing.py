@@ -15,7 +15,7 @@ import numpy as np
 
 from .create_checks import link_name
 from .creation import _array_dtype_attribute, _object_array, _prepare, fill_bytes, make_dataset
-from .selections import check_broadcast, numpy_index
+from ..selections import check_broadcast, numpy_index
 
 
 def _no_write(obj, exc=ValueError):

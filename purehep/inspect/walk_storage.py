@@ -39,8 +39,8 @@ class StorageWalks:
         """Structured chunk storage (sparse RFC): the chunk index (client ids 2/3, B-tree
         types 12/13), every chunk within the file, its section offsets ordered, its sections
         unfiltered and section checksums verified."""
-        from ..sparse import index as SIX
-        from ..sparse.storage import pipelines_of
+        from ..chunks import structured_index as SIX
+        from ..chunks.structured import pipelines_of
         from ..format import structured_chunk as SC
         from ..format.btree2 import ChunkRecordContext
         ctx = self.ctx

@@ -39,7 +39,7 @@ from ..hl.dataset import Dataset
 from ..hl.files import File
 from ..hl.group import Group
 from ..format.messages.layout import COMPACT, DONT_FILTER_PARTIAL_EDGE_CHUNKS
-from ..hl.storage import ContiguousStorage, ChunkedAdapter, FillStorage
+from ..chunks.storage import ContiguousStorage, ChunkedAdapter, FillStorage
 
 # attributes that carry HDF5 / netCDF-4 bookkeeping, not user metadata (HDFParser hides the
 # same set: dimension scale plumbing and netCDF-4's own markers)

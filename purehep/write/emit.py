@@ -266,8 +266,8 @@ class Emitter:
     def _dataset_messages(self, p, R):
         node = p.node
         if node.layout == "sparse":
-            from ..sparse import create
-            return create.messages(self, p, R)
+            from . import structured
+            return structured.messages(self, p, R)
         pol = self.policy
         msgs = [(DATASPACE, 0, self._space_body(node.shape, node.maxshape)),
                 (DATATYPE, 0x01, self._dtype_body(node.dtype))]
@@ -372,8 +372,8 @@ class Emitter:
     def side_structures(self, p, R):
         node = p.node
         if isinstance(node, model.DatasetNode) and node.layout == "sparse":
-            from ..sparse import create
-            create.side_structures(self, p)
+            from . import structured
+            structured.side_structures(self, p)
         elif isinstance(node, model.DatasetNode):
             self._dataset_side(p, R)
             if isinstance(node, model.DatasetNode) and node.layout == "chunked":

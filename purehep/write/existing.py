@@ -1,12 +1,18 @@
 """Objects already in the file as nodes of the writer's object graph (purehep.write.model):
 links, attributes and storage loaded from the file on first use, with snapshots of what the
 last stage emitted, so that a commit rewrites only what changed."""
+import numpy as np
+
+from ..chunks.storage import as_elements, element_dtype, open_storage
+from ..chunks.structured import pipelines_of
 from ..format import local_heap, symbol_table
 from ..format import messages as M
+from ..format.convert import from_file
 from ..format.messages import layout as L, link as m_link
+from ..format.object_header import RawMessage, header_of
 from . import model
 from .header import (DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, FILTERS, ATTRIBUTE,
-                     STAB, ATTR_INFO)
+                     STAB, ATTR_INFO, EXTERNAL_FILES)
 class ExistingLink(model.LinkEntry):
     """A link read from the file: ``raw`` is its encoding (link message body, or the symbol
     table entry for symbol-table groups); the target node is loaded on first use."""
@@ -50,7 +56,6 @@ class Existing:
 
     @property
     def header(self):
-        from ..hl.base import header_of
         return header_of(self.session.ctx, self.address)
 
     @property
@@ -82,7 +87,6 @@ class Existing:
             found.append((bytes(raw.data), raw.flags, raw.creation_order, raw.offset))
         attrs = []
         for i, (body, flags, order, offset) in enumerate(found):
-            from .. format.object_header import RawMessage
             msg = M.decode(ctx, RawMessage(ATTRIBUTE, flags, memoryview(body), offset))
             try:
                 dtype = msg.datatype.dtype
@@ -205,12 +209,11 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.layout_msg = lay
         self.layout = {L.COMPACT: "compact", L.CONTIGUOUS: "contiguous", L.CHUNKED: "chunked",
                        L.STRUCTURED: "sparse"}.get(getattr(lay, "layout_class", None), "other")
-        if self.layout == "contiguous" and h.first(0x07) is not None:
+        if self.layout == "contiguous" and h.first(EXTERNAL_FILES) is not None:
             self.layout = "external"
         self.chunks = tuple(lay.chunk_shape) if self.layout in ("chunked", "sparse") else None
         pipe = M.decode(ctx, h.first(FILTERS)) if h.first(FILTERS) is not None else None
         if self.layout == "sparse":
-            from ..sparse.storage import pipelines_of
             self.section_filters = pipelines_of(pipe, lay.nsections)
             self.filters = ()
         else:
@@ -243,6 +246,24 @@ class ExistingDataset(Existing, model.DatasetNode):
     @store.setter
     def store(self, value):
         self._store = value
+
+    def stored(self):
+        """The dataset's storage as the file holds it (purehep.chunks.storage: its chunk
+        table, its sparse chunks, its raw bytes)."""
+        ctx, h = self.session.ctx, self.header
+        pipe = M.decode(ctx, h.first(FILTERS)) if h.first(FILTERS) is not None else None
+        external = M.decode(ctx, h.first(EXTERNAL_FILES)) if self.layout == "external" else None
+        dtype = element_dtype(self.type_msg.file_dtype)
+        fill = np.frombuffer(self.fill, dtype).reshape(()) if self.fill is not None else \
+            np.zeros((), dtype)
+        return open_storage(ctx, self.layout_msg, self.space_msg, self.type_msg, pipe,
+                            lambda: fill, external)
+
+    def stored_values(self):
+        """Every value as h5py's ``ds[()]`` returns it."""
+        raw = self.stored().read(None)
+        return from_file(self.session.ctx, self.type_msg,
+                         as_elements(raw, self.type_msg.file_dtype))
 
     def committed(self):
         """Remember the stored state (a commit just wrote it)."""

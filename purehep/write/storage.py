@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..hl import selections as _sel
+from .. import selections as _sel
+from ..chunks.storage import read_segments, write_segments
 
 _POOL = {}
 DIRTY_LIMIT = 256 << 20
@@ -171,7 +172,6 @@ class ExternalStore:
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def write(self, args, values):
-        from ..hl.storage import read_segments, write_segments
         if args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis):
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:

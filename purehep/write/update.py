@@ -324,9 +324,9 @@ def _update_dataset(w, em, node, R, replace_types, extra):
     p = Plan(node)
     old = node.layout_msg
     if node.layout == "sparse":
-        from ..sparse import create
-        create.side_structures(em, p)        # the index, rebuilt in unused space
-        _replace_layout(w, node, create.layout_of(
+        from . import structured
+        structured.side_structures(em, p)        # the index, rebuilt in unused space
+        _replace_layout(w, node, structured.layout_of(
             node, old.element_size, p.side["index_address"], p.side["index_info"]),
             replace_types, extra)
         return

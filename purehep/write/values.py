@@ -1,4 +1,4 @@
-"""numpy values to the bytes a file stores (the inverse of ``purehep.convert``).
+"""numpy values to the bytes a file stores (the inverse of ``purehep.format.convert``).
 
 ``stored_dtype(dt)`` is the numpy form of the stored element: variable-length elements become
 (length u32, collection address, object index u32), object references 8-byte addresses, region

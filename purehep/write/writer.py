@@ -46,11 +46,13 @@ import struct
 import time
 from dataclasses import dataclass
 
+from ..chunks.storage import external_segments
 from ..errors import UnsupportedFeatureError
 from ..format import checksum, local_heap, symbol_table, superblock as SB
 from ..format import btree1 as B1
 from ..format import messages as M
 from ..format.messages import layout as L
+from ..format.object_header import header_of, object_kind
 from . import model
 from . import policy as P
 from . import update
@@ -58,8 +60,8 @@ from .allocator import Allocator, BlockMeta
 from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGroup,
                        ExistingLink, TrackedMemoryStore, _Addresses)
 from .header import HeaderLayout
-from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, GROUP_LEAF_K,
-                     GROUP_INTERNAL_K)
+from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES,
+                     GROUP_LEAF_K, GROUP_INTERNAL_K)
 
 
 def _remove(path):
@@ -165,7 +167,6 @@ class Writer:
         node = self.nodes.get(address)
         if node is not None:
             return node
-        from ..hl.base import header_of, object_kind
         kind = object_kind(header_of(self.ctx, address))
         cls = {"group": ExistingGroup, "dataset": ExistingDataset,
                "datatype": ExistingDatatype}[kind]
@@ -189,18 +190,16 @@ class Writer:
         if node.layout == "sparse":
             return self._open_sparse_store(node)
         if node.layout == "external":
-            from ..hl.storage import external_segments
-            segments = external_segments(self.ctx, M.decode(self.ctx, node.header.first(0x07)))
+            external = M.decode(self.ctx, node.header.first(EXTERNAL_FILES))
+            segments = external_segments(self.ctx, external)
             return ExternalStore(segments, node.shape, node.dtype)
         if node.layout not in ("chunked", "contiguous", "compact"):
             raise UnsupportedFeatureError(f"writing to a dataset with {node.layout} storage")
         if node.shape is None:
             raise TypeError("Empty datasets can't be written")
         if V.needs_heap(node.dtype) or node.layout == "compact":
-            from ..hl.dataset import Dataset
-            ds = Dataset(self.ctx.file, node.address, None)
             store = TrackedMemoryStore(node.shape, node.dtype, None)
-            store.array[...] = ds[()]
+            store.array[...] = node.stored_values()
             return store
         lay = node.layout_msg
         if node.layout == "contiguous":
@@ -211,12 +210,10 @@ class Writer:
         if lay.version < 3:
             raise UnsupportedFeatureError("writing chunks of a version 1/2 layout")
         store = ChunkStore(self, node)
-        from ..hl.dataset import Dataset
         if lay.flags & L.DONT_FILTER_PARTIAL_EDGE_CHUNKS and node.filters:
             raise UnsupportedFeatureError("writing a dataset whose partial edge chunks are "
                                           "stored unfiltered")
-        storage = Dataset(self.ctx.file, node.address, None)._storage
-        table = getattr(storage, "chunked", storage).table
+        table = node.stored().chunked.table
         for i in range(len(table)):
             scaled = tuple(int(x) for x in table.scaled[i])
             store.records[scaled] = [int(table.addresses[i]), int(table.sizes[i]),
@@ -229,9 +226,8 @@ class Writer:
     def _open_sparse_store(self, node):
         """A sparse dataset's store holding its defined elements as the file has them, and
         its chunks' index records (chunks not written again stay where they are)."""
-        from ..hl.dataset import Dataset
-        from ..sparse.store import SparseStore
-        reader = Dataset(self.ctx.file, node.address, None)._storage.sparse
+        from .structured import SparseStore
+        reader = node.stored().sparse
         store = SparseStore(self, node)
         coords, values = reader.read_sparse()
         store.write_points(coords, values)
@@ -471,9 +467,7 @@ class Writer:
                 rel(lay_msg.address, lay_msg.size)
             elif lay_msg is not None and node.layout == "chunked" and lay_msg.version >= 3:
                 try:
-                    from ..hl.dataset import Dataset
-                    storage = Dataset(ctx.file, node.address, None)._storage
-                    t = getattr(storage, "chunked", storage).table
+                    t = node.stored().chunked.table
                     for a, n in zip(t.addresses.tolist(), t.sizes.tolist()):
                         rel(a, n)
                 except Exception:

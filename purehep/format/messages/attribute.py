@@ -1,6 +1,6 @@
 """Attribute message (spec IV.A.2.m), versions 1-3: name, datatype, dataspace and raw value.
 
-The value stays raw here; ``purehep.convert`` turns it into numpy values on access.
+The value stays raw here; ``purehep.format.convert`` turns it into numpy values on access.
 """
 from dataclasses import dataclass
 

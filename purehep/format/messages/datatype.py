@@ -9,7 +9,7 @@
   libhdf5 lays out the memory type, i.e. shifted where vlen/reference members change size).
 * ``file_dtype``: a numpy dtype describing the stored bytes exactly (``size`` bytes). When the
   bytes can be used as they are, ``file_dtype is dtype`` and ``needs_conversion`` is False;
-  otherwise ``purehep.convert.from_file`` turns ``file_dtype`` arrays into ``dtype`` values.
+  otherwise ``purehep.format.convert.from_file`` turns ``file_dtype`` arrays into ``dtype`` values.
 
 Natural mappings where h5py cannot read a type (documented choice):
 
@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import FormatError, UnsupportedFeatureError
+from ...reference import Reference, RegionReference
+from ..convert import from_file
 
 FIXED, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, ARRAY, \
     COMPLEX = range(12)
@@ -371,7 +373,6 @@ def _compound(cur, version, cls, flags, size, depth, start):
 # -- reference --------------------------------------------------------------------------------
 
 def _reference(cur, version, cls, flags, size, depth, start):
-    from ...reference import Reference, RegionReference
     so = cur.ctx.sizeof_offsets if cur.ctx is not None else 8
     rtype = flags & 0x0F
     if version < 4 or rtype < 2:
@@ -422,7 +423,6 @@ def _enum(cur, version, cls, flags, size, depth, start):
     raw_values = bytes(cur.bytes(n * base.size))
     vals = np.frombuffer(raw_values, base.file_dtype, count=n) if n else np.zeros(0, base.dtype)
     if base.needs_conversion:
-        from ...convert import from_file
         vals = from_file(None, base, vals)
     values = tuple(int(v) for v in vals)
     names = tuple(_enum_name(r) for r in raw_names)
@@ -676,7 +676,6 @@ def _encode(dt, latest, ctx):
     if "vlen" in meta:
         return _enc_vlen(meta["vlen"], latest, ctx)
     if "ref" in meta:
-        from ...reference import RegionReference
         if meta["ref"] is RegionReference or (isinstance(meta["ref"], type) and
                                               issubclass(meta["ref"], RegionReference)):
             so = ctx.sizeof_offsets if ctx is not None else 8

@@ -8,13 +8,17 @@ object. Dataset values are copied in slices of at most ``block_bytes``.
 """
 import numpy as np
 
+from .base import LINK_INFO, Empty, ExternalLink, HardLink, SoftLink, message
+from .dataset import Dataset
+from .files import File
+from .group import Group
+
 LIBVER = {0: "earliest", 1: "earliest", 2: "v108", 3: "latest"}
 _GZIP, _LZF, _ZSTD = 1, 32000, 32015
 
 
 def repack(src, dst, block_bytes=64 << 20):
     """Rewrite ``src`` as ``dst`` (replaced if it exists); returns the path of ``dst``."""
-    from .. import File
     with File(src, "r") as inp:
         libver = LIBVER.get(inp.superblock_version, "latest")
         with File(dst, "w", libver=libver, userblock_size=inp.userblock_size or 0,
@@ -25,7 +29,6 @@ def repack(src, dst, block_bytes=64 << 20):
 
 
 def _tracks_order(group):
-    from ..hl.base import message, LINK_INFO
     info = message(group._ctx, group._oh, LINK_INFO, required=False)
     return bool(info and info.track_order)
 
@@ -38,9 +41,6 @@ def _copy_attrs(src, dst):
 
 
 def _copy_group(src, dst, done, block_bytes):
-    from ..hl.base import HardLink, SoftLink, ExternalLink
-    from ..hl.group import Group
-    from ..hl.dataset import Dataset
     for name in src:
         link = src.get(name, getlink=True)
         if isinstance(link, SoftLink):
@@ -70,7 +70,6 @@ def _copy_group(src, dst, done, block_bytes):
 
 
 def _copy_dataset(ds, dst, name, block_bytes):
-    from ..hl.base import Empty
     if ds.shape is None:
         return dst.create_dataset(name, data=Empty(ds.dtype))
     kw = {}

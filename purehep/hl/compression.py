@@ -10,6 +10,8 @@ library's or the plugin's own set-local callback does (element and chunk sizes, 
 header, ...); the entry is flagged optional, as h5py sets every compression filter.
 """
 from ..errors import UnsupportedFeatureError
+from ..filters import WITHOUT_LIBRARY, available, builtin_modules, get_filter
+from ..format.messages.filter_pipeline import FilterInfo
 
 NAMES = {"gzip": 1, "deflate": 1, "szip": 4, "lzf": 32000, "zstd": 32015, "lz4": 32004,
          "bitshuffle": 32008, "bshuf": 32008, "blosc": 32001, "blosc2": 32026, "bzip2": 307,
@@ -20,7 +22,6 @@ OPTIONAL = 1
 def _module(fid):
     """The built-in filter module of ``fid``, or None (a filter registered by the user, or
     one unknown: its options are stored as they are, as h5py's allow_unknown_filter does)."""
-    from . import WITHOUT_LIBRARY, builtin_modules, get_filter
     for mod in builtin_modules():
         if mod.ID == fid:
             return mod
@@ -33,7 +34,6 @@ def compression_filter(compression, compression_opts, dtype, chunks, allow_unkno
     """The FilterInfo of create_dataset's ``compression``/``compression_opts`` for a dataset of
     (stored) ``dtype`` and chunk shape ``chunks``. A filter id outside 1..65535 is refused, and
     one no library here provides unless ``allow_unknown`` (h5py's allow_unknown_filter)."""
-    from ..format.messages.filter_pipeline import FilterInfo
     if hasattr(compression, "filter_id"):          # an hdf5plugin / h5py FilterRef object
         compression, compression_opts = compression.filter_id, compression.filter_options
     if isinstance(compression, str):
@@ -45,7 +45,6 @@ def compression_filter(compression, compression_opts, dtype, chunks, allow_unkno
     if not 0 < fid < 65536:
         raise ValueError(f"Invalid filter identification number ({compression})")
     mod = _module(fid)
-    from . import available
     if mod is None and not allow_unknown and not available(fid):
         raise ValueError(f"Unknown compression filter number: {fid}")
     if compression_opts is None:

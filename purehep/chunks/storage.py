@@ -1,6 +1,6 @@
 """Raw data access for each layout class: compact, contiguous, external, chunked.
 
-Every storage reads a canonical Selection (see selections.py) into an array of the file's
+Every storage reads a canonical Selection (see purehep.selections) into an array of the file's
 element dtype; conversion to the values users see happens after, in the dataset.
 """
 import math
@@ -9,8 +9,12 @@ import os
 import numpy as np
 
 from ..errors import AllocationError, FormatError, UnsupportedFeatureError
+from ..format.local_heap import local_heap
 from ..format.messages import layout as L
 from ..io import memory
+from ..selections import Selection
+from . import ChunkedStorage
+from .structured import SparseAdapter, SparseStorage
 
 
 def fast_box(args, shape, read_box):
@@ -164,7 +168,6 @@ class ContiguousStorage:
         first, last = (d0.start, d0.stop) if isinstance(d0, slice) else (int(d0[0]), int(d0[-1]) + 1)
         block = self._rows(first, last)
         local0 = slice(0, last - first, d0.step) if isinstance(d0, slice) else d0 - first
-        from .selections import Selection
         local = Selection(block.shape, (local0,) + tuple(sel.dims[1:]), [], None)
         out = _index(block, local)
         return np.array(out) if (copy or out.base is not None) else out
@@ -216,7 +219,6 @@ def external_segments(ctx, external):
     """(path, offset, size) of each slot of an External Data Files message. libhdf5 (no
     external-file prefix set) opens names relative to the working directory; the HDF5 file's
     own folder is tried next."""
-    from ..format.local_heap import local_heap
     heap = local_heap(ctx, external.heap_address)
     here = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
     out = []
@@ -323,13 +325,11 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
         return ContiguousStorage(ctx, layout.address, shape, dtype)
     if layout.layout_class == L.CHUNKED:
         check_layout(layout, dataspace, datatype)
-        from ..chunks import ChunkedStorage
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return ChunkedAdapter(ChunkedStorage(ctx, layout, shape, dtype, filters, make_fill(),
                                              threads, maxshape=maxshape,
                                              cache_bytes=cache_bytes))
     if layout.layout_class == L.STRUCTURED:
-        from ..sparse.storage import SparseStorage, SparseAdapter
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return SparseAdapter(SparseStorage(ctx, layout, shape, maxshape, dtype, filters,
                                            make_fill()))

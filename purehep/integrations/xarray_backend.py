@@ -1,5 +1,5 @@
 """xarray's ``engine="purehep"``: netCDF-4 (and h5netcdf-readable HDF5) files read by h5netcdf
-with purehep as its HDF5 library — xarray with no libhdf5 (see purehep.h5netcdf).
+with purehep as its HDF5 library — xarray with no libhdf5 (see purehep.integrations.h5netcdf).
 
 Registered as the xarray backend entry point "purehep" (pyproject.toml); the class can also be
 passed itself: ``xr.open_dataset(path, engine=PurehepBackendEntrypoint)``. It is xarray's

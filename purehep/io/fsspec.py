@@ -26,7 +26,7 @@ import threading
 from bisect import bisect_right
 
 from ..errors import PurehepError, ReadOnlyError, TruncatedError
-from ..io.source import BlockCachedSource
+from .source import BlockCachedSource
 
 REMOTE_BLOCK = 512 << 10       # metadata block: superblock + root group in the first request
 MAX_READAHEAD = 8 << 20        # a run of blocks read ahead is at most this long

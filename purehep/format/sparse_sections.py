@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from ..format import selection as S
-from ..format.context import Cursor
 from ..errors import FormatError
+from . import selection as S
+from .context import Cursor
 
 
 def _lazy():

@@ -3,10 +3,8 @@ in the layout message, Tables 19/20), fixed array and extensible array with clie
 (structured) and 3 (filtered structured), elements = address, chunk size, structured chunk
 metadata (Tables 24/25), and version 2 B-trees of record types 12/13 (Tables 26/27).
 
-``load`` decodes an index into a ``SparseTable`` (numpy columns); ``emit`` writes one for the
-chunks a dataset has, with the same array and tree encoders dense chunk indexes use (this
-module supplies the elements and records). Versions written, as the prototype writes them: fixed array header and
-data block 1, extensible array 0, v2 B-tree header 1 (nodes 0); all read as 0 or 1.
+``load`` decodes an index into a ``SparseTable`` (numpy columns); versions 0 and 1 are read
+(purehep.write.structured writes them).
 """
 import math
 from dataclasses import dataclass
@@ -16,10 +14,8 @@ import numpy as np
 from ..errors import FormatError
 from ..format import btree2, extensible_array, fixed_array, structured_chunk as SC
 from ..format.messages import layout as L
-from ..chunks.table import scaled_from_linear
-from ..write.chunk_index import put_blocks
+from .table import scaled_from_linear
 
-FA_VERSION, EA_VERSION, BT2_VERSION = 1, 0, 1
 CLIENT_STRUCT, CLIENT_STRUCT_FILTERED = 2, 3
 
 
@@ -162,78 +158,3 @@ def _load_btree2(ctx, layout, rank, n, width, filtered, where):
     keep = addr != np.uint64(ctx.undefined)
     return SparseTable(sc.astype(np.int64)[keep], addr[keep], size[keep], offs[keep],
                        None if unf is None else unf[keep], None if masks is None else masks[keep])
-
-
-# --- writing ------------------------------------------------------------------------------------
-
-def encode_element(ctx, rec, width, nsections, filtered):
-    """One array element: address, chunk size, metadata; ``rec`` None = unallocated."""
-    n = nsections
-    if rec is None:
-        return ctx.pack_address(None) + bytes(width + SC.metadata_size(n, filtered))
-    addr, size, offs, unf, masks = rec
-    return (ctx.pack_address(addr) + int(size).to_bytes(width, "little")
-            + SC.encode_metadata(offs, unf if filtered else None, masks if filtered else None))
-
-
-def emit(em, layout, shape, maxshape, records, filtered):
-    """Write the index of ``records`` ({scaled: (addr, size, offsets, unfiltered, masks)});
-    returns (index address, index info for the layout message)."""
-    ctx = em.ctx
-    chunks = tuple(layout.chunk_shape)
-    rank = len(chunks)
-    n = layout.nsections
-    width = size_len(layout)
-    info = dict(layout.index_info)
-    items = sorted(records.items())
-    if layout.index_type == L.SINGLE:
-        if not items:
-            return None, {"chunk_size": 0, "offsets": (0,) * (n - 1),
-                          **({"unfiltered_sizes": (0,) * n, "filter_masks": (0,) * n}
-                             if filtered else {})}
-        addr, size, offs, unf, masks = items[0][1]
-        info = {"chunk_size": size, "offsets": offs}
-        if filtered:
-            info.update(unfiltered_sizes=unf, filter_masks=masks)
-        return addr, info
-    if not items:
-        return None, info
-    es = ctx.sizeof_offsets + width + SC.metadata_size(n, filtered)
-    client = CLIENT_STRUCT_FILTERED if filtered else CLIENT_STRUCT
-    if layout.index_type == L.FIXED_ARRAY:
-        grid = [-(-int(m) // c) for m, c in zip(maxshape, chunks)]
-        total = math.prod(grid)
-        by = {int(np.ravel_multi_index(s, grid)): r for s, r in items}
-        elements = [encode_element(ctx, by.get(i), width, n, filtered) for i in range(total)]
-        addr, blocks = fixed_array.encode(ctx, elements, es, client, info["page_bits"],
-                                          em.meta.alloc, version=FA_VERSION)
-        put_blocks(em, blocks)
-        return addr, info
-    if layout.index_type == L.EXTENSIBLE_ARRAY:
-        udim = [d for d, m in enumerate(maxshape) if m is None][0]
-        others = [d for d in range(rank) if d != udim]
-        ogrid = [-(-int(maxshape[d]) // chunks[d]) for d in others]
-        per = math.prod(ogrid) if others else 1
-        by = {}
-        for s, r in items:
-            rest = int(np.ravel_multi_index([s[d] for d in others], ogrid)) if others else 0
-            by[s[udim] * per + rest] = r
-        addr, blocks = extensible_array.encode(
-            ctx, by, lambda r: encode_element(ctx, r, width, n, filtered), es, client,
-            em.meta.alloc, version=EA_VERSION, **{k: info[k] for k in extensible_array.PARAMETERS})
-        put_blocks(em, blocks)
-        return addr, info
-    if layout.index_type == L.BTREE2:
-        btype = 13 if filtered else 12
-        rctx = btree2.ChunkRecordContext(rank, width, n)
-        recs = [btree2.encode_record(btype, btree2.StructuredChunk(
-            r[0], r[1], tuple(s), r[2], r[3] if filtered else None, r[4] if filtered else None),
-            ctx, rctx) for s, r in items]
-        addr, blocks = btree2.encode_tree(ctx, btype, recs, len(recs[0]), em.meta.alloc,
-                                          node_size=info["node_size"],
-                                          split_percent=info["split_percent"],
-                                          merge_percent=info["merge_percent"],
-                                          version=BT2_VERSION)
-        put_blocks(em, blocks)
-        return addr, info
-    raise FormatError(f"chunk index type {layout.index_type} cannot index structured chunks")

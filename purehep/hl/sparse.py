@@ -1,12 +1,20 @@
 """The sparse programming model (RFC "Programming Model to Support Sparse Data in HDF5") on
 h5py-like datasets: ``defined`` (H5Dget_defined), ``erase`` (H5Derase), ``read_sparse``,
 ``write_sparse``, ``nnz``, scipy conversions, and the low-level structured chunk access
-(H5Dread_struct_chunk, H5Dwrite_struct_chunk, H5Dstruct_chunk_iter)."""
+(H5Dread_struct_chunk, H5Dwrite_struct_chunk, H5Dstruct_chunk_iter); and create_dataset's
+sparse datasets (``make_sparse_node``).
+
+The storage itself is core: read by purehep.chunks.structured, written by
+purehep.write.structured (layout class 4, structured chunks)."""
 from collections import namedtuple
 
 import numpy as np
 
+from .. import selections
+from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
+from ..format.messages.filter_pipeline import FilterInfo
+from .creation import _filters
 
 StructChunkInfo = namedtuple("StructChunkInfo", (
     "offset", "address", "size", "section_offsets", "section_sizes", "unfiltered_sizes",
@@ -37,7 +45,6 @@ class SparseDatasetMixin:
 
     def _sparse_coords(self, sel):
         """None (everything) or one sorted unique int64 array per dimension."""
-        from ..hl import selections
         args = _args(sel)
         if args in ((), (Ellipsis,)):
             return None
@@ -77,7 +84,6 @@ class SparseDatasetMixin:
         import scipy.sparse as sp
         if len(self.shape) != 2:
             raise ValueError("scipy sparse arrays are 2-D")
-        from ..hl import selections
         args = _args(sel)
         s = selections.select(self.shape, args) if args not in ((), (Ellipsis,)) else None
         coords, vals = self.read_sparse(sel)
@@ -94,7 +100,7 @@ class SparseDatasetMixin:
 
     # --- writing ------------------------------------------------------------------------
     def _sparse_store(self):
-        from .store import SparseStore
+        from ..write.structured import SparseStore
         node = getattr(self, "_node", None)
         if node is None:
             raise ValueError("Unable to write (no write intent on file)")
@@ -186,3 +192,114 @@ def _from_sparse_object(obj):
         return c, np.asarray(obj.data)
     raise TypeError("write_sparse needs coordinates and values, a scipy.sparse object or a "
                     "sparse.COO array")
+
+
+# --- creating ------------------------------------------------------------------------------------
+
+def _section_pipeline(writer, spec, dtype, chunks):
+    """Filters of one section from a section_filters value: a compression name, a dict of
+    create_dataset filter keywords, or a sequence of FilterInfo / (id, client data) pairs."""
+    if spec is None:
+        return ()
+    if isinstance(spec, (str, int)):
+        spec = {"compression": spec}
+    if isinstance(spec, dict):
+        kw = dict(compression=None, compression_opts=None, shuffle=None, fletcher32=None,
+                  scaleoffset=None)
+        unknown = set(spec) - set(kw)
+        if unknown:
+            raise TypeError(f"unknown section filter options {sorted(unknown)}")
+        kw.update(spec)
+        return tuple(_filters(writer, dtype, chunks, kw["compression"], kw["compression_opts"],
+                              kw["shuffle"], kw["fletcher32"], kw["scaleoffset"], None))
+    out = []
+    for f in spec:
+        if isinstance(f, FilterInfo):
+            out.append(f)
+        else:
+            fid, cd = f
+            out.append(FilterInfo(int(fid), 0, "", tuple(int(v) for v in cd)))
+    return tuple(out)
+
+
+def make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
+                     compression_opts, shuffle, fletcher32, fillvalue, section_filters,
+                     chunk_index, track_times, track_order):
+    """A DatasetNode with sparse structured-chunk storage."""
+    from ..write import model, values as V
+    from ..write.policy import guess_chunk
+    from ..write.structured import SparseStore, choose_index
+    dtype = np.dtype("f4") if dtype is None and data is None else dtype
+    if data is not None:
+        arr = np.asarray(data)
+        dtype = arr.dtype if dtype is None else np.dtype(dtype)
+        shape = arr.shape if shape is None else shape
+    dtype = np.dtype(dtype)
+    if shape is None:
+        raise TypeError("sparse datasets need a shape")
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if not shape:
+        raise ValueError("sparse datasets need at least one dimension")
+    if V.needs_heap(dtype) or dtype.kind in "OU":
+        raise UnsupportedFeatureError("sparse datasets of variable-length or reference types "
+                                      "(three-section structured chunks)")
+    if maxshape is None:
+        maxshape = shape
+    maxshape = (maxshape,) if not isinstance(maxshape, tuple) else tuple(maxshape)
+    if len(maxshape) != len(shape):
+        raise ValueError("Dimensionality of shape and maxshape must match")
+    stored = V.stored_dtype(dtype)
+    if chunks in (None, True):
+        chunks = guess_chunk(shape, maxshape, stored.itemsize)
+    chunks = (int(chunks),) if isinstance(chunks, (int, np.integer)) else tuple(int(c)
+                                                                                for c in chunks)
+    if len(chunks) != len(shape) or any(c <= 0 for c in chunks):
+        raise ValueError(f"chunk shape {chunks} does not fit shape {shape}")
+    for c, m in zip(chunks, maxshape):
+        if m is not None and c > m:
+            raise ValueError(f"chunk shape {chunks} exceeds maxshape {maxshape}")
+    if section_filters is not None and (compression is not None or shuffle or fletcher32):
+        raise ValueError("give either section_filters or compression/shuffle/fletcher32")
+    pipelines = {}
+    if section_filters is not None:
+        for sec, spec in dict(section_filters).items():
+            if int(sec) not in (0, 1):
+                raise ValueError(f"sparse chunks have sections 0 and 1, not {sec}")
+            flist = _section_pipeline(writer, spec, stored, chunks)
+            if flist:
+                pipelines[int(sec)] = flist
+    elif compression is not None or shuffle or fletcher32:
+        # the predefined filters act on every section (programming model RFC)
+        flist = _section_pipeline(writer, dict(compression=compression,
+                                               compression_opts=compression_opts,
+                                               shuffle=shuffle, fletcher32=fletcher32),
+                                  stored, chunks)
+        pipelines = {0: flist, 1: flist}
+    fill = None
+    if fillvalue is not None:
+        fill = np.asarray(fillvalue, dtype=dtype).tobytes()
+    node = model.DatasetNode(shape, maxshape, dtype, "sparse", chunks, (), fill, False,
+                             track_order=bool(track_order), track_times=bool(track_times))
+    node.section_filters = pipelines
+    node.index = choose_index(shape, maxshape, chunks, chunk_index)
+    if track_times:
+        node.times = writer.now()
+    node.store = SparseStore(writer, node)
+    if data is not None:
+        arr = np.asarray(data, dtype=node.store.dtype)
+        if arr.shape != shape:
+            raise ValueError(f"data of shape {arr.shape} for a dataset of shape {shape}")
+        write_dense(node.store, arr, fillvalue)
+    return node
+
+
+def write_dense(store, arr, fillvalue=None):
+    """Define every element of ``arr`` that differs from the fill value (zero by default)."""
+    fill = np.zeros((), arr.dtype) if fillvalue is None else np.asarray(fillvalue, arr.dtype)
+    if arr.dtype.names is None:
+        mask = arr != fill
+    else:
+        mask = arr.view(np.void(arr.dtype.itemsize)) != \
+            np.asarray(fill).reshape(1).view(np.void(arr.dtype.itemsize))[0]
+    coords = np.argwhere(mask).astype(np.int64)
+    store.write_points(coords, arr[mask])

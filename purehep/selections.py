@@ -7,7 +7,7 @@ full-shape boolean masks.
 """
 import numpy as np
 
-from ..errors import UnsupportedFeatureError
+from .errors import UnsupportedFeatureError
 
 
 class Selection:

@@ -13,7 +13,12 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .errors import FormatError
+from ..errors import FormatError
+from ..reference import (H5R_ATTR, H5R_DATASET_REGION2, H5R_OBJECT2, AttributeReference,
+                         Reference, RegionReference)
+from .context import Cursor
+from .global_heap import collection, get_object
+from . import selection
 
 MAX_DEPTH = 32
 
@@ -265,7 +270,6 @@ def _heap_slices(ctx, arr, item_size):
     Yields (positions, data, starts, nbytes) per collection; null elements (collection 0 or
     length 0) are not yielded.
     """
-    from .format.global_heap import collection
     flat = arr.reshape(-1)
     lengths = flat["length"].astype(np.int64)
     colls = flat["collection"].astype(np.uint64)
@@ -292,7 +296,6 @@ def _heap_slices(ctx, arr, item_size):
 
 def _vlen_str_few(ctx, arr):
     """Per-element path for a handful of strings (attributes): no vectorised set-up cost."""
-    from .format.global_heap import collection
     out = np.empty(arr.size, object)
     for i, (length, coll, index) in enumerate(arr.reshape(-1).tolist()):
         if coll == 0 or length == 0 or coll == ctx.undefined:
@@ -349,7 +352,6 @@ def _vlen_seq(ctx, dt, arr, depth):
 
 
 def _ref_obj(ctx, dt, arr, depth):
-    from .reference import Reference
     flat = arr.reshape(-1).astype(np.uint64)
     undefined = ctx.undefined if ctx is not None else None
     out = np.empty(len(flat), object)
@@ -363,8 +365,6 @@ def _ref_obj(ctx, dt, arr, depth):
 
 
 def _ref_region(ctx, dt, arr, depth):
-    from .format.global_heap import collection
-    from .reference import RegionReference, decode_region_blob
     flat = arr.reshape(-1)
     colls = flat["collection"].astype(np.uint64).tolist()
     idx = flat["index"].astype(np.int64).tolist()
@@ -379,7 +379,6 @@ def _ref_region(ctx, dt, arr, depth):
 
 
 def _ref_revised(ctx, dt, arr, depth):
-    from .reference import decode_revised
     flat = _bytes(arr, dt.size).reshape(-1, dt.size)
     out = np.empty(len(flat), object)
     for i, row in enumerate(flat):
@@ -393,3 +392,81 @@ _CONVERTERS = {
     "complex": _complex, "array": _array, "vlen_str": _vlen_str, "vlen_seq": _vlen_seq,
     "ref_obj": _ref_obj, "ref_region": _ref_region, "ref_revised": _ref_revised,
 }
+
+
+# -- references (spec VIII.B, VIII.C) ---------------------------------------------------------
+
+def decode_region_blob(ctx, blob, offset=None):
+    """An old-style (H5R_DATASET_REGION1) global heap object: address ‖ selection (VIII.C)."""
+    cur = Cursor(memoryview(blob), offset or 0, "region reference", ctx)
+    addr = cur.address()
+    sel = selection.decode(cur)
+    return RegionReference(addr, sel)
+
+
+def decode_encoded(ctx, ref_type, flags, block, offset=None):
+    """Decode a revised reference block (VIII.B "Reference Block") that follows the 2-byte
+    header; ``block`` holds the token size, token, optional file name, selection, attr name."""
+    cur = Cursor(memoryview(block), offset or 0, "revised reference", ctx)
+    token_size = cur.u8()
+    if token_size > 16:
+        raise cur.error(f"invalid object token size {token_size}")
+    token = bytes(cur.bytes(token_size))
+    address = int.from_bytes(token[:ctx.sizeof_offsets if ctx else 8], "little")
+    file_name = None
+    if flags & 1:
+        n = cur.u16()
+        file_name = bytes(cur.bytes(n)).decode("utf-8", "surrogateescape")
+    if ref_type == H5R_OBJECT2:
+        return Reference(address, file_name, None, H5R_OBJECT2)
+    if ref_type == H5R_DATASET_REGION2:
+        size = cur.u32()
+        rank = cur.u32()
+        if size > cur.remaining:
+            raise cur.error(f"selection of {size} bytes overruns the reference")
+        sub = Cursor(cur.buf[cur.pos:cur.pos + size], cur.offset, "revised reference", ctx)
+        sel = selection.decode(sub, rank)
+        cur.skip(size)
+        return RegionReference(address, sel, file_name, H5R_DATASET_REGION2)
+    if ref_type == H5R_ATTR:
+        n = cur.u16()
+        name = bytes(cur.bytes(n)).decode("utf-8", "surrogateescape")
+        return AttributeReference(address, file_name, name, H5R_ATTR)
+    raise cur.error(f"unknown revised reference type {ref_type}")
+
+
+def decode_revised(ctx, raw, offset=None):
+    """One element of the revised reference datatype (H5R_REF) as stored in the file.
+
+    Layout (libhdf5, checked against HDF5 2.0 files): type u8, flags u8, then for an internal
+    object reference the reference block itself (token size, token); for every other kind
+    (region, attribute, external object) u32 blob size + global heap ID of the reference block
+    (without its 2-byte header). A null reference has type 0.
+    """
+    raw = bytes(raw)
+    if len(raw) < 2:
+        raise FormatError("revised reference shorter than its header", "revised reference",
+                          offset)
+    ref_type, flags = raw[0], raw[1]
+    so = ctx.sizeof_offsets
+    if ref_type == 0:
+        return Reference(0, ref_type=H5R_OBJECT2)
+    if ref_type not in (H5R_OBJECT2, H5R_DATASET_REGION2, H5R_ATTR):
+        raise FormatError(f"invalid revised reference type {ref_type}", "revised reference",
+                          offset)
+    if ref_type == H5R_OBJECT2 and not flags & 1:
+        # an internal object reference is stored directly: header ‖ token size ‖ token
+        return decode_encoded(ctx, ref_type, flags, raw[2:], offset)
+    if len(raw) < 2 + 4 + so + 4:
+        raise FormatError("revised reference too short for a global heap ID",
+                          "revised reference", offset)
+    size = int.from_bytes(raw[2:6], "little")
+    coll = int.from_bytes(raw[6:6 + so], "little")
+    index = int.from_bytes(raw[6 + so:10 + so], "little")
+    if coll in (0, ctx.undefined):
+        return Reference(0, ref_type=ref_type)
+    blob = get_object(ctx, coll, index)
+    if size > len(blob):
+        raise FormatError(f"reference blob of {size} bytes exceeds heap object of "
+                          f"{len(blob)}", "revised reference", offset)
+    return decode_encoded(ctx, ref_type, flags, blob[:size], offset)

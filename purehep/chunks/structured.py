@@ -7,9 +7,9 @@ import numpy as np
 
 from ..errors import FormatError, UnsupportedFeatureError
 from ..format.messages import layout as L
-from ..chunks import init_geometry
+from ..format import sparse_sections, structured_chunk as SC
 from ..io import memory
-from . import chunkcodec, index as IX
+from . import init_geometry, structured_index as IX
 
 SECTION_SELECTION, SECTION_VALUES = 0, 1
 
@@ -92,7 +92,6 @@ class SparseStorage:
 
     def sections(self, row, raw=None):
         """The unfiltered sections of chunk ``row`` (checksums verified and removed)."""
-        from ..format import structured_chunk as SC
         t = self.table
         if raw is None:
             raw = self.raw_chunk(row)
@@ -122,7 +121,8 @@ class SparseStorage:
             # decision 9a); nothing defined is an unallocated chunk or an encoded "none"
             n = math.prod(self.chunk_shape)
         else:
-            _, lin = chunkcodec.decode_section0(secs[SECTION_SELECTION], self.chunk_shape, where)
+            _, lin = sparse_sections.decode_section0(secs[SECTION_SELECTION], self.chunk_shape,
+                                                     where)
             n = len(lin)
         if len(data) != n * self.dtype.itemsize:     # (checked before the indexes are made)
             raise FormatError(f"value section of {len(data)} bytes for {n} defined "
