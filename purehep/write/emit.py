@@ -7,6 +7,7 @@ structures (global heap collections, local heaps and symbol table nodes, fractal
 B-trees of dense storage, chunk indexes, converted raw data) and the headers again with real
 addresses, writing each into a metadata buffer that starts at the end of the raw data.
 """
+import functools
 import struct
 
 import numpy as np
@@ -315,7 +316,7 @@ class Emitter:
     def _virtual_messages(self, node, R):
         """Fill value and layout (class 3) of a virtual dataset; its mappings go to a global
         heap block (spec III.F) in the versions the policy picks, as libhdf5 writes them."""
-        from ..format import selection as S, vds_block
+        from ..format import vds_block
         pol = self.policy
         fill = m_fill.FillValue(pol.fill_version, node.fill, m_fill.ALLOC_INCREMENTAL,
                                 m_fill.FILL_IF_SET, True)
@@ -323,11 +324,9 @@ class Emitter:
         if node.virtual:
             data = b""
             if R.real:
-                data = vds_block.encode(self.ctx, [vds_block.VirtualMapping(
-                    sfile, sname,
-                    S.Selection(S.ALL, 1) if sdims is None else
-                    S.hyperslab(sdims, pol.selection_version),
-                    S.hyperslab(vdims, pol.selection_version))
+                data = vds_block.encode_entries(self.ctx, [
+                    _vds_entry(sfile, sname, _frozen(sdims), _frozen(vdims),
+                               pol.selection_version, pol.vds_block_version)
                     for sfile, sname, sdims, vdims in node.virtual], pol.vds_block_version)
             address, index = R.heap(data)
         layout = L.Layout(4, L.VIRTUAL, address=address, virtual_index=index)
@@ -554,3 +553,24 @@ class Emitter:
             self.meta.put(p.address, header)
         self.gheaps.finish()
         return self.plans[id(root)]
+
+
+def _frozen(dims):
+    """Hyperslab dims (``VirtualLayout`` mappings: per axis a regular tuple or a list of
+    runs; None for a whole source) as a hashable key."""
+    return None if dims is None else tuple(d if isinstance(d, tuple) else tuple(d)
+                                           for d in dims)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _vds_entry(sfile, sname, sdims, vdims, selection_version, block_version):
+    """One encoded mapping of a virtual dataset's heap block, kept: the versions of a
+    versioned dataset map the same chunks over and over, each block encoded once."""
+    from ..format import selection as S, vds_block
+
+    def hyperslab(dims):
+        return S.hyperslab([list(d) if d and isinstance(d[0], tuple) else d for d in dims],
+                           selection_version)
+    return vds_block.encode_entry(vds_block.VirtualMapping(
+        sfile, sname, S.Selection(S.ALL, 1) if sdims is None else hyperslab(sdims),
+        hyperslab(vdims)), block_version)
