@@ -59,11 +59,13 @@ class Metadata:
 
 
 class GlobalHeaps:
-    """Global heap collections (spec III.E) filled in order; a new one when the current one
-    is full. ``tail`` is the last collection a previous commit of the session wrote
-    ([address, size, objects, used]): new objects go into its free space first, and the
-    collection is then rewritten in place (``patch(order, address, bytes)``; its objects
-    keep their indexes), as libhdf5 fills a collection before it starts another."""
+    """Global heap collections (spec III.E) filled in order; a new one when no open one has
+    room. ``tail`` is the collection with the most room a previous commit of the session
+    wrote ([address, size, objects, used]): new objects go into the free space of it or of
+    a collection of this stage, the first with room (a tail changed is then rewritten in
+    place, ``patch(order, address, bytes)``; its objects keep their indexes), as libhdf5
+    fills its collections with free space before it starts another: a collection made for
+    one large object does not end the filling of the one before it."""
 
     def __init__(self, ctx, meta, tail=None, patch=None):
         self.ctx, self.meta, self.patch = ctx, meta, patch
@@ -73,8 +75,8 @@ class GlobalHeaps:
     def put(self, data):
         head = 8 + self.ctx.sizeof_lengths
         need = head + ((len(data) + 7) & ~7)
-        cur = self.collections[-1] if self.collections else self.tail
-        if cur is None or cur[1] - cur[3] < need:
+        cur = next((c for c in self._open() if c[1] - c[3] >= need), None)
+        if cur is None:
             size = global_heap.collection_size(self.ctx, [len(data)])
             size = max(size, global_heap.MIN_COLLECTION)
             cur = [self.meta.alloc(size), size, [], head]
@@ -85,6 +87,10 @@ class GlobalHeaps:
         cur[3] += need
         return cur[0], len(cur[2])
 
+    def _open(self):
+        """The collections new objects may go to, latest first."""
+        return self.collections[::-1] + ([self.tail] if self.tail is not None else [])
+
     def finish(self):
         for addr, size, objects, _ in self.collections:
             self.meta.put(addr, global_heap.encode(self.ctx, objects, size))
@@ -93,8 +99,8 @@ class GlobalHeaps:
             self.patch(0, addr, global_heap.encode(self.ctx, objects, size))
 
     def last(self):
-        """The collection new objects would go to next (for the next commit's ``tail``)."""
-        return self.collections[-1] if self.collections else self.tail
+        """The collection with the most room (the next commit's ``tail``)."""
+        return max(self._open(), key=lambda c: c[1] - c[3], default=None)
 
 
 class Resolver:
