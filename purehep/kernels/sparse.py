@@ -1,7 +1,9 @@
 """Kernels of sparse (structured chunk) storage, vectorised with numpy: coordinate -> chunk
 bucketing and the block decomposition of a chunk's defined elements (hyperslab selection
-encoding)."""
+encoding); and a loop kernel gathering the point lists of many chunks into CSR arrays."""
 import numpy as np
+
+from ._jit import loop
 
 
 def chunk_keys(coords, chunk, grid):
@@ -62,3 +64,47 @@ def blocks_to_linear(lo, hi, dims):
         local //= e
         stride *= int(dims[d])
     return out
+
+
+@loop
+def points_csr(coords, first, counts, values, value_first, origins, chunk, shape, indptr,
+               indices, data):
+    """CSR arrays of 2-D chunks whose defined elements are point lists: chunk ``i`` lists
+    ``counts[i]`` points as (row, column) pairs in ``coords`` from ``first[i]`` and their
+    values in ``values`` from ``value_first[i]``; ``origins`` (m, 2) holds its first
+    element. Chunks come in row-major order of their origins, so that a row's entries come
+    out by column when each chunk lists its points in row-major order. Points past
+    ``shape`` (the edge chunks' outside) are left out. Fills ``indptr`` (rows + 1, zeroed),
+    ``indices`` and ``data``; returns (entries, sorted: every chunk's points strictly
+    row-major), or (-1, False) when a point lies outside its chunk."""
+    for i in range(first.shape[0]):
+        at = first[i]
+        for k in range(counts[i]):
+            r = np.int64(coords[at + 2 * k])
+            c = np.int64(coords[at + 2 * k + 1])
+            if r >= chunk[0] or c >= chunk[1]:
+                return -1, False
+            r += origins[i, 0]
+            if r < shape[0] and c + origins[i, 1] < shape[1]:
+                indptr[r + 1] += 1
+    for r in range(shape[0]):
+        indptr[r + 1] += indptr[r]
+    fill = indptr[:-1].copy()
+    ordered = True
+    for i in range(first.shape[0]):
+        at = first[i]
+        last = -1
+        for k in range(counts[i]):
+            r = np.int64(coords[at + 2 * k])
+            c = np.int64(coords[at + 2 * k + 1])
+            if r * chunk[1] + c <= last:
+                ordered = False
+            last = r * chunk[1] + c
+            r += origins[i, 0]
+            c += origins[i, 1]
+            if r < shape[0] and c < shape[1]:
+                p = fill[r]
+                fill[r] = p + 1
+                indices[p] = c
+                data[p] = values[value_first[i] + k]
+    return indptr[shape[0]], ordered
