@@ -84,14 +84,18 @@ def test_points_past_a_shrunk_extent_are_left_out(tmp_path, path_kind):
         assert got.nnz == 2
 
 
-def test_unsorted_point_list_still_sorted_csr(tmp_path, path_kind):
-    """A chunk listing its points out of row-major order (as another writer may) gives
-    the same canonical CSR."""
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_point_lists_of_other_writers(tmp_path, path_kind, version, ordered):
+    """A chunk listing its points in a version 1 list, or out of row-major order (as
+    another writer may), gives the same canonical CSR."""
     from purehep.format import selection as S
     from purehep.kernels.checksum import lookup3
     from purehep.sparse import chunkcodec
     points = np.array([[3, 1], [0, 2], [2, 0], [0, 0]], np.int64)
-    sel = S.Selection(S.POINTS, 2, 2, points=points, encode_size=2)
+    if ordered:
+        points = points[np.lexsort(points.T[::-1])]
+    sel = S.Selection(S.POINTS, version, 2, points=points, encode_size=2)
     section0 = chunkcodec.encode_section0(None, (4, 4), sel)
     section0 += struct.pack("<I", lookup3(section0))
     values = np.array([1.5, 2.5, 3.5, 4.5])

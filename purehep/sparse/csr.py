@@ -48,14 +48,12 @@ def _plan(st, order):
     for row, at, n in zip(order.tolist(), starts.tolist(), sizes.tolist()):
         ctx.source.readinto(ctx.absolute(int(t.addresses[row])), buf[at:at + n],
                             "structured chunk")
-    parsed = [_points_header(buf, at, end, st.chunk_shape)
-              for at, end in zip(starts.tolist(), (starts + sec1).tolist())]
-    if any(p is None for p in parsed) or len({p[2] for p in parsed}) != 1:
+    parsed = _headers(buf, starts, sec1, st.chunk_shape)
+    if parsed is None:
         return None
-    enc = parsed[0][2]
-    coords_at = np.array([p[0] for p in parsed], np.int64)
-    counts = np.array([p[1] for p in parsed], np.int64)
+    coords_at, counts, enc = parsed
     if np.any(sizes - sec1 != counts * itemsize) or np.any(coords_at % enc) or \
+            np.any(coords_at + counts * 2 * enc > starts + sec1 - 4) or \
             itemsize not in (1, 2, 4, 8):
         return None
     if ctx.verify_checksums:
@@ -65,10 +63,38 @@ def _plan(st, order):
             (starts + sec1) // itemsize, origins)
 
 
+def _headers(buf, starts, sec1, chunk):
+    """(coordinates offsets, point counts, encode size) of the section 0 images of the
+    chunks at ``starts`` (``sec1`` bytes each, checksum included), or None when one is not
+    a point list (:func:`_points_header`) or they differ in encode size. Version 2 point
+    lists whose image bytes before the coordinates equal the first one's but for the count
+    (as one writer makes them) are read at once."""
+    first = _points_header(buf, int(starts[0]), int(starts[0] + sec1[0]), chunk)
+    if first is None:
+        return None
+    at, count, enc, count_at = first
+    head = at - int(starts[0])
+    if count_at is not None and np.all(sec1 >= head + 4):
+        rows = buf[starts[:, None] + np.arange(head)]
+        fixed = np.ones(head, bool)
+        rel = count_at - int(starts[0])
+        fixed[rel:rel + enc] = False
+        if np.array_equal(rows[:, fixed], np.broadcast_to(rows[0, fixed], rows[:, fixed].shape)):
+            counts = np.ascontiguousarray(rows[:, rel:rel + enc]).view(f"<u{enc}")[:, 0]
+            return starts + head, counts.astype(np.int64), enc
+    parsed = [_points_header(buf, a, e, chunk) for a, e in zip(starts.tolist(),
+                                                               (starts + sec1).tolist())]
+    if any(p is None for p in parsed) or len({p[2] for p in parsed}) != 1:
+        return None
+    return (np.array([p[0] for p in parsed], np.int64),
+            np.array([p[1] for p in parsed], np.int64), parsed[0][2])
+
+
 def _points_header(buf, at, end, chunk):
-    """(coordinates offset, point count, encode size) of the section 0 image at
-    ``buf[at:end]`` (checksum included) when it is a point list of a 2-D extent equal to
-    ``chunk`` whose coordinates fit in the section; else None."""
+    """(coordinates offset, point count, encode size, offset of the count in a version 2
+    list, else None) of the section 0 image at ``buf[at:end]`` (checksum included) when it
+    is a point list of a 2-D extent equal to ``chunk`` whose coordinates fit in the
+    section; else None."""
     body = end - 4
     if body < 7 + 16 or buf[at] != S.IMAGE_SDSPACE_ID or buf[at + 1] > 1:
         return None
@@ -90,16 +116,16 @@ def _points_header(buf, at, end, chunk):
         if enc not in (2, 4, 8) or sel + 13 + enc > body:
             return None
         count = int(np.frombuffer(buf, f"<u{enc}", 1, sel + 13)[0])
-        first = sel + 13 + enc
+        first, count_at = sel + 13 + enc, sel + 13
     elif version == 1 and sel + 24 <= body:
-        enc = 4
+        enc, count_at = 4, None
         rank, count = struct.unpack_from("<II", buf, sel + 16)
         first = sel + 24
     else:
         return None
     if rank != 2 or first + count * 2 * enc > body:
         return None
-    return first, count, enc
+    return first, count, enc, count_at
 
 
 def _verify(st, buf, starts, lengths, order):
@@ -123,11 +149,13 @@ def _gathered(st, plan):
     indptr = np.zeros(rows + 1, np.int64)
     indices = np.empty(total, np.int32 if cols < 2 ** 31 else np.int64)
     data = np.empty(total, values.dtype)
-    n, ordered = K.points_csr(coords, first, counts, values, value_first, origins,
-                              np.asarray(st.chunk_shape, np.int64),
-                              np.asarray(st.shape, np.int64), indptr, indices, data)
-    if n < 0 or not ordered:
-        return _general(st)       # (a point outside its chunk: the general path names it)
+    rows_of = origins[:, 0]
+    bands = np.flatnonzero(np.concatenate(([True], rows_of[1:] != rows_of[:-1], [True])))
+    n = K.points_csr(coords, first, counts, values, value_first, origins, bands,
+                     np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64),
+                     indptr, indices, data)
+    if n < 0:       # a point outside its chunk (the general path names it) or out of order
+        return _general(st)
     return data[:n].view(st.dtype), indices[:n], indptr
 
 
