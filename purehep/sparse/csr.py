@@ -44,10 +44,9 @@ def _plan(st, order):
     slots = (sizes + 7) // 8 * 8 + 8
     starts = np.concatenate(([0], np.cumsum(slots)[:-1])) + (-sec1) % 8
     buf = np.empty(int(slots.sum()), np.uint8)
-    ctx = st.ctx
-    for row, at, n in zip(order.tolist(), starts.tolist(), sizes.tolist()):
-        ctx.source.readinto(ctx.absolute(int(t.addresses[row])), buf[at:at + n],
-                            "structured chunk")
+    ctx, view = st.ctx, memoryview(buf)
+    for addr, at, n in zip(t.addresses[order].tolist(), starts.tolist(), sizes.tolist()):
+        ctx.source.readinto(ctx.absolute(addr), view[at:at + n], "structured chunk")
     parsed = _headers(buf, starts, sec1, st.chunk_shape)
     if parsed is None:
         return None
