@@ -203,7 +203,10 @@ class VersionedHDF5File:
         """Tell the backend what the last commit's virtual datasets map (once the file has
         staged them: asking earlier would stage the commit's writes halfway)."""
         for vds, chunks, mapping in self._written:
-            remember_mapping(vds, chunks, mapping)
+            try:
+                remember_mapping(vds, chunks, mapping)
+            except KeyError:      # no longer linked (delete_versions rewrote or removed it)
+                pass
         self._written = []
 
     def _commit(self, staged, version_name, prev_version, stamp):
