@@ -52,6 +52,7 @@ class VersionedHDF5File:
         self.f = f
         self._closed = False
         self._written = []      # (virtual dataset, chunks, mapping) of the last commit
+        self._tables = {}       # dataset name -> the Hashtable the last commit left
         if DATA_GROUP not in f:
             initialize(f)
         self._check_data_version()
@@ -217,8 +218,9 @@ class VersionedHDF5File:
             if name.partition("/")[0] in FORBIDDEN_NAMES:
                 raise ValueError(f"{name} is a forbidden dataset or group name; aborting.")
         versions = self._versions
-        opened = {name: open_raw_data(self.f, name, dataset.dtype)     # reads first: a read
-                  for name, dataset in datasets.items()}              # after a write stages
+        opened = {name: open_raw_data(self.f, name, dataset.dtype,    # reads first: a read
+                                      self._tables.pop(name, None))   # after a write stages
+                  for name, dataset in datasets.items()}
         group = versions.create_group(version_name)
         try:
             group.attrs["prev_version"] = prev_version
@@ -232,7 +234,7 @@ class VersionedHDF5File:
             group.attrs["committed"] = True
             group.attrs["timestamp"] = stamp
         except BaseException:
-            self._written = []
+            self._written, self._tables = [], {}
             del versions[version_name]
             raise
 
@@ -244,8 +246,11 @@ class VersionedHDF5File:
                                          staged.fillvalue, staged.filters)
         raw_shape = raw.shape
         if staged.dirty:
-            raw_shape = commit_chunks(raw, table, staged.modified_chunks(), staged.grid,
-                                      staged.dtype, staged.fillvalue, staged.mapping)
+            raw_shape, table = commit_chunks(raw, table, staged.modified_chunks(),
+                                             staged.grid, staged.dtype, staged.fillvalue,
+                                             staged.mapping)
+        if table is not None:
+            self._tables[staged.name] = table
         vds = write_virtual_dataset(group, staged.name, staged.shape, staged.dtype,
                                     staged.grid, staged.fillvalue, staged.mapping, raw_shape)
         self._written.append((vds, staged.grid, dict(staged.mapping)))

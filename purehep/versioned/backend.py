@@ -75,25 +75,34 @@ def create_raw_data(f, name, dtype, chunks, fillvalue, filters):
     return raw, Hashtable.create(group)
 
 
-def open_raw_data(f, name, dtype):
+def open_raw_data(f, name, dtype, known=None):
     """(raw_data, hash table) of dataset ``name``, read before a commit writes anything
     (a read after a write stages the file's changes); (None, None) when the dataset has no
     raw_data yet, a None table when none is left (rebuild_hash_table leaves none when no
-    version holds the dataset)."""
+    version holds the dataset). ``known`` is the Hashtable the last commit left, taken
+    instead of reading the table again when the file still holds that table as it left
+    it (the same dataset, not recreated, with as many rows)."""
     raw = f.get(raw_path(name))
     if raw is None:
         return None, None
     if raw.dtype != dtype and not (is_vlen_string(raw.dtype) and is_vlen_string(dtype)):
         raise ValueError(f"dtypes are not compatible ({dtype} != {raw.dtype})")
     group = f[f"/{DATA_GROUP}/{name}"]
-    return raw, Hashtable(group["hash_table"]) if "hash_table" in group else None
+    if "hash_table" not in group:
+        return raw, None
+    dataset = group["hash_table"]
+    if known is not None and known.dataset == dataset and \
+            int(dataset.attrs["largest_index"]) == known.largest_index and not known.added:
+        known.dataset = dataset
+        return raw, known
+    return raw, Hashtable(dataset)
 
 
 def commit_chunks(raw, table, modified, chunks, dtype, fillvalue, mapping):
     """Store the ``modified`` chunks ((index, edge-trimmed array) pairs, in order)
     copy-on-write: a chunk of fill values is dropped, a chunk whose digest is in the hash
     table re-uses its rows, any other is appended to raw_data. ``mapping`` (chunk index ->
-    raw rows) is updated in place. Returns raw_data's shape."""
+    raw rows) is updated in place. Returns raw_data's shape and the hash table."""
     if table is None:
         table = Hashtable.create(raw.parent)
     pending = []
@@ -114,7 +123,7 @@ def commit_chunks(raw, table, modified, chunks, dtype, fillvalue, mapping):
         raw.resize((table.largest_index * chunks[0],) + tuple(chunks[1:]))
         _write_rows(raw, pending, chunks, dtype, fillvalue)
     table.write()
-    return raw.shape
+    return raw.shape, table
 
 
 def _write_rows(raw, pending, chunks, dtype, fillvalue):
