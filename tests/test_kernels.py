@@ -26,6 +26,17 @@ def test_lookup3(n):
     assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
 
 
+def test_lookup3_spans():
+    """Many buffers of one array hashed in one call, each as alone."""
+    d = rng.integers(0, 256, sum(SIZES) + 50).astype(np.uint8)
+    starts = np.cumsum([0] + SIZES[:-1]).astype(np.int64) + 3
+    lengths = np.array(SIZES, np.int64)
+    out = np.empty(len(SIZES), np.uint32)
+    C.lookup3_spans(d, starts, lengths, out)
+    assert out.tolist() == [C._py_lookup3(d[a:a + n].tobytes(), n, 0)
+                            for a, n in zip(starts.tolist(), lengths.tolist())]
+
+
 @pytest.mark.parametrize("n", SIZES + [720, 721, 722, 30_001])
 def test_fletcher32(n, monkeypatch):
     monkeypatch.setattr(C, "_FLETCHER_SLICE", 1000)     # several numpy passes

@@ -318,3 +318,54 @@ def test_random_writes_store_what_the_package_stores(tmp_path, seed):
     for side, (mod, vf_class) in SIDES.items():
         random_build(mod, vf_class, paths[side], seed)
     assert_same(dump(paths["package"]), dump(paths["purehep"]))
+
+
+def test_stage_after_delete_versions_in_the_same_session(tmp_path):
+    """A version staged after delete_versions removed (and remapped) what the last commit
+    wrote, through the same VersionedHDF5File, reads as numpy says, in purehep and in
+    libhdf5 (h5py reading the virtual datasets)."""
+    import h5py
+    data = np.arange(10_000, dtype="f8")
+    with purehep.File(tmp_path / "d.h5", "w") as f:
+        vf = versioned.VersionedHDF5File(f)
+        with vf.stage_version("v1") as g:
+            g.create_dataset("x", data=data, chunks=(1000,))
+        with vf.stage_version("v2") as g:
+            g["x"][5] = -1.0
+        versioned.delete_versions(vf, ["v1", "v2"])
+        with vf.stage_version("v3", prev_version="") as g:
+            g.create_dataset("x", data=data[:3000], chunks=(1000,))
+        with vf.stage_version("v4") as g:
+            g["x"][2999] = 7.0
+        expected = data[:3000].copy()
+        expected[2999] = 7.0
+        np.testing.assert_array_equal(vf["v4"]["x"][...], expected)
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        np.testing.assert_array_equal(f["_version_data/versions/v4/x"][...], expected)
+
+
+@pytest.mark.parametrize("between", ["rebuild_hashtables", "delete_versions", "nothing"])
+def test_commits_around_hash_table_rewrites_as_the_package(tmp_path, between):
+    """Commits in one session before and after the hash table is rebuilt (or a version
+    deleted) store and map chunks as the package's do: the table the last commit left is
+    not taken for one the file no longer holds."""
+    dumps = {}
+    for side, (mod, vf_class) in SIDES.items():
+        path = tmp_path / f"{side}.h5"
+        with mod.File(path, "w") as f:
+            vf = vf_class(f)
+            with vf.stage_version("v1", timestamp=np.datetime64("2024-01-01T00:00:00")) as g:
+                g.create_dataset("x", data=np.arange(40.0), chunks=(8,))
+            with vf.stage_version("v2", timestamp=np.datetime64("2024-01-02T00:00:00")) as g:
+                g["x"][3] = -1.0
+            if between == "rebuild_hashtables":
+                vf.rebuild_hashtables()
+            elif between == "delete_versions":
+                (versioned_hdf5 if side == "package" else versioned).delete_versions(vf, ["v1"])
+            with vf.stage_version("v3", timestamp=np.datetime64("2024-01-03T00:00:00")) as g:
+                g["x"][3] = 3.0                     # back to v1's chunk
+                g["x"][17] = -2.0
+            with vf.stage_version("v4", timestamp=np.datetime64("2024-01-04T00:00:00")) as g:
+                g["x"][17] = 17.0
+        dumps[side] = dump(path)
+    assert_same(dumps["purehep"], dumps["package"])

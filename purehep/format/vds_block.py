@@ -52,17 +52,28 @@ def encode(ctx, mappings, version):
     """A block of ``mappings`` (VirtualMapping), version 0 or 1. Version 1 flags the virtual
     dataset's own file (SAME_FILE) and, as libhdf5 does for names given separately, shares no
     names between entries."""
+    return encode_entries(ctx, [encode_entry(m, version) for m in mappings], version)
+
+
+def encode_entry(mapping, version):
+    """The bytes of one entry of a version 0 or 1 block (names and the two selections)."""
+    out = bytearray()
+    same = mapping.source_file == "."
+    if version >= 1:
+        out.append(SAME_FILE if same else 0)
+    if not (same and version >= 1):
+        out += mapping.source_file.encode("utf-8", "surrogateescape") + b"\0"
+    out += mapping.source_dataset.encode("utf-8", "surrogateescape") + b"\0"
+    out += selection.encode(mapping.source_selection)
+    out += selection.encode(mapping.virtual_selection)
+    return bytes(out)
+
+
+def encode_entries(ctx, entries, version):
+    """A block of already encoded entries (:func:`encode_entry`), its checksum appended."""
     import struct
-    out = bytearray((version,)) + ctx.pack_length(len(mappings))
-    for m in mappings:
-        same = m.source_file == "."
-        if version >= 1:
-            out.append(SAME_FILE if same else 0)
-        if not (same and version >= 1):
-            out += m.source_file.encode("utf-8", "surrogateescape") + b"\0"
-        out += m.source_dataset.encode("utf-8", "surrogateescape") + b"\0"
-        out += selection.encode(m.source_selection) + selection.encode(m.virtual_selection)
-    return bytes(out) + struct.pack("<I", checksum.lookup3(bytes(out)))
+    out = b"".join([bytes((version,)), ctx.pack_length(len(entries))] + entries)
+    return out + struct.pack("<I", checksum.lookup3(out))
 
 
 def _name(cur, flags, shared_bit, entries, field):

@@ -73,11 +73,13 @@ class SparseDatasetMixin:
         return self._sparse_storage().nnz()
 
     def coo_array(self, sel=()):
-        """A scipy.sparse.coo_array of a 2-D sparse dataset (or selection box)."""
+        """A scipy.sparse.coo_array of a 2-D sparse dataset (or selection box), entries in
+        row-major order."""
         return self._scipy(sel, "coo")
 
     def csr_array(self, sel=()):
-        """A scipy.sparse.csr_array of a 2-D sparse dataset (or selection box)."""
+        """A scipy.sparse.csr_array of a 2-D sparse dataset (or selection box); the whole
+        dataset is read straight into CSR order (chunks/structured_csr.py)."""
         return self._scipy(sel, "csr")
 
     def _scipy(self, sel, fmt):
@@ -86,16 +88,18 @@ class SparseDatasetMixin:
             raise ValueError("scipy sparse arrays are 2-D")
         args = _args(sel)
         s = selections.select(self.shape, args) if args not in ((), (Ellipsis,)) else None
-        coords, vals = self.read_sparse(sel)
         if s is None:
-            shape = tuple(self.shape)
-            r, c = coords[:, 0], coords[:, 1]
-        else:
-            axes = s.coords()
-            shape = tuple(len(a) for a in axes)
-            r = np.searchsorted(axes[0], coords[:, 0])
-            c = np.searchsorted(axes[1], coords[:, 1])
-        arr = sp.coo_array((vals, (r, c)), shape=shape)
+            from ..chunks.structured_csr import read_csr
+            data, indices, indptr = read_csr(self._sparse_storage())
+            arr = sp.csr_array((_native(self._convert(data, ())), indices, indptr),
+                               shape=self.shape)
+            return arr if fmt == "csr" else arr.tocoo()
+        coords, vals = self.read_sparse(sel)
+        axes = s.coords()
+        shape = tuple(len(a) for a in axes)
+        r = np.searchsorted(axes[0], coords[:, 0])
+        c = np.searchsorted(axes[1], coords[:, 1])
+        arr = sp.coo_array((_native(vals), (r, c)), shape=shape)
         return arr.tocsr() if fmt == "csr" else arr
 
     # --- writing ------------------------------------------------------------------------
@@ -177,6 +181,11 @@ class SparseDatasetMixin:
             raise ValueError(f"{tuple(offset)} is not a chunk origin")
         scaled = tuple(int(o) // c for o, c in zip(offset, store.chunks))
         store.write_raw(scaled, sections, filter_masks, unfiltered_sizes)
+
+
+def _native(values):
+    """``values`` in native byte order (scipy.sparse takes no other)."""
+    return values.astype(values.dtype.newbyteorder("="), copy=False)
 
 
 def _from_sparse_object(obj):

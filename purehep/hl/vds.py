@@ -99,6 +99,25 @@ class VirtualLayout:
                              f"selection {source.count}")
         self.mappings.append((source.path, source.name, source.dims, dims))
 
+    def map_block(self, start, count, source, source_start):
+        """``layout[box] = source[box']`` for blocks given by corners: the block of ``count``
+        elements per axis at ``start`` maps to the block of the same shape at
+        ``source_start`` of ``source`` (not sliced), without building index selections
+        (a caller mapping thousands of chunk-sized blocks at a time)."""
+        if source.dims is not None:
+            raise RuntimeError("VirtualSource objects can only be sliced once.")
+        for at, n, extent in zip(start, count, self.shape):
+            if n <= 0 or at < 0 or at + n > extent:
+                raise ValueError(f"block of {tuple(count)} at {tuple(start)} is not inside "
+                                 f"the layout's shape {self.shape}")
+        for at, n, extent in zip(source_start, count, source.source_shape):
+            if at < 0 or at + n > extent:
+                raise ValueError(f"block of {tuple(count)} at {tuple(source_start)} is not "
+                                 f"inside the source's shape {source.source_shape}")
+        self.mappings.append((source.path, source.name,
+                              [(int(a), 1, 1, int(n)) for a, n in zip(source_start, count)],
+                              [(int(a), 1, 1, int(n)) for a, n in zip(start, count)]))
+
     def source_file(self, path, dest):
         """The name a mapping stores for the source file ``path`` ("." for the file itself)."""
         if self.filename is not None:

@@ -69,6 +69,15 @@ def _substitute(name, i):
     return _PRINTF.sub(lambda m: "%" if m.group(1) == "%" else str(i), name)
 
 
+def mapping_block(dataset):
+    """The encoded mappings of virtual dataset ``dataset`` (its global heap block, spec
+    III.F; b"" when it has none): equal bytes hold equal mappings."""
+    layout = dataset._layout
+    if layout.address is None:
+        return b""
+    return bytes(get_object(dataset._ctx, layout.address, layout.virtual_index))
+
+
 class VirtualStorage:
     """The values of a virtual dataset, read from its sources on demand."""
 

@@ -218,7 +218,9 @@ class GroupWriter(WritableObject):
         node = model.DatasetNode(layout.shape, layout.maxshape, layout.dtype, "virtual",
                                  fill=fill_bytes(layout.dtype, fillvalue))
         node.index = node.store = None
-        node.virtual = [(layout.source_file(path, self._file.filename), name, sdims, vdims)
+        files = {path: layout.source_file(path, self._file.filename)
+                 for path in {m[0] for m in layout.mappings}}
+        node.virtual = [(files[path], name, sdims, vdims)
                         for path, name, sdims, vdims in layout.mappings]
         return self._link_new(name, node)
 

@@ -209,3 +209,12 @@ def _fletcher32_loop(data):
     sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
     sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
     return (sum2 << 16) | sum1
+
+
+@loop
+def lookup3_spans(data, starts, lengths, out):
+    """lookup3 (initial value 0) of ``lengths[i]`` bytes of ``data`` at ``starts[i]`` into
+    ``out[i]``, for many short buffers in one call (the section 0 checksums of a sparse
+    dataset's chunks)."""
+    for i in range(starts.shape[0]):
+        out[i] = _lookup3_loop(data[starts[i]:starts[i] + lengths[i]], 0)

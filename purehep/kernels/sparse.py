@@ -1,7 +1,9 @@
 """Kernels of sparse (structured chunk) storage, vectorised with numpy: coordinate -> chunk
 bucketing and the block decomposition of a chunk's defined elements (hyperslab selection
-encoding)."""
+encoding); and a loop kernel gathering the point lists of many chunks into CSR arrays."""
 import numpy as np
+
+from ._jit import loop
 
 
 def chunk_keys(coords, chunk, grid):
@@ -62,3 +64,52 @@ def blocks_to_linear(lo, hi, dims):
         local //= e
         stride *= int(dims[d])
     return out
+
+
+@loop
+def points_csr(coords, first, counts, values, value_first, origins, bands, chunk, shape,
+               indptr, indices, data):
+    """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order:
+    chunk ``i`` lists ``counts[i]`` points as (row, column) pairs in ``coords`` from
+    ``first[i]``, their values in ``values`` from ``value_first[i]``, its first element at
+    ``origins[i]``. Chunks come in row-major order of their origins; ``bands`` holds the
+    first chunk of each row of chunks, then their number. A row of chunks is merged row by
+    row (each chunk's next points are the row's, by column), so the output is written in
+    order. Points past ``shape`` (the edge chunks' outside) are left out. Fills ``indptr``
+    (rows + 1), ``indices`` and ``data``; returns the number of entries, or -1 when a chunk
+    lists a point outside it or out of row-major order (for the caller's general path)."""
+    rows, cols, height, width = shape[0], shape[1], chunk[0], chunk[1]
+    ends = np.full(rows, -1, np.int64)
+    cursor = np.zeros(first.shape[0], np.int64)
+    p = 0
+    for b in range(bands.shape[0] - 1):
+        lo, hi = bands[b], bands[b + 1]
+        top = origins[lo, 0]
+        for r in range(height):
+            inside = top + r < rows
+            for i in range(lo, hi):     # (locals: the stores below may alias the inputs)
+                k, n, at, left, vat = cursor[i], counts[i], first[i], origins[i, 1], \
+                    value_first[i]
+                last = -1
+                while k < n and coords[at + 2 * k] == r:
+                    c = np.int64(coords[at + 2 * k + 1])
+                    if c >= width or c <= last:
+                        return -1
+                    last = c
+                    if inside and c + left < cols:
+                        indices[p] = c + left
+                        data[p] = values[vat + k]
+                        p += 1
+                    k += 1
+                if k < n and coords[at + 2 * k] <= r:
+                    return -1
+                cursor[i] = k
+            if inside:
+                ends[top + r] = p
+        for i in range(lo, hi):
+            if cursor[i] != counts[i]:
+                return -1
+    indptr[0] = 0
+    for r in range(rows):
+        indptr[r + 1] = ends[r] if ends[r] >= 0 else indptr[r]
+    return p

@@ -6,7 +6,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from .backend import (DATA_GROUP, commit_chunks, create_raw_data, dataset_names,
-                      is_vlen_string, raw_path, rebuild_hash_table, write_virtual_dataset)
+                      is_vlen_string, open_raw_data, raw_path, rebuild_hash_table,
+                      remember_mapping, write_virtual_dataset)
 from .group import StagedGroup
 
 DATA_VERSION = 4
@@ -50,6 +51,8 @@ class VersionedHDF5File:
     def __init__(self, f):
         self.f = f
         self._closed = False
+        self._written = []      # (virtual dataset, chunks, mapping) of the last commit
+        self._tables = {}       # dataset name -> the Hashtable the last commit left
         if DATA_GROUP not in f:
             initialize(f)
         self._check_data_version()
@@ -165,6 +168,7 @@ class VersionedHDF5File:
             raise KeyError(name)
         if name == self.current_version:
             versions.attrs["current_version"] = versions[name].attrs["prev_version"]
+        self._written = []
         del versions[name]
 
     def _nth_previous(self, name, n):
@@ -188,12 +192,23 @@ class VersionedHDF5File:
             raise ValueError(f"There is already a version with the name {version_name}")
         if prev_version not in versions:
             raise ValueError(f"Previous version {prev_version!r} not found")
+        self._remember_written()
         staged = StagedGroup.from_version(self.f, versions[prev_version])
         yield staged
         stamp = format_timestamp(utc_now() if timestamp is None else timestamp)
         self._commit(staged, version_name, prev_version, stamp)
         if make_current:
             versions.attrs["current_version"] = version_name
+
+    def _remember_written(self):
+        """Tell the backend what the last commit's virtual datasets map (once the file has
+        staged them: asking earlier would stage the commit's writes halfway)."""
+        for vds, chunks, mapping in self._written:
+            try:
+                remember_mapping(vds, chunks, mapping)
+            except KeyError:      # no longer linked (delete_versions rewrote or removed it)
+                pass
+        self._written = []
 
     def _commit(self, staged, version_name, prev_version, stamp):
         """Write the staged version; on failure the version group is removed again (raw
@@ -203,37 +218,43 @@ class VersionedHDF5File:
             if name.partition("/")[0] in FORBIDDEN_NAMES:
                 raise ValueError(f"{name} is a forbidden dataset or group name; aborting.")
         versions = self._versions
+        opened = {name: open_raw_data(self.f, name, dataset.dtype,    # reads first: a read
+                                      self._tables.pop(name, None))   # after a write stages
+                  for name, dataset in datasets.items()}
         group = versions.create_group(version_name)
         try:
             group.attrs["prev_version"] = prev_version
             group.attrs["committed"] = False
             for sub in staged.groups():
                 _set_attrs(group.require_group(sub.name), sub.attrs)
-            for dataset in datasets.values():
-                _set_attrs(self._commit_dataset(group, dataset), dataset.attrs)
+            for name, dataset in datasets.items():
+                _set_attrs(self._commit_dataset(group, dataset, *opened[name]),
+                           dataset.attrs)
             _set_attrs(group, staged.attrs)
             group.attrs["committed"] = True
             group.attrs["timestamp"] = stamp
         except BaseException:
+            self._written, self._tables = [], {}
             del versions[version_name]
             raise
 
-    def _commit_dataset(self, group, staged):
-        """raw_data/hash_table updated with the staged chunks; the version's virtual
-        dataset."""
-        name = staged.name
-        raw = self.f.get(raw_path(name))
+    def _commit_dataset(self, group, staged, raw, table):
+        """raw_data/hash_table (``raw``, ``table``: :func:`open_raw_data`) updated with the
+        staged chunks; the version's virtual dataset."""
         if raw is None:
-            create_raw_data(self.f, name, staged.dtype, staged.grid, staged.fillvalue,
-                            staged.filters)
-        elif raw.dtype != staged.dtype and not (is_vlen_string(raw.dtype)
-                                                and is_vlen_string(staged.dtype)):
-            raise ValueError(f"dtypes are not compatible ({staged.dtype} != {raw.dtype})")
+            raw, table = create_raw_data(self.f, staged.name, staged.dtype, staged.grid,
+                                         staged.fillvalue, staged.filters)
+        raw_shape = raw.shape
         if staged.dirty:
-            commit_chunks(self.f, name, staged.modified_chunks(), staged.grid, staged.dtype,
-                          staged.fillvalue, staged.mapping)
-        return write_virtual_dataset(group, name, staged.shape, staged.dtype,
-                                    staged.grid, staged.fillvalue, staged.mapping)
+            raw_shape, table = commit_chunks(raw, table, staged.modified_chunks(),
+                                             staged.grid, staged.dtype, staged.fillvalue,
+                                             staged.mapping)
+        if table is not None:
+            self._tables[staged.name] = table
+        vds = write_virtual_dataset(group, staged.name, staged.shape, staged.dtype,
+                                    staged.grid, staged.fillvalue, staged.mapping, raw_shape)
+        self._written.append((vds, staged.grid, dict(staged.mapping)))
+        return vds
 
     def get_diff(self, name, version1, version2):
         """The chunk regions of dataset ``name`` that differ between two versions, as the

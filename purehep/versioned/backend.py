@@ -3,10 +3,12 @@ chunk grids, and the commit of one dataset into a version's virtual dataset
 (/work/shared/reference/versioned-hdf5-layout.md §3-§5)."""
 import itertools
 import math
+from collections import OrderedDict
 
 import numpy as np
 
 from ..hl.vds import VirtualLayout, VirtualSource
+from ..hl.virtual import mapping_block
 from ..write.policy import guess_chunk
 from .hashing import Hashtable, chunk_hash, fill_hash
 
@@ -15,6 +17,9 @@ FILTER_KEYS = ("compression", "compression_opts", "shuffle", "fletcher32", "scal
 FILTER_DEFAULTS = {"compression": None, "compression_opts": None, "shuffle": False,
                    "fletcher32": False, "scaleoffset": None}
 DEFAULT_CHUNK_SIZE = 4096       # the package's chunk length for create_dataset(chunks=None)
+WRITE_BATCH = 1 << 24           # bytes of new chunks written to raw_data at a time
+MAPPINGS_KEPT = 16              # decoded mappings kept, by the bytes that encode them
+_MAPPINGS = OrderedDict()
 H5PY_NAMED_FILTERS = frozenset([1, 2, 3, 4, 6, 32000])   # deflate shuffle fletcher32 szip
                                                          # scaleoffset lzf
 
@@ -67,19 +72,39 @@ def create_raw_data(f, name, dtype, chunks, fillvalue, filters):
                                fillvalue=None if is_vlen_string(dtype) else fillvalue,
                                **{k: v for k, v in filters.items() if v is not None})
     raw.attrs["chunks"] = np.array(chunks, np.int64)
-    Hashtable.create(group)
-    return raw
+    return raw, Hashtable.create(group)
 
 
-def commit_chunks(f, name, modified, chunks, dtype, fillvalue, mapping):
+def open_raw_data(f, name, dtype, known=None):
+    """(raw_data, hash table) of dataset ``name``, read before a commit writes anything
+    (a read after a write stages the file's changes); (None, None) when the dataset has no
+    raw_data yet, a None table when none is left (rebuild_hash_table leaves none when no
+    version holds the dataset). ``known`` is the Hashtable the last commit left, taken
+    instead of reading the table again when the file still holds that table as it left
+    it (the same dataset, not recreated, with as many rows)."""
+    raw = f.get(raw_path(name))
+    if raw is None:
+        return None, None
+    if raw.dtype != dtype and not (is_vlen_string(raw.dtype) and is_vlen_string(dtype)):
+        raise ValueError(f"dtypes are not compatible ({dtype} != {raw.dtype})")
+    group = f[f"/{DATA_GROUP}/{name}"]
+    if "hash_table" not in group:
+        return raw, None
+    dataset = group["hash_table"]
+    if known is not None and known.dataset == dataset and \
+            int(dataset.attrs["largest_index"]) == known.largest_index and not known.added:
+        known.dataset = dataset
+        return raw, known
+    return raw, Hashtable(dataset)
+
+
+def commit_chunks(raw, table, modified, chunks, dtype, fillvalue, mapping):
     """Store the ``modified`` chunks ((index, edge-trimmed array) pairs, in order)
     copy-on-write: a chunk of fill values is dropped, a chunk whose digest is in the hash
     table re-uses its rows, any other is appended to raw_data. ``mapping`` (chunk index ->
-    raw rows) is updated in place."""
-    raw = f[raw_path(name)]
-    group = f[f"/{DATA_GROUP}/{name}"]       # (no hash table left by rebuild_hash_table
-    table = Hashtable(group["hash_table"]) if "hash_table" in group \
-        else Hashtable.create(group)        # when no version held the dataset)
+    raw rows) is updated in place. Returns raw_data's shape and the hash table."""
+    if table is None:
+        table = Hashtable.create(raw.parent)
     pending = []
     fill = fill_hash(chunks, dtype, fillvalue)   # edge chunks never match: shapes differ
     for index, chunk in modified:
@@ -96,22 +121,43 @@ def commit_chunks(f, name, modified, chunks, dtype, fillvalue, mapping):
         mapping[index] = rows
     if pending:
         raw.resize((table.largest_index * chunks[0],) + tuple(chunks[1:]))
-        for (start, stop), chunk in pending:
-            raw[(slice(start, stop),) + tuple(slice(0, n) for n in chunk.shape[1:])] = chunk
+        _write_rows(raw, pending, chunks, dtype, fillvalue)
     table.write()
+    return raw.shape, table
 
 
-def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping):
+def _write_rows(raw, pending, chunks, dtype, fillvalue):
+    """Write the new chunks ((rows, chunk) pairs at consecutive chunk-sized row blocks) to
+    raw_data: fixed-size ones a batch of up to WRITE_BATCH bytes at a time, each chunk
+    padded to the chunk shape with the fill value (what the unwritten part of a raw_data
+    chunk holds)."""
+    per_batch = 1 if is_vlen_string(dtype) else \
+        max(1, WRITE_BATCH // (math.prod(chunks) * dtype.itemsize))
+    for at in range(0, len(pending), per_batch):
+        batch = pending[at:at + per_batch]
+        if len(batch) == 1:
+            (start, stop), chunk = batch[0]
+            raw[(slice(start, stop),) + tuple(slice(0, n) for n in chunk.shape[1:])] = chunk
+            continue
+        first = batch[0][0][0]
+        block = np.full((len(batch) * chunks[0],) + tuple(chunks[1:]), fillvalue, dtype)
+        for (start, _), chunk in batch:
+            block[(slice(start - first, start - first + chunk.shape[0]),) +
+                  tuple(slice(0, n) for n in chunk.shape[1:])] = chunk
+        raw[first:first + len(block)] = block
+
+
+def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping, raw_shape):
     """The version's dataset ``name``: a virtual dataset of ``shape`` whose chunk regions map
-    to raw_data rows (regions without a mapping read as the fill value)."""
+    to raw_data (of ``raw_shape``) rows (regions without a mapping read as the fill
+    value)."""
     layout = VirtualLayout(shape, dtype, maxshape=shape)
-    raw_shape = group.file[raw_path(name)].shape
     source = VirtualSource(".", raw_path(name), shape=raw_shape, dtype=dtype)
+    zeros = (0,) * (len(shape) - 1)
     for index in sorted(mapping):
-        region = chunk_slices(index, chunks, shape)
-        start, stop = mapping[index]
-        layout[region] = source[(slice(start, stop),) +
-                                tuple(slice(0, r.stop - r.start) for r in region[1:])]
+        corner = [i * c for i, c in zip(index, chunks)]
+        count = [min(c, s - a) for a, c, s in zip(corner, chunks, shape)]
+        layout.map_block(corner, count, source, (mapping[index][0],) + zeros)
     vds = group.create_virtual_dataset(name, layout,
                                        fillvalue=None if is_vlen_string(dtype) else fillvalue)
     vds.attrs["chunks"] = np.array(chunks, np.int64)
@@ -167,6 +213,26 @@ def source_blocks(dataset):
 
 
 def read_mapping(dataset, chunks):
-    """Chunk index -> raw_data rows of a committed version's virtual dataset."""
-    return {tuple(int(s) // c for s, c in zip(vstart, chunks)): block[0]
-            for vstart, block in source_blocks(dataset)}
+    """Chunk index -> raw_data rows of a committed version's virtual dataset (decoded once
+    for the bytes of its mappings: :func:`remember_mapping`)."""
+    key = (mapping_block(dataset), tuple(chunks))
+    found = _MAPPINGS.get(key)
+    if found is None:
+        found = {tuple(int(s) // c for s, c in zip(vstart, chunks)): block[0]
+                 for vstart, block in source_blocks(dataset)}
+        _keep(key, found)
+    else:
+        _MAPPINGS.move_to_end(key)
+    return dict(found)
+
+
+def remember_mapping(dataset, chunks, mapping):
+    """Note that the virtual dataset ``dataset`` just written holds ``mapping``, so that
+    staging the next version from it decodes nothing."""
+    _keep((mapping_block(dataset), tuple(chunks)), dict(mapping))
+
+
+def _keep(key, mapping):
+    _MAPPINGS[key] = mapping
+    while len(_MAPPINGS) > MAPPINGS_KEPT:
+        _MAPPINGS.popitem(last=False)

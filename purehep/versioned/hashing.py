@@ -49,13 +49,15 @@ class Hashtable:
     ``largest_index`` attribute are valid; new rows are appended by :meth:`add` and stored by
     :meth:`write`."""
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, largest_index=None):
         self.dataset = dataset
-        self.largest_index = int(dataset.attrs["largest_index"])
+        self.largest_index = int(dataset.attrs["largest_index"]) if largest_index is None \
+            else largest_index
         rows = dataset[:self.largest_index] if self.largest_index else \
             np.zeros(0, HASH_TABLE_DTYPE)
-        self.index = {bytes(row["hash"]): (int(row["shape"][0]), int(row["shape"][1]))
-                      for row in rows}
+        digests = np.ascontiguousarray(rows["hash"]).tobytes()
+        self.index = dict(zip((digests[i:i + 32] for i in range(0, len(digests), 32)),
+                              map(tuple, rows["shape"].tolist())))
         self.added = []
 
     @classmethod
@@ -65,7 +67,7 @@ class Hashtable:
                                        chunks=HASH_TABLE_CHUNKS, maxshape=(None,),
                                        compression="lzf")
         dataset.attrs["largest_index"] = np.int64(0)
-        return cls(dataset)
+        return cls(dataset, 0)
 
     def get(self, digest):
         return self.index.get(digest)

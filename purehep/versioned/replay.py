@@ -97,7 +97,8 @@ def _remap_virtual_dataset(group, name, moved):
     attrs = dict(dataset.attrs)
     shape, raw = dataset.shape, group.file[raw_path(name)]
     del group[name]
-    vds = write_virtual_dataset(group, name, shape, raw.dtype, chunks, raw.fillvalue, mapping)
+    vds = write_virtual_dataset(group, name, shape, raw.dtype, chunks, raw.fillvalue, mapping,
+                                raw.shape)
     for key, value in attrs.items():
         if key not in ("chunks", "raw_data"):
             vds.attrs[key] = value

@@ -7,6 +7,7 @@ structures (global heap collections, local heaps and symbol table nodes, fractal
 B-trees of dense storage, chunk indexes, converted raw data) and the headers again with real
 addresses, writing each into a metadata buffer that starts at the end of the raw data.
 """
+import functools
 import struct
 
 import numpy as np
@@ -58,11 +59,13 @@ class Metadata:
 
 
 class GlobalHeaps:
-    """Global heap collections (spec III.E) filled in order; a new one when the current one
-    is full. ``tail`` is the last collection a previous commit of the session wrote
-    ([address, size, objects, used]): new objects go into its free space first, and the
-    collection is then rewritten in place (``patch(order, address, bytes)``; its objects
-    keep their indexes), as libhdf5 fills a collection before it starts another."""
+    """Global heap collections (spec III.E) filled in order; a new one when no open one has
+    room. ``tail`` is the collection with the most room a previous commit of the session
+    wrote ([address, size, objects, used]): new objects go into the free space of it or of
+    a collection of this stage, the first with room (a tail changed is then rewritten in
+    place, ``patch(order, address, bytes)``; its objects keep their indexes), as libhdf5
+    fills its collections with free space before it starts another: a collection made for
+    one large object does not end the filling of the one before it."""
 
     def __init__(self, ctx, meta, tail=None, patch=None):
         self.ctx, self.meta, self.patch = ctx, meta, patch
@@ -72,8 +75,8 @@ class GlobalHeaps:
     def put(self, data):
         head = 8 + self.ctx.sizeof_lengths
         need = head + ((len(data) + 7) & ~7)
-        cur = self.collections[-1] if self.collections else self.tail
-        if cur is None or cur[1] - cur[3] < need:
+        cur = next((c for c in self._open() if c[1] - c[3] >= need), None)
+        if cur is None:
             size = global_heap.collection_size(self.ctx, [len(data)])
             size = max(size, global_heap.MIN_COLLECTION)
             cur = [self.meta.alloc(size), size, [], head]
@@ -84,6 +87,10 @@ class GlobalHeaps:
         cur[3] += need
         return cur[0], len(cur[2])
 
+    def _open(self):
+        """The collections new objects may go to, latest first."""
+        return self.collections[::-1] + ([self.tail] if self.tail is not None else [])
+
     def finish(self):
         for addr, size, objects, _ in self.collections:
             self.meta.put(addr, global_heap.encode(self.ctx, objects, size))
@@ -92,8 +99,8 @@ class GlobalHeaps:
             self.patch(0, addr, global_heap.encode(self.ctx, objects, size))
 
     def last(self):
-        """The collection new objects would go to next (for the next commit's ``tail``)."""
-        return self.collections[-1] if self.collections else self.tail
+        """The collection with the most room (the next commit's ``tail``)."""
+        return max(self._open(), key=lambda c: c[1] - c[3], default=None)
 
 
 class Resolver:
@@ -315,7 +322,7 @@ class Emitter:
     def _virtual_messages(self, node, R):
         """Fill value and layout (class 3) of a virtual dataset; its mappings go to a global
         heap block (spec III.F) in the versions the policy picks, as libhdf5 writes them."""
-        from ..format import selection as S, vds_block
+        from ..format import vds_block
         pol = self.policy
         fill = m_fill.FillValue(pol.fill_version, node.fill, m_fill.ALLOC_INCREMENTAL,
                                 m_fill.FILL_IF_SET, True)
@@ -323,11 +330,9 @@ class Emitter:
         if node.virtual:
             data = b""
             if R.real:
-                data = vds_block.encode(self.ctx, [vds_block.VirtualMapping(
-                    sfile, sname,
-                    S.Selection(S.ALL, 1) if sdims is None else
-                    S.hyperslab(sdims, pol.selection_version),
-                    S.hyperslab(vdims, pol.selection_version))
+                data = vds_block.encode_entries(self.ctx, [
+                    _vds_entry(sfile, sname, _frozen(sdims), _frozen(vdims),
+                               pol.selection_version, pol.vds_block_version)
                     for sfile, sname, sdims, vdims in node.virtual], pol.vds_block_version)
             address, index = R.heap(data)
         layout = L.Layout(4, L.VIRTUAL, address=address, virtual_index=index)
@@ -554,3 +559,24 @@ class Emitter:
             self.meta.put(p.address, header)
         self.gheaps.finish()
         return self.plans[id(root)]
+
+
+def _frozen(dims):
+    """Hyperslab dims (``VirtualLayout`` mappings: per axis a regular tuple or a list of
+    runs; None for a whole source) as a hashable key."""
+    return None if dims is None else tuple(d if isinstance(d, tuple) else tuple(d)
+                                           for d in dims)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _vds_entry(sfile, sname, sdims, vdims, selection_version, block_version):
+    """One encoded mapping of a virtual dataset's heap block, kept: the versions of a
+    versioned dataset map the same chunks over and over, each block encoded once."""
+    from ..format import selection as S, vds_block
+
+    def hyperslab(dims):
+        return S.hyperslab([list(d) if d and isinstance(d[0], tuple) else d for d in dims],
+                           selection_version)
+    return vds_block.encode_entry(vds_block.VirtualMapping(
+        sfile, sname, S.Selection(S.ALL, 1) if sdims is None else hyperslab(sdims),
+        hyperslab(vdims)), block_version)

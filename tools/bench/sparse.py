@@ -122,6 +122,49 @@ def report(rows):
                   f"dense (dense result), read_sparse {x['read_sparse'] / c['read']:.2f}x CSR")
 
 
+def sparse_csr_read(n=10_000, density=0.01, chunk=500):
+    """Reading a ``n`` x ``n`` matrix of ``density`` into a scipy CSR array: purehep's sparse
+    dataset (structured chunks of ``chunk`` x ``chunk``) through ``csr_array()`` against
+    the same matrix stored as CSR (data, indices, indptr: three 1-D datasets) read by h5py
+    into ``scipy.sparse.csr_array``; best of 5, in one run."""
+    import h5py
+    import scipy.sparse as sp
+
+    import purehep
+    from .common import best_of, path, report
+    rng = np.random.default_rng(7)
+    nnz = int(n * n * density)
+    lin = np.sort(rng.choice(n * n, nnz, replace=False))
+    rows, cols = np.unravel_index(lin, (n, n))
+    vals = rng.normal(size=nnz)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int64)
+    sparse_path, csr_path = path("csr_read_sparse.h5"), path("csr_read_csr.h5")
+    with purehep.File(sparse_path, "w", libver="latest") as f:
+        f.create_dataset("x", (n, n), "f8", chunks=(chunk, chunk), sparse=True).write_sparse(
+            np.stack([rows, cols], axis=1), vals)
+    with h5py.File(csr_path, "w") as f:
+        f["data"], f["indices"], f["indptr"] = vals, cols.astype(np.int32), indptr
+
+    def read_purehep():
+        with purehep.File(sparse_path) as f:
+            return f["x"].csr_array()
+
+    def read_h5py():
+        with h5py.File(csr_path) as f:
+            return sp.csr_array((f["data"][...], f["indices"][...], f["indptr"][...]),
+                                shape=(n, n))
+    a, b = read_purehep(), read_h5py()
+    assert (a != b).nnz == 0 and a.nnz == nnz
+    return report(f"sparse CSR read: {n:,} x {n:,} at {density:.1%} ({nnz:,} defined, "
+                  f"{chunk} x {chunk} chunks)",
+                  [("h5py CSR (3 datasets)", best_of(read_h5py)),
+                   ("purehep sparse csr_array", best_of(read_purehep))],
+                  baseline="h5py CSR (3 datasets)")
+
+
+ALL = [sparse_csr_read]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10000)
