@@ -6,7 +6,6 @@ and ``kernels.copy.copy_chunks`` moves each chunk's overlap into the preallocate
 Unfiltered chunks of a memory-mapped file are copied straight from the map.
 """
 import itertools
-import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 

@@ -25,7 +25,7 @@ def _filter_lines(pipeline):
         elif f.id in _FILTERS:
             lines.append(_FILTERS[f.id])
         else:
-            lines += [f"USER_DEFINED_FILTER {{", f"{INDENT}FILTER_ID {f.id}"]
+            lines += ["USER_DEFINED_FILTER {", f"{INDENT}FILTER_ID {f.id}"]
             if f.name:
                 lines.append(f"{INDENT}COMMENT {f.name}")
             if f.client_data:

@@ -454,7 +454,7 @@ class FractalHeap:
 
     def _get_huge(self, heap_id, id_offset):
         ctx = self.ctx
-        so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
+        so = ctx.sizeof_offsets
         structure = "fractal heap huge object"
         cur = Cursor(heap_id, id_offset if id_offset is not None else ctx.absolute(self.address),
                      "fractal heap ID", ctx, 1)
@@ -611,7 +611,6 @@ def encode_heap(ctx, objects, alloc, heap_id_length=7, starting_block_size=512,
                 if size - overhead >= n:
                     break
             else:
-                from ..errors import UnsupportedFeatureError
                 raise UnsupportedFeatureError("managed objects exceed the heap's address space")
             current = [boff, size, path, overhead]
             placed[path] = (boff, size, [])

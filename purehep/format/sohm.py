@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import FormatError
 from . import checksum
-from .btree2 import RECORD_TYPES, SharedMessage
+from .btree2 import RECORD_TYPES
 from .context import Cursor
 
 SIGNATURE_TABLE = b"SMTB"

@@ -236,7 +236,7 @@ def encode_symbol_table_entry(ctx, name_offset, header_address, btree_address=No
 
 
 def superblock_size(version, ctx):
-    so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
+    so = ctx.sizeof_offsets
     if version >= 2:
         return 8 + 4 + 4 * so + 4
     return 8 + 16 + (4 if version == 1 else 0) + 4 * so + 2 * so + 24

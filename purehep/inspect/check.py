@@ -9,7 +9,7 @@ import struct
 
 from ..errors import PurehepError
 from ..format import btree1, checksum
-from .structure import Finding, METADATA
+from .structure import Finding
 from .walker import classify, walk
 
 HASH_KEYED_BTREE2 = (5, 7, 8)     # name-hash / message-hash orders allow equal keys
@@ -288,7 +288,6 @@ def rule_free_space_sections(fmap, read):
 def rule_symbol_table_cache(fmap, read):
     """A symbol table entry caching a group's B-tree and heap addresses (cache type 1) agrees
     with the group's symbol table message (spec III.C)."""
-    ctx = fmap.ctx
     stabs = {}
     for oh, structs, path, d in fmap.facts["ohdr"]:
         if d.get(0x11):

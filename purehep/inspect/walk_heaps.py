@@ -52,7 +52,6 @@ class HeapWalks:
         return heap
 
     def _heap_blocks(self, heap, owner):
-        ctx = self.ctx
         if heap.root_block_address is None:
             return
         if heap.current_root_rows == 0:
@@ -139,7 +138,6 @@ class HeapWalks:
         return tree
 
     def _btree2_node(self, tree, addr, nrec, level, owner, keys, seen):
-        ctx = self.ctx
         name = "v2 B-tree internal node" if level else "v2 B-tree leaf node"
         if addr in seen:
             self.finding(name, self.abs(addr), "no cycles", "node referenced twice")

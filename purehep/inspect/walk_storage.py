@@ -15,7 +15,6 @@ class StorageWalks:
 
     # --- datasets (IV.A.2.i, Appendix C) -----------------------------------------------------
     def dataset(self, d, path, top):
-        ctx = self.ctx
         layout = d[0x08][0]
         space = (d.get(0x01) or [None])[0]
         dtype = (d.get(0x03) or [None])[0]

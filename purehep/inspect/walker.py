@@ -117,7 +117,7 @@ class Walker(HeapWalks, StorageWalks):
     def guard(self, structure, offset, fn, *args):
         try:
             return fn(*args)
-        except RecursionError as exc:
+        except RecursionError:
             self.failed(FormatError("structures nest too deeply"), structure, offset)
         except Exception as exc:  # noqa: BLE001 - every failure of a walk is a finding
             self.failed(exc, structure, offset)

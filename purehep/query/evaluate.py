@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from .expr import And, Between, Compare, Field, In, IsNull, Not, Or
+from .expr import And, Between, Compare, Field, IsNull, Not, Or
 
 _UFUNCS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
            ">": operator.gt, ">=": operator.ge}

@@ -112,7 +112,6 @@ def emit(em, p, records):
 
 
 def _btree1_chunks(em, node, items, esize, rank):
-    ctx = em.ctx
     key_size = 8 + 8 * (rank + 1)
 
     def key(nbytes, mask, offsets):

@@ -8,11 +8,9 @@ B-trees of dense storage, chunk indexes, converted raw data) and the headers aga
 addresses, writing each into a metadata buffer that starts at the end of the raw data.
 """
 import functools
-import struct
 
 import numpy as np
 
-from ..errors import UnsupportedFeatureError
 from ..format import checksum
 from ..format import global_heap, local_heap, object_header, symbol_table, superblock
 from ..format import btree2, fractal_heap

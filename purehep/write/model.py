@@ -4,7 +4,7 @@ Nodes hold what the user asked for (links, attributes, dataset descriptions, dat
 nothing here knows about addresses or format versions. A node is written once per flush;
 hard links may share nodes (several names, cycles).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

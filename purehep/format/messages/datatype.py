@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import FormatError, UnsupportedFeatureError
+from ...errors import UnsupportedFeatureError
 from ...reference import Reference, RegionReference
 from ..convert import from_file
 
