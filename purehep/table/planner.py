@@ -1,15 +1,21 @@
 """The query planner: answers a query expression over a HEP001 table using its search
 indexes (§8) where they are present and current, scanning otherwise.
 
-Each leaf predicate gets a row mask that is either exact (BITMAP, SORTED_ROWS) or a superset
-at chunk granularity (CHUNK_MINMAX, CHUNK_BLOOM). AND/OR combine them; NOT keeps only exact
-masks. When the root is not exact, the candidate blocks are read and the whole expression is
-evaluated there, exact leaves reusing their masks — so the answer equals a plain scan as long
-as the indexes used are current. Which indexes are used is the table's ``indexes`` mode
-(HEP001 §12): "verify" (default) uses an index only once it has been checked against its
-column's current values, "trust" uses every structurally current one unchecked, "ignore" none.
+The leaves of one AND on the same column (``ts >= a AND ts < b``) form a group that the
+column's index answers at once. A group's answer is a :class:`.selection.Selection`: exact
+sorted row numbers (BITMAP; SORTED_ROWS, whose group is one intersection of spans of the
+permutation), or candidate row spans at chunk granularity (CHUNK_MINMAX, CHUNK_BLOOM). AND
+and OR combine selections as row sets or spans; NOT keeps only exact ones. Unless the root is
+exact, the expression is then evaluated over the candidates only — their spans of the
+columns it reads, exact groups reusing their rows — so the answer equals a plain scan as
+long as the indexes used are current. An index is skipped where it would cost more than the
+scan it saves (a SORTED_ROWS group covering much of the table, a BITMAP OR of many values).
+Which indexes are used is the table's ``indexes`` mode (HEP001 §12): "verify" (default) uses
+an index only once it has been checked against its column's current values, "trust" uses
+every structurally current one unchecked, "ignore" none.
 """
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,9 +25,25 @@ from . import bloom
 from . import indexes as ix
 from ._attrs import get_refs, text
 from .anndata_layout import column_name
+from .selection import (Selection, combine_spans, complement, intersect, merge_spans,
+                        spans_to_regions, unite)
 
-SCAN_BLOCK = 1 << 16
+SCAN_GAP = 1 << 16          # candidate spans closer than this many rows are read together
+SCAN_REGION = 1 << 21       # at most this many rows of each column are read at once
+SORTED_SHARE = 1 / 32       # a SORTED_ROWS group over more of the table: scanned instead
+BITMAP_BITS = 8             # a BITMAP ORs at most this many rows per byte of a column value
 PREFERENCE = ("BITMAP", "SORTED_ROWS", "CHUNK_MINMAX", "CHUNK_BLOOM")
+
+
+@dataclass(frozen=True, eq=False)
+class Group:
+    """Comparison leaves of one AND (or a lone leaf) on the same column: their conjunction."""
+    field: str
+    leaves: tuple
+
+    @property
+    def expr(self):
+        return self.leaves[0] if len(self.leaves) == 1 else And(self.leaves)
 
 
 def plan_rows(table, expr, mode=None):
@@ -30,13 +52,39 @@ def plan_rows(table, expr, mode=None):
     expr = categorical_rewrite(table, expr)
     mode = mode or table.indexes
     usable = _usable_indexes(table, n, fields(expr), mode) if mode != "ignore" else {}
+    tree = grouped(expr)
     exact = {}
-    is_exact, mask = _node(expr, table, usable, exact, n)
-    if not is_exact:
-        mask = _scan(expr, table, exact, mask)
-    return np.flatnonzero(mask).astype(np.int64)
+    found = _node(tree, table, usable, exact, n)
+    if found.exact:
+        return found.rows
+    return _scan(tree, table, exact, found, n)
 
 
+def grouped(expr):
+    """``expr`` with each AND's comparison leaves gathered by column into Groups (a lone
+    comparison leaf becomes a Group of one); other leaves are left as they are."""
+    if isinstance(expr, And):
+        by_field, items = {}, []
+        for item in expr.items:
+            if _indexable(item):
+                if item.field not in by_field:
+                    by_field[item.field] = []
+                    items.append(item.field)
+                by_field[item.field].append(item)
+            else:
+                items.append(grouped(item))
+        return And(tuple(Group(i, tuple(by_field[i])) if isinstance(i, str) else i
+                         for i in items))
+    if isinstance(expr, Or):
+        return Or(tuple(grouped(e) for e in expr.items))
+    if isinstance(expr, Not):
+        return Not(grouped(expr.item))
+    return Group(expr.field, (expr,)) if _indexable(expr) else expr
+
+
+def _indexable(leaf):
+    """Comparisons with literals (IS NULL and field-to-field comparisons are scanned)."""
+    return isinstance(leaf, (Compare, Between, In)) and not isinstance(getattr(leaf, "value", None), Field)
 def _usable_indexes(table, n, names, mode):
     """{column name: [SearchIndex]} of the indexes of the queried columns that match their
     column's current shape and, in "verify" mode, its current values."""
@@ -75,38 +123,38 @@ def categorical_rewrite(table, expr):
 
 
 def _node(expr, table, usable, exact, n):
-    """(exact?, mask) for an expression node."""
+    """The Selection of an expression node."""
     if isinstance(expr, (And, Or)):
         parts = [_node(e, table, usable, exact, n) for e in expr.items]
-        combine = np.logical_and if isinstance(expr, And) else np.logical_or
-        mask = parts[0][1].copy()
-        for _, m in parts[1:]:
-            combine(mask, m, out=mask)
-        return all(p[0] for p in parts), mask
+        return functools.reduce(intersect if isinstance(expr, And) else unite, parts)
     if isinstance(expr, Not):
-        child_exact, mask = _node(expr.item, table, usable, exact, n)
-        return (True, ~mask) if child_exact else (False, np.ones(n, dtype=bool))
-    return _leaf(expr, table, usable.get(expr.field, []), exact, n)
-
-
-def _leaf(leaf, table, found, exact, n):
-    mask = np.ones(n, dtype=bool)
-    if isinstance(leaf, IsNull) or isinstance(getattr(leaf, "value", None), Field):
-        return False, mask          # missing values, field-to-field comparisons: scanned
-    for index in found:
+        return complement(_node(expr.item, table, usable, exact, n), n)
+    if not isinstance(expr, Group):
+        return Selection.everything()
+    found = Selection.everything()
+    for index in usable.get(expr.field, []):
         if index.kind in ("BITMAP", "SORTED_ROWS"):
-            rows = (_bitmap_leaf if index.kind == "BITMAP" else _sorted_leaf)(leaf, table, index, n)
-            exact[id(leaf)] = rows
-            return True, rows
-        chunks = (_minmax_leaf if index.kind == "CHUNK_MINMAX" else _bloom_leaf)(leaf, table, index)
+            rows = (_bitmap_rows if index.kind == "BITMAP" else _sorted_rows)(expr, table, index, n)
+            if rows is not None:
+                exact[id(expr)] = Selection(rows, exact=True)
+                return exact[id(expr)]
+            continue
+        chunks = (_minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks)(expr, table, index)
         if chunks is not None:
-            mask &= np.repeat(chunks, ix.chunk_length(index.column))[:n]
-    return False, mask
+            found = intersect(found, Selection(spans=_chunk_spans(chunks, index.column, n)))
+    return found
 
 
-def _matches(leaf, values):
-    """The leaf predicate applied to an array of candidate values."""
-    return evaluate(leaf, {leaf.field: values})
+def _chunk_spans(chunks, column, n):
+    """Row spans of the chunks flagged in ``chunks``."""
+    length = ix.chunk_length(column)
+    first = np.flatnonzero(chunks).astype(np.int64) * length
+    return merge_spans(first, np.minimum(first + length, n))
+
+
+def _matches(expr, values):
+    """A leaf, or an AND of leaves on one field, applied to an array of candidate values."""
+    return evaluate(expr, dict.fromkeys(fields(expr), values))
 
 
 def _scalar_matches(leaf, value, dtype):
@@ -114,15 +162,21 @@ def _scalar_matches(leaf, value, dtype):
     return value is not None and bool(_matches(leaf, np.array([value], dtype=dtype))[0])
 
 
-def _bitmap_leaf(leaf, table, index, n):
-    """Exact rows from a BITMAP (§8.6): OR the rows of the values the predicate accepts;
-    NaN rows (in no bitmap row) join when the predicate holds for NaN."""
+def _bitmap_rows(group, table, index, n):
+    """Exact rows from a BITMAP (§8.6): OR the rows of the values the group accepts; NaN
+    rows (in no bitmap row) join when the group holds for NaN. None when more values are
+    wanted than a scan of the column costs."""
     values = get_refs(index.ds, "_values")[0][()]
-    wanted = np.flatnonzero(_matches(leaf, values))
-    mask = _unpack(_or_rows(index.ds, wanted), n)
-    if index.column.dtype.kind == "f" and _scalar_matches(leaf, np.nan, index.column.dtype):
-        mask |= ~_unpack(_or_rows(index.ds, range(len(values))), n)
-    return mask
+    wanted = np.flatnonzero(_matches(group.expr, values))
+    with_nan = index.column.dtype.kind == "f" and \
+        _scalar_matches(group.expr, np.nan, index.column.dtype)
+    reads = len(values) if with_nan else len(wanted)
+    if reads > BITMAP_BITS * index.column.dtype.itemsize:
+        return None
+    bits = _or_rows(index.ds, wanted)
+    if with_nan:
+        bits |= ~_or_rows(index.ds, range(len(values)))
+    return np.flatnonzero(_unpack(bits, n)).astype(np.int64)
 
 
 def _unpack(bits, n):
@@ -138,8 +192,8 @@ def _or_rows(ds, rows):
 
 class _SortedView:
     """Column values in SORTED_ROWS order for binary search: each probe reads one element
-    of the permutation and one of the column; probed positions are remembered (the two
-    bounds of a range share their first probes)."""
+    of the permutation and one of the column; probed positions are remembered (the bounds
+    of a group's leaves share their first probes)."""
 
     def __init__(self, index, n):
         self.perm, self.col = index.ds, index.column
@@ -187,28 +241,52 @@ def _ordered(lo, hi):
         return False
 
 
-def _sorted_leaf(leaf, table, index, n):
-    """Exact rows from a SORTED_ROWS permutation (§8.5) by binary search, plus the fill and
-    NaN tails when the predicate holds for them."""
+def _sorted_rows(group, table, index, n):
+    """Exact rows from a SORTED_ROWS permutation (§8.5): each leaf's positions by binary
+    search (plus the fill and NaN tails when the leaf holds for them), intersected, then
+    the permutation read over the positions left and sorted. None when they cover more
+    than SORTED_SHARE of the table (a scan is cheaper than sorting that many rows)."""
     view = _SortedView(index, n)
+    positions = None
+    for leaf in group.leaves:
+        spans = _leaf_positions(leaf, table, index, view, n)
+        positions = spans if positions is None else combine_spans(positions, spans, True)
+    starts, stops = positions
+    if int(np.sum(stops - starts)) > max(SORTED_SHARE * n, 1):
+        return None
+    parts = [index.ds[lo:hi] for lo, hi in zip(starts.tolist(), stops.tolist())]
+    rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+    rows.sort()
+    return rows
+
+
+def _leaf_positions(leaf, table, index, view, n):
+    """Sorted disjoint (starts, stops) positions of the permutation where ``leaf`` holds."""
     col = index.column
-    sample = col[0:1]
-    spans = _sorted_ranges(leaf, view, sample) if view.body else []
+    spans = _sorted_ranges(leaf, view, col[0:1]) if view.body else []
     fill_len = int(index.ds.attrs["fill_tail_length"])
     if fill_len and _scalar_matches(leaf, table.fillvalue(column_name(col)), col.dtype):
         spans.append((view.body, view.body + fill_len))
     if n > view.body + fill_len and _scalar_matches(leaf, np.nan, col.dtype):
         spans.append((view.body + fill_len, n))
-    mask = np.zeros(n, dtype=bool)
+    spans = sorted((lo, hi) for lo, hi in spans if hi > lo)
+    merged = []
     for lo, hi in spans:
-        if hi > lo:
-            mask[index.ds[lo:hi].astype(np.intp)] = True
-    return mask
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return (np.array([a for a, _ in merged], np.int64), np.array([b for _, b in merged], np.int64))
 
 
-def _minmax_leaf(leaf, table, index):
-    """Chunks that may hold a match according to CHUNK_MINMAX (§8.4)."""
+def _minmax_chunks(group, table, index):
+    """Chunks that may hold a match of every leaf according to CHUNK_MINMAX (§8.4)."""
     mm = index.ds[()]
+    return functools.reduce(np.logical_and,
+                            (_minmax_leaf(leaf, table, index, mm) for leaf in group.leaves))
+
+
+def _minmax_leaf(leaf, table, index, mm):
     col = index.column
     dtype = col.dtype
     valid = mm["n"] > mm["nan_count"] + mm["fill_count"]
@@ -274,38 +352,66 @@ def _canonical_literal(value, col):
     return bloom.canonical_bytes(np.array([value], dtype=object))[0]
 
 
-def _scan(expr, table, exact, candidates):
-    """Evaluate ``expr`` on the blocks holding candidates; exact leaves reuse their masks."""
-    n = len(candidates)
-    out = np.zeros(n, dtype=bool)
-    starts = np.arange(0, n, SCAN_BLOCK)
-    if n == 0:
-        return out
-    hit = np.logical_or.reduceat(candidates, starts)
-    for lo, hi in _runs(hit, starts, n):
-        out[lo:hi] = _eval(expr, table, exact, lo, hi, {}) & candidates[lo:hi]
-    return out
+def _bloom_chunks(group, table, index):
+    """Chunks that may hold a match according to CHUNK_BLOOM (§8.7), from the group's
+    equality leaves; None when none of them is one."""
+    found = [may for may in (_bloom_leaf(leaf, index) for leaf in group.leaves) if may is not None]
+    return functools.reduce(np.logical_and, found) if found else None
 
 
-def _runs(hit, starts, n):
-    """Merge consecutive hit blocks into (lo, hi) row spans."""
-    edges = np.diff(np.concatenate([[0], hit.astype(np.int8), [0]]))
-    for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
-        yield int(starts[a]), int(starts[b]) if b < len(starts) else n
+def _bloom_leaf(leaf, index):
+    """Chunks that may hold an equality match; None when the filter cannot answer."""
+    if isinstance(leaf, Compare) and leaf.op == "==":
+        values = (leaf.value,)
+    elif isinstance(leaf, In):
+        values = leaf.values
+    else:
+        return None
+    ds = index.ds
+    k, read_byte_column = int(ds.attrs["k"]), functools.cache(lambda j: ds[:, j])
+    may = np.zeros(ds.shape[0], dtype=bool)
+    for value in values:
+        key = _canonical_literal(value, index.column)
+        if key is not None:
+            may |= bloom.may_contain(read_byte_column, key, k, 8 * ds.shape[1])
+    return may
+
+
+def _canonical_literal(value, col):
+    """The literal's canonical bytes in the column's type; None when no element can equal it."""
+    sample = col[0:1]
+    try:
+        value = coerce(sample, value)
+        if col.dtype.kind in "iufb":
+            cast = np.array([value]).astype(col.dtype)
+            if not cast[0] == value:
+                return None
+            keys = bloom.canonical_bytes(cast)
+            return keys[0] if keys else None
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return bloom.canonical_bytes(np.array([value], dtype=object))[0]
+
+
+def _scan(tree, table, exact, candidates, n):
+    """Evaluate the grouped expression over the candidates: only the spans of the columns
+    it reads that hold candidates; exact groups reuse their rows."""
+    found = []
+    for lo, hi in spans_to_regions(candidates.as_spans(), n, SCAN_GAP, SCAN_REGION):
+        mask = _eval(tree, table, exact, lo, hi, {}) & candidates.rows_in(lo, hi)
+        found.append(np.flatnonzero(mask) + lo)
+    return np.concatenate(found).astype(np.int64) if found else np.zeros(0, np.int64)
 
 
 def _eval(expr, table, exact, lo, hi, cache):
     if isinstance(expr, (And, Or)):
         combine = np.logical_and if isinstance(expr, And) else np.logical_or
-        parts = [_eval(e, table, exact, lo, hi, cache) for e in expr.items]
-        out = parts[0]
-        for p in parts[1:]:
-            out = combine(out, p)
-        return out
+        return functools.reduce(combine, (_eval(e, table, exact, lo, hi, cache) for e in expr.items))
     if isinstance(expr, Not):
         return ~_eval(expr.item, table, exact, lo, hi, cache)
     if id(expr) in exact:
-        return exact[id(expr)][lo:hi]
+        return exact[id(expr)].rows_in(lo, hi)
+    expr = expr.expr if isinstance(expr, Group) else expr
     for name in fields(expr):
         if name not in cache:
             cache[name] = table._ds(name)[lo:hi]
