@@ -84,7 +84,8 @@ def grouped(expr):
 
 def _indexable(leaf):
     """Comparisons with literals (IS NULL and field-to-field comparisons are scanned)."""
-    return isinstance(leaf, (Compare, Between, In)) and not isinstance(getattr(leaf, "value", None), Field)
+    return isinstance(leaf, (Compare, Between, In)) and \
+        not isinstance(getattr(leaf, "value", None), Field)
 def _usable_indexes(table, n, names, mode):
     """{column name: [SearchIndex]} of the indexes of the queried columns that match their
     column's current shape and, in "verify" mode, its current values."""
@@ -139,7 +140,8 @@ def _node(expr, table, usable, exact, n):
                 exact[id(expr)] = Selection(rows, exact=True)
                 return exact[id(expr)]
             continue
-        chunks = (_minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks)(expr, table, index)
+        probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
+        chunks = probe(expr, table, index)
         if chunks is not None:
             found = intersect(found, Selection(spans=_chunk_spans(chunks, index.column, n)))
     return found
@@ -317,41 +319,6 @@ def _range_may(leaf, lo, hi):
     return _matches(leaf, lo if op in ("<", "<=") else hi)
 
 
-def _bloom_leaf(leaf, table, index):
-    """Chunks that may hold an equality match according to CHUNK_BLOOM (§8.7); None when the
-    filter cannot answer the predicate."""
-    if isinstance(leaf, Compare) and leaf.op == "==":
-        values = (leaf.value,)
-    elif isinstance(leaf, In):
-        values = leaf.values
-    else:
-        return None
-    ds = index.ds
-    k, read_byte_column = int(ds.attrs["k"]), functools.cache(lambda j: ds[:, j])
-    may = np.zeros(ds.shape[0], dtype=bool)
-    for value in values:
-        key = _canonical_literal(value, index.column)
-        if key is not None:
-            may |= bloom.may_contain(read_byte_column, key, k, 8 * ds.shape[1])
-    return may
-
-
-def _canonical_literal(value, col):
-    """The literal's canonical bytes in the column's type; None when no element can equal it."""
-    sample = col[0:1]
-    try:
-        value = coerce(sample, value)
-        if col.dtype.kind in "iufb":
-            cast = np.array([value]).astype(col.dtype)
-            if not cast[0] == value:
-                return None
-            keys = bloom.canonical_bytes(cast)
-            return keys[0] if keys else None
-    except (ValueError, OverflowError, TypeError):
-        return None
-    return bloom.canonical_bytes(np.array([value], dtype=object))[0]
-
-
 def _bloom_chunks(group, table, index):
     """Chunks that may hold a match according to CHUNK_BLOOM (§8.7), from the group's
     equality leaves; None when none of them is one."""
@@ -404,9 +371,19 @@ def _scan(tree, table, exact, candidates, n):
 
 
 def _eval(expr, table, exact, lo, hi, cache):
-    if isinstance(expr, (And, Or)):
-        combine = np.logical_and if isinstance(expr, And) else np.logical_or
-        return functools.reduce(combine, (_eval(e, table, exact, lo, hi, cache) for e in expr.items))
+    """``expr`` over rows ``lo:hi``; an AND stops (reads no more columns) once no row is
+    left, trying its exact groups first."""
+    if isinstance(expr, And):
+        mask = None
+        for item in sorted(expr.items, key=lambda e: id(e) not in exact):
+            part = _eval(item, table, exact, lo, hi, cache)
+            mask = part if mask is None else mask & part
+            if not mask.any():
+                break
+        return mask
+    if isinstance(expr, Or):
+        return functools.reduce(np.logical_or,
+                                (_eval(e, table, exact, lo, hi, cache) for e in expr.items))
     if isinstance(expr, Not):
         return ~_eval(expr.item, table, exact, lo, hi, cache)
     if id(expr) in exact:

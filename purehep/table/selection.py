@@ -130,6 +130,7 @@ def spans_to_regions(spans, n, gap, longest):
         return []
     cut = np.flatnonzero(starts[1:] - stops[:-1] >= gap) + 1
     out = []
-    for lo, hi in zip(starts[np.r_[0, cut]].tolist(), stops[np.r_[cut - 1, len(stops) - 1]].tolist()):
+    firsts, lasts = starts[np.r_[0, cut]].tolist(), stops[np.r_[cut - 1, len(stops) - 1]].tolist()
+    for lo, hi in zip(firsts, lasts):
         out.extend((a, min(a + longest, hi)) for a in range(lo, hi, longest))
     return out
