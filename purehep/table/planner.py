@@ -30,7 +30,7 @@ from .selection import (Selection, combine_spans, complement, intersect, merge_s
 
 SCAN_GAP = 1 << 16          # candidate spans closer than this many rows are read together
 SCAN_REGION = 1 << 21       # at most this many rows of each column are read at once
-SORTED_SHARE = 1 / 32       # a SORTED_ROWS group over more of the table: scanned instead
+SORTED_SHARE = 1 / 8        # a SORTED_ROWS group over more of the table: scanned instead
 BITMAP_BITS = 8             # a BITMAP ORs at most this many rows per byte of a column value
 PREFERENCE = ("BITMAP", "SORTED_ROWS", "CHUNK_MINMAX", "CHUNK_BLOOM")
 
@@ -246,8 +246,8 @@ def _ordered(lo, hi):
 def _sorted_rows(group, table, index, n):
     """Exact rows from a SORTED_ROWS permutation (§8.5): each leaf's positions by binary
     search (plus the fill and NaN tails when the leaf holds for them), intersected, then
-    the permutation read over the positions left and sorted. None when they cover more
-    than SORTED_SHARE of the table (a scan is cheaper than sorting that many rows)."""
+    the permutation read over the positions left and put in row order. None when they
+    cover more than SORTED_SHARE of the table (a scan is cheaper than that many rows)."""
     view = _SortedView(index, n)
     positions = None
     for leaf in group.leaves:
@@ -257,9 +257,21 @@ def _sorted_rows(group, table, index, n):
     if int(np.sum(stops - starts)) > max(SORTED_SHARE * n, 1):
         return None
     parts = [index.ds[lo:hi] for lo, hi in zip(starts.tolist(), stops.tolist())]
-    rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-    rows.sort()
-    return rows
+    return _ascending(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64))
+
+
+def _ascending(rows):
+    """Distinct row numbers in ascending order: marked in a mask over their range when it
+    is dense enough (linear time), sorted otherwise."""
+    if not len(rows):
+        return rows
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    if hi - lo > 8 * len(rows):
+        rows.sort()
+        return rows
+    mask = np.zeros(hi - lo, dtype=bool)
+    mask[rows - lo] = True
+    return np.flatnonzero(mask).astype(np.int64) + lo
 
 
 def _leaf_positions(leaf, table, index, view, n):
