@@ -51,6 +51,10 @@ def plan_rows(table, expr, mode=None):
     n = len(table)
     expr = categorical_rewrite(table, expr)
     mode = mode or table.indexes
+    # the errors a scan raises (unknown column, string literal on a numeric column) are
+    # raised whatever the indexes answer and however few rows the scan reads
+    evaluate(expr, {name: table._ds(name)[0:0] for name in fields(expr)},
+             table.missing_at(slice(0, 0)))
     usable = _usable_indexes(table, n, fields(expr), mode) if mode != "ignore" else {}
     tree = grouped(expr)
     exact = {}
@@ -86,6 +90,8 @@ def _indexable(leaf):
     """Comparisons with literals (IS NULL and field-to-field comparisons are scanned)."""
     return isinstance(leaf, (Compare, Between, In)) and \
         not isinstance(getattr(leaf, "value", None), Field)
+
+
 def _usable_indexes(table, n, names, mode):
     """{column name: [SearchIndex]} of the indexes of the queried columns that match their
     column's current shape and, in "verify" mode, its current values."""
