@@ -175,3 +175,24 @@ def test_errors_as_full_scan_whatever_rows_are_read(opened, name):
         t.query("ts > 1000000 AND f > 'x'")
     with pytest.raises(KeyError):
         t.query("ts < -5 AND nope = 1")
+
+
+def test_and_reads_no_index_costlier_than_its_candidates(tables, monkeypatch):
+    """In ``ts`` narrow AND ``u = 3``, both on SORTED_ROWS, the narrow group is answered
+    first and u's permutation is not read for the ~80 rows ``u = 3`` covers: u is
+    evaluated on ts's ~20 candidates instead."""
+    path = tables["sorted_rows"]
+    reads = []
+    real = purehep.Dataset.__getitem__
+
+    def spy(self, key):
+        if isinstance(key, slice) and key.stop - key.start > 1:
+            reads.append(self.name.rsplit("/", 1)[-1])
+        return real(self, key)
+    text = "u = 3 AND ts >= 100 AND ts < 104"
+    with purehep.File(path, "r") as f:
+        t = Table(f["t"], indexes="trust")
+        monkeypatch.setattr(purehep.Dataset, "__getitem__", spy)
+        got = t.query(text)
+    assert got.tolist() == _oracle(path, Q.parse(text)).tolist()
+    assert "ts__sorted_rows" in reads and "u__sorted_rows" not in reads and "u" in reads

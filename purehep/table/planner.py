@@ -8,8 +8,11 @@ permutation), or candidate row spans at chunk granularity (CHUNK_MINMAX, CHUNK_B
 and OR combine selections as row sets or spans; NOT keeps only exact ones. Unless the root is
 exact, the expression is then evaluated over the candidates only — their spans of the
 columns it reads, exact groups reusing their rows — so the answer equals a plain scan as
-long as the indexes used are current. An index is skipped where it would cost more than the
-scan it saves (a SORTED_ROWS group covering much of the table, a BITMAP OR of many values).
+long as the indexes used are current. An AND takes its items cheapest first (chunk
+indexes, SORTED_ROWS groups smallest first, BITMAPs, subexpressions) and stops at an empty
+candidate set; an index is skipped where it would cost more than evaluating its group over
+the candidates left (a SORTED_ROWS group covering more rows than that, or than 1/8 of the
+table; a BITMAP OR of more bytes than the column over them).
 Which indexes are used is the table's ``indexes`` mode (HEP001 §12): "verify" (default) uses
 an index only once it has been checked against its column's current values, "trust" uses
 every structurally current one unchecked, "ignore" none.
@@ -57,11 +60,11 @@ def plan_rows(table, expr, mode=None):
              table.missing_at(slice(0, 0)))
     usable = _usable_indexes(table, n, fields(expr), mode) if mode != "ignore" else {}
     tree = grouped(expr)
-    exact = {}
-    found = _node(tree, table, usable, exact, n)
+    planner = _Planner(table, usable, n)
+    found = planner.node(tree)
     if found.exact:
         return found.rows
-    return _scan(tree, table, exact, found, n)
+    return _scan(tree, table, planner.exact, found, n)
 
 
 def grouped(expr):
@@ -129,28 +132,80 @@ def categorical_rewrite(table, expr):
     return In(expr.field, tuple(np.flatnonzero(evaluate(expr, {expr.field: names})).tolist()))
 
 
-def _node(expr, table, usable, exact, n):
-    """The Selection of an expression node."""
-    if isinstance(expr, (And, Or)):
-        parts = [_node(e, table, usable, exact, n) for e in expr.items]
-        return functools.reduce(intersect if isinstance(expr, And) else unite, parts)
-    if isinstance(expr, Not):
-        return complement(_node(expr.item, table, usable, exact, n), n)
-    if not isinstance(expr, Group):
-        return Selection.everything()
-    found = Selection.everything()
-    for index in usable.get(expr.field, []):
-        if index.kind in ("BITMAP", "SORTED_ROWS"):
-            rows = (_bitmap_rows if index.kind == "BITMAP" else _sorted_rows)(expr, table, index, n)
+class _Planner:
+    """Selections of the nodes of one grouped expression; ``exact`` keeps the exact ones by
+    node id for the final scan."""
+
+    def __init__(self, table, usable, n):
+        self.table, self.usable, self.n = table, usable, n
+        self.exact = {}
+        self.positions = {}     # id(group) -> its SORTED_ROWS positions, once searched
+
+    def node(self, expr, limit=None):
+        """The Selection of a node; ``limit``: the candidates an enclosing AND has left (an
+        index costing more than evaluating the node over them is not used)."""
+        if isinstance(expr, And):
+            return self._and(expr)
+        if isinstance(expr, Or):
+            return functools.reduce(unite, (self.node(e) for e in expr.items))
+        if isinstance(expr, Not):
+            return complement(self.node(expr.item), self.n)
+        return self._group(expr, limit) if isinstance(expr, Group) else Selection.everything()
+
+    def _and(self, expr):
+        """Items cheapest first (chunk indexes, then SORTED_ROWS groups by size, BITMAPs,
+        subexpressions), each told how many candidates are left; none left: exactly none."""
+        found = Selection.everything()
+        for item in sorted(expr.items, key=self._rank):
+            limit = None if found.is_everything else found.count(self.n)
+            if limit == 0:
+                return Selection(np.zeros(0, np.int64), exact=True)
+            found = intersect(found, self.node(item, limit))
+        return found
+
+    def _rank(self, item):
+        if not isinstance(item, Group):
+            return (3, 0)
+        kinds = [i.kind for i in self.usable.get(item.field, [])]
+        if "BITMAP" in kinds:
+            return (2, 0)
+        if "SORTED_ROWS" in kinds:
+            index = next(i for i in self.usable[item.field] if i.kind == "SORTED_ROWS")
+            return (1, _count(self._positions(item, index)))
+        return (0, 0)
+
+    def _positions(self, group, index):
+        if id(group) not in self.positions:
+            self.positions[id(group)] = _sorted_positions(group, self.table, index, self.n)
+        return self.positions[id(group)]
+
+    def _group(self, group, limit):
+        """Exact rows from the first affordable BITMAP or SORTED_ROWS index, else the chunks
+        every CHUNK_MINMAX / CHUNK_BLOOM index of the column leaves."""
+        found = Selection.everything()
+        for index in self.usable.get(group.field, []):
+            rows = None
+            if index.kind == "BITMAP":
+                rows = _bitmap_rows(group, self.table, index, self.n, limit)
+            elif index.kind == "SORTED_ROWS":
+                positions = self._positions(group, index)
+                if _count(positions) <= min(max(SORTED_SHARE * self.n, 1),
+                                            self.n if limit is None else limit):
+                    rows = _sorted_rows(index, positions)
+            else:
+                probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
+                chunks = probe(group, self.table, index)
+                if chunks is not None:
+                    spans = _chunk_spans(chunks, index.column, self.n)
+                    found = intersect(found, Selection(spans=spans))
             if rows is not None:
-                exact[id(expr)] = Selection(rows, exact=True)
-                return exact[id(expr)]
-            continue
-        probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
-        chunks = probe(expr, table, index)
-        if chunks is not None:
-            found = intersect(found, Selection(spans=_chunk_spans(chunks, index.column, n)))
-    return found
+                self.exact[id(group)] = Selection(rows, exact=True)
+                return self.exact[id(group)]
+        return found
+
+
+def _count(spans):
+    return int(np.sum(spans[1] - spans[0]))
 
 
 def _chunk_spans(chunks, column, n):
@@ -170,16 +225,17 @@ def _scalar_matches(leaf, value, dtype):
     return value is not None and bool(_matches(leaf, np.array([value], dtype=dtype))[0])
 
 
-def _bitmap_rows(group, table, index, n):
+def _bitmap_rows(group, table, index, n, limit=None):
     """Exact rows from a BITMAP (§8.6): OR the rows of the values the group accepts; NaN
-    rows (in no bitmap row) join when the group holds for NaN. None when more values are
-    wanted than a scan of the column costs."""
+    rows (in no bitmap row) join when the group holds for NaN. None when reading those
+    bitmap rows costs more than reading the column over the ``limit`` candidates (default:
+    all rows)."""
     values = get_refs(index.ds, "_values")[0][()]
     wanted = np.flatnonzero(_matches(group.expr, values))
     with_nan = index.column.dtype.kind == "f" and \
         _scalar_matches(group.expr, np.nan, index.column.dtype)
     reads = len(values) if with_nan else len(wanted)
-    if reads > BITMAP_BITS * index.column.dtype.itemsize:
+    if reads * n > BITMAP_BITS * index.column.dtype.itemsize * (n if limit is None else limit):
         return None
     bits = _or_rows(index.ds, wanted)
     if with_nan:
@@ -249,20 +305,21 @@ def _ordered(lo, hi):
         return False
 
 
-def _sorted_rows(group, table, index, n):
-    """Exact rows from a SORTED_ROWS permutation (§8.5): each leaf's positions by binary
-    search (plus the fill and NaN tails when the leaf holds for them), intersected, then
-    the permutation read over the positions left and put in row order. None when they
-    cover more than SORTED_SHARE of the table (a scan is cheaper than that many rows)."""
+def _sorted_positions(group, table, index, n):
+    """(starts, stops) of the SORTED_ROWS permutation (§8.5) where every leaf of the group
+    holds: each leaf's by binary search (plus the fill and NaN tails when the leaf holds
+    for them), intersected."""
     view = _SortedView(index, n)
     positions = None
     for leaf in group.leaves:
         spans = _leaf_positions(leaf, table, index, view, n)
         positions = spans if positions is None else combine_spans(positions, spans, True)
-    starts, stops = positions
-    if int(np.sum(stops - starts)) > max(SORTED_SHARE * n, 1):
-        return None
-    parts = [index.ds[lo:hi] for lo, hi in zip(starts.tolist(), stops.tolist())]
+    return positions
+
+
+def _sorted_rows(index, positions):
+    """The rows at the permutation's ``positions`` (one read per span), in row order."""
+    parts = [index.ds[lo:hi] for lo, hi in zip(positions[0].tolist(), positions[1].tolist())]
     return _ascending(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64))
 
 
