@@ -257,11 +257,12 @@ def _or_rows(ds, rows):
 class _SortedView:
     """Column values in SORTED_ROWS order for binary search: each probe reads one element
     of the permutation and one of the column; probed positions are remembered (the bounds
-    of a group's leaves share their first probes)."""
+    of a group's leaves share their first probes; a read-only table keeps them across
+    queries)."""
 
-    def __init__(self, index, n):
+    def __init__(self, index, n, probed):
         self.perm, self.col = index.ds, index.column
-        self.probed = {}
+        self.probed = probed
         tails = int(index.ds.attrs["nan_tail_length"]) + int(index.ds.attrs["fill_tail_length"])
         self.body = n - tails
 
@@ -309,7 +310,7 @@ def _sorted_positions(group, table, index, n):
     """(starts, stops) of the SORTED_ROWS permutation (§8.5) where every leaf of the group
     holds: each leaf's by binary search (plus the fill and NaN tails when the leaf holds
     for them), intersected."""
-    view = _SortedView(index, n)
+    view = _SortedView(index, n, table.sorted_probes(index))
     positions = None
     for leaf in group.leaves:
         spans = _leaf_positions(leaf, table, index, view, n)
