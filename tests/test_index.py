@@ -251,6 +251,8 @@ def test_query_errors_as_full_scan(tmp_path):
         ix = open_index(f, "idx")
         with pytest.raises(KeyError):
             ix.query("nope > 1")
+        with pytest.raises(KeyError):           # the target field is not queryable
+            ix.query(f"{ix.target_field} > 1")
         with pytest.raises(ValueError):
             ix.query("run > 'x' AND run < 0")
         with pytest.raises(Q.QuerySyntaxError):

@@ -112,10 +112,10 @@ class Index:
         self._alive()
         state = self._state()
         if self._search[0] != state:
-            dtype = self.dtype
-            keys = [k for k in self.keys if k in dtype.names]
+            dtypes = {f: self.dtype[f] for f in self.dtype.names if f != self.target_field}
+            keys = [k for k in self.keys if k in dtypes]
             read = lambda name, lo, hi: self._read([name], slice(lo, hi))[name]  # noqa: E731
-            self._search = (state, Searcher(self._read(keys), self.keys, dtype, read, len(self)))
+            self._search = (state, Searcher(self._read(keys), self.keys, dtypes, read, len(self)))
         return self._search[1]
 
     def _state(self):

@@ -23,20 +23,20 @@ _NAN = object()    # a NaN literal: equal to nothing, different from everything
 
 class Searcher:
     """Answers queries over records sorted by ``keys``: ``columns`` (name -> 1-D array) holds
-    the key fields, read once; ``dtype`` names every field; ``read(name, lo, hi)`` gives the
-    values of a non-key field for records ``lo:hi`` (only candidates' spans are read).
+    the key fields, read once; ``dtypes`` (name -> dtype) names every queryable field;
+    ``read(name, lo, hi)`` gives a non-key field's values for records ``lo:hi`` (only the
+    candidates' spans are read).
 
     Built once per loaded index (the sort order is checked here, not at each query)."""
 
-    def __init__(self, columns, keys, dtype, read, n):
-        self.columns, self.dtype, self.read, self.n = columns, dtype, read, n
+    def __init__(self, columns, keys, dtypes, read, n):
+        self.columns, self.dtypes, self.read, self.n = columns, dtypes, read, n
         self.levels, self.bounds = _sorted_levels(columns, keys, self.n)
 
     def run(self, expr):
         """Record numbers (ascending int64) of the records satisfying ``expr``."""
         # the same KeyError / ValueError a full scan raises, before any shortcut is taken
-        evaluate(expr, {f: np.zeros(0, self.dtype[f]) for f in fields(expr)
-                        if f in self.dtype.names})
+        evaluate(expr, {f: np.zeros(0, self.dtypes[f]) for f in fields(expr) if f in self.dtypes})
         found = self.select(expr, None)
         return np.arange(self.n, dtype=np.int64) if found is None else found
 
