@@ -251,6 +251,8 @@ def test_query_errors_as_full_scan(tmp_path):
         ix = open_index(f, "idx")
         with pytest.raises(KeyError):
             ix.query("nope > 1")
+        with pytest.raises(KeyError):           # the target field is not queryable
+            ix.query(f"{ix.target_field} > 1")
         with pytest.raises(ValueError):
             ix.query("run > 'x' AND run < 0")
         with pytest.raises(Q.QuerySyntaxError):
@@ -439,6 +441,58 @@ def test_key_predicates_use_binary_search(monkeypatch):
             assert 0 < scanned == np.count_nonzero(ix.records["run"] == 7)
         else:
             assert scanned == 0
+
+
+def test_sorted_keys_loaded_once_and_reloaded_after_writes(tmp_path, monkeypatch):
+    """The key fields are read (and their order checked) once per open index; a write to the
+    table, or new records for a cached index, makes the next query reload them."""
+    path = tmp_path / "i.h5"
+    _make(path, "element")
+    reads = []
+    real = purehep.index.model.Index._read
+    monkeypatch.setattr(purehep.index.model.Index, "_read",
+                        lambda self, names, rows=slice(None): reads.append(list(names))
+                        or real(self, names, rows))
+    with purehep.File(path, "r+") as f:
+        ix = open_index(f, "idx")
+        first = ix.query("run >= 2 AND event < 50")
+        ix.query("run == 1")
+        assert reads == [["run", "event"]]
+        records = ix.table[...]
+        records["run"] = records["run"][::-1]          # no longer sorted by run
+        records["event"][0] = 10 ** 6
+        ix.table[...] = records
+        after = ix.query("run >= 2 AND event < 50")
+        assert reads == [["run", "event"]] * 2
+    with h5py.File(path) as g:
+        keys = g["idx"].fields(["run", "event"])[...]
+    assert after.tolist() == np.flatnonzero((keys["run"] >= 2) & (keys["event"] < 50)).tolist()
+    assert after.tolist() != first.tolist()
+    cached = build_index({"a": np.array([1, 2, 3]), "t": [[]] * 3}, ["a"], "t")
+    assert cached.query("a >= 2").tolist() == [1, 2]
+    cached._records = cached._records[::-1].copy()
+    assert cached.query("a >= 2").tolist() == [0, 1]
+
+
+def test_non_key_fields_read_over_candidates_only(tmp_path, monkeypatch):
+    """A predicate on an extra field reads that field only over the span of the records the
+    key predicates left (a bound index never reads whole non-key columns for them)."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    table = {"run": rng.integers(0, 30, n), "x": rng.random(n), "t": [[]] * n}
+    with purehep.File(tmp_path / "i.h5", "w") as f:
+        ix = create_index(f, "idx", table, keys=["run"], target="t", extra=["x"])
+        spans = []
+        real = purehep.index.model.Index._read
+        monkeypatch.setattr(purehep.index.model.Index, "_read",
+                            lambda self, names, rows=slice(None): spans.append((names, rows))
+                            or real(self, names, rows))
+        got = ix.query("run == 7 AND x > 0.5")
+        records = ix.records
+    want = np.flatnonzero((records["run"] == 7) & (records["x"] > 0.5))
+    assert got.tolist() == want.tolist()
+    run7 = np.flatnonzero(records["run"] == 7)
+    assert spans[-1] == (["x"], slice(int(run7[0]), int(run7[-1]) + 1))
 
 
 # --- object (pandas) keys, import into another file ------------------------------------------

@@ -32,6 +32,7 @@ class Index:
         self.target_rank = target_rank
         self.table = table
         self.deleted = False
+        self._search = (None, None)     # (state it was loaded at, Searcher)
 
     @property
     def records(self):
@@ -102,7 +103,29 @@ class Index:
         """Record numbers (ascending) of the records satisfying ``query`` (text or Expr),
         found by binary search on the sorted keys (RFC §5.2.2)."""
         expr = parse(query) if isinstance(query, str) else query
-        return Searcher(self.columns(), self.keys).run(_enum_values(expr, self.dtype))
+        return self._searcher().run(_enum_values(expr, self.dtype))
+
+    def _searcher(self):
+        """The Searcher over the key fields, loaded (and its sort order checked) once and
+        kept until the records change: a cached index's records replaced, a bound index's
+        file written (its writer's generation moves on each staged change)."""
+        self._alive()
+        state = self._state()
+        if self._search[0] != state:
+            dtypes = {f: self.dtype[f] for f in self.dtype.names if f != self.target_field}
+            keys = [k for k in self.keys if k in dtypes]
+            read = lambda name, lo, hi: self._read([name], slice(lo, hi))[name]  # noqa: E731
+            self._search = (state, Searcher(self._read(keys), self.keys, dtypes, read, len(self)))
+        return self._search[1]
+
+    def _state(self):
+        if self.table is None:      # the records object itself: identity, never a reused id
+            return ("cached", _Identity(self._records))
+        writer = self.table.file._writer
+        if writer is None:
+            return ("read-only", id(self.table))
+        self.table._sync()                  # stages pending writes: the generation moves on
+        return ("written", id(self.table), writer.generation)
 
     def targets(self, records):
         """Per record number, its stored targets: an array of References or
@@ -127,6 +150,18 @@ class Index:
             return [[file[ref][ref] for ref in t] for t in self.targets(records)]
         values = file[self.target_dataset][...]
         return [values[tuple(c.T.astype(np.intp))] for c in self.targets(records)]
+
+
+class _Identity:
+    """Equal only to a wrapper of the very same object."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+    __hash__ = None
 
 
 def _paths(file, addresses):

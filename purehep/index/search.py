@@ -22,51 +22,75 @@ _NAN = object()    # a NaN literal: equal to nothing, different from everything
 
 
 class Searcher:
-    """Answers queries over ``columns`` (name -> 1-D array) sorted by ``keys``."""
+    """Answers queries over records sorted by ``keys``: ``columns`` (name -> 1-D array) holds
+    the key fields, read once; ``dtypes`` (name -> dtype) names every queryable field;
+    ``read(name, lo, hi)`` gives a non-key field's values for records ``lo:hi`` (only the
+    candidates' spans are read).
 
-    def __init__(self, columns, keys):
-        self.columns = columns
-        self.n = len(next(iter(columns.values()))) if columns else 0
+    Built once per loaded index (the sort order is checked here, not at each query)."""
+
+    def __init__(self, columns, keys, dtypes, read, n):
+        self.columns, self.dtypes, self.read, self.n = columns, dtypes, read, n
         self.levels, self.bounds = _sorted_levels(columns, keys, self.n)
 
     def run(self, expr):
         """Record numbers (ascending int64) of the records satisfying ``expr``."""
         # the same KeyError / ValueError a full scan raises, before any shortcut is taken
-        evaluate(expr, {f: self.columns[f][:0] for f in fields(expr) if f in self.columns})
-        return self.select(expr, np.arange(self.n, dtype=np.int64))
+        evaluate(expr, {f: np.zeros(0, self.dtypes[f]) for f in fields(expr) if f in self.dtypes})
+        found = self.select(expr, None)
+        return np.arange(self.n, dtype=np.int64) if found is None else found
 
     def select(self, expr, cand):
-        """The subset of the candidate record numbers ``cand`` where ``expr`` holds."""
-        if not len(cand):
+        """The subset of the candidate record numbers ``cand`` (None: every record) where
+        ``expr`` holds."""
+        if cand is not None and not len(cand):
             return cand
         if isinstance(expr, And):
             for item in sorted(expr.items, key=self._order):
                 cand = self.select(item, cand)
             return cand
         if isinstance(expr, Or):
-            return functools.reduce(np.union1d, (self.select(e, cand) for e in expr.items))
+            return functools.reduce(np.union1d, (self._all(self.select(e, cand))
+                                                 for e in expr.items))
         if isinstance(expr, Not):
-            return np.setdiff1d(cand, self.select(expr.item, cand), assume_unique=True)
+            return np.setdiff1d(self._all(cand), self._all(self.select(expr.item, cand)),
+                                assume_unique=True)
         return self._leaf(expr, cand)
+
+    def _all(self, cand):
+        return np.arange(self.n, dtype=np.int64) if cand is None else cand
 
     def _order(self, item):
         """AND items on sorted keys first, in precedence order: each narrows the next."""
         field = getattr(item, "field", None)
         return self.levels.get(field, len(self.levels))
 
+    def _values(self, name, cand):
+        """Field ``name`` of the records ``cand`` (ascending; None: all)."""
+        if cand is None:
+            return self.columns[name] if name in self.columns else self.read(name, 0, self.n)
+        if name in self.columns:
+            return self.columns[name][cand]
+        return self.read(name, int(cand[0]), int(cand[-1]) + 1)[cand - cand[0]]
+
     def _leaf(self, expr, cand):
-        column = self.columns[expr.field]
         level = self.levels.get(expr.field)
-        search = None if level is None else _piece_search(expr, column)
+        search = None if level is None else _piece_search(expr, self.columns[expr.field])
         pieces = None if search is None else self._pieces(level, cand)
         if pieces is None:
-            return cand[evaluate(expr, {f: self.columns[f][cand] for f in fields(expr)})]
+            hit = evaluate(expr, {f: self._values(f, cand) for f in fields(expr)})
+            return np.flatnonzero(hit) if cand is None else cand[hit]
+        column = self.columns[expr.field]
         found = [np.arange(a + lo, a + hi) for a, b in pieces for lo, hi in search(column[a:b])]
-        return np.unique(np.concatenate(found)) if found else cand[:0]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
     def _pieces(self, level, cand):
         """(start, stop) runs of consecutive candidates within which key ``level`` is sorted,
         or None when there are more than MAX_PIECES."""
+        if cand is None:                  # every record: the runs of the preceding keys
+            edges = np.r_[0, self.bounds[level], self.n]
+            return None if len(edges) - 1 > MAX_PIECES else \
+                list(zip(edges[:-1].tolist(), edges[1:].tolist()))
         cut = np.flatnonzero(np.diff(cand) != 1) + 1
         starts = cand[np.r_[0, cut]]
         stops = cand[np.r_[cut - 1, len(cand) - 1]] + 1

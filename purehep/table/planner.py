@@ -1,15 +1,24 @@
 """The query planner: answers a query expression over a HEP001 table using its search
 indexes (§8) where they are present and current, scanning otherwise.
 
-Each leaf predicate gets a row mask that is either exact (BITMAP, SORTED_ROWS) or a superset
-at chunk granularity (CHUNK_MINMAX, CHUNK_BLOOM). AND/OR combine them; NOT keeps only exact
-masks. When the root is not exact, the candidate blocks are read and the whole expression is
-evaluated there, exact leaves reusing their masks — so the answer equals a plain scan as long
-as the indexes used are current. Which indexes are used is the table's ``indexes`` mode
-(HEP001 §12): "verify" (default) uses an index only once it has been checked against its
-column's current values, "trust" uses every structurally current one unchecked, "ignore" none.
+The leaves of one AND on the same column (``ts >= a AND ts < b``) form a group that the
+column's index answers at once. A group's answer is a :class:`.selection.Selection`: exact
+sorted row numbers (BITMAP; SORTED_ROWS, whose group is one intersection of spans of the
+permutation), or candidate row spans at chunk granularity (CHUNK_MINMAX, CHUNK_BLOOM). AND
+and OR combine selections as row sets or spans; NOT keeps only exact ones. Unless the root is
+exact, the expression is then evaluated over the candidates only — their spans of the
+columns it reads, exact groups reusing their rows — so the answer equals a plain scan as
+long as the indexes used are current. An AND takes its items cheapest first (chunk
+indexes, SORTED_ROWS groups smallest first, BITMAPs, subexpressions) and stops at an empty
+candidate set; an index is skipped where it would cost more than evaluating its group over
+the candidates left (a SORTED_ROWS group covering more rows than that, or than 1/8 of the
+table; a BITMAP OR of more bytes than the column over them).
+Which indexes are used is the table's ``indexes`` mode (HEP001 §12): "verify" (default) uses
+an index only once it has been checked against its column's current values, "trust" uses
+every structurally current one unchecked, "ignore" none.
 """
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,9 +28,25 @@ from . import bloom
 from . import indexes as ix
 from ._attrs import get_refs, text
 from .anndata_layout import column_name
+from .selection import (Selection, combine_spans, complement, intersect, merge_spans,
+                        spans_to_regions, unite)
 
-SCAN_BLOCK = 1 << 16
+SCAN_GAP = 1 << 16          # candidate spans closer than this many rows are read together
+SCAN_REGION = 1 << 21       # at most this many rows of each column are read at once
+SORTED_SHARE = 1 / 8        # a SORTED_ROWS group over more of the table: scanned instead
+BITMAP_BITS = 8             # a BITMAP ORs at most this many rows per byte of a column value
 PREFERENCE = ("BITMAP", "SORTED_ROWS", "CHUNK_MINMAX", "CHUNK_BLOOM")
+
+
+@dataclass(frozen=True, eq=False)
+class Group:
+    """Comparison leaves of one AND (or a lone leaf) on the same column: their conjunction."""
+    field: str
+    leaves: tuple
+
+    @property
+    def expr(self):
+        return self.leaves[0] if len(self.leaves) == 1 else And(self.leaves)
 
 
 def plan_rows(table, expr, mode=None):
@@ -29,12 +54,45 @@ def plan_rows(table, expr, mode=None):
     n = len(table)
     expr = categorical_rewrite(table, expr)
     mode = mode or table.indexes
+    # the errors a scan raises (unknown column, string literal on a numeric column) are
+    # raised whatever the indexes answer and however few rows the scan reads
+    evaluate(expr, {name: table._ds(name)[0:0] for name in fields(expr)},
+             table.missing_at(slice(0, 0)))
     usable = _usable_indexes(table, n, fields(expr), mode) if mode != "ignore" else {}
-    exact = {}
-    is_exact, mask = _node(expr, table, usable, exact, n)
-    if not is_exact:
-        mask = _scan(expr, table, exact, mask)
-    return np.flatnonzero(mask).astype(np.int64)
+    tree = grouped(expr)
+    planner = _Planner(table, usable, n)
+    found = planner.node(tree)
+    if found.exact:
+        return found.rows
+    return _scan(tree, table, planner.exact, found, n)
+
+
+def grouped(expr):
+    """``expr`` with each AND's comparison leaves gathered by column into Groups (a lone
+    comparison leaf becomes a Group of one); other leaves are left as they are."""
+    if isinstance(expr, And):
+        by_field, items = {}, []
+        for item in expr.items:
+            if _indexable(item):
+                if item.field not in by_field:
+                    by_field[item.field] = []
+                    items.append(item.field)
+                by_field[item.field].append(item)
+            else:
+                items.append(grouped(item))
+        return And(tuple(Group(i, tuple(by_field[i])) if isinstance(i, str) else i
+                         for i in items))
+    if isinstance(expr, Or):
+        return Or(tuple(grouped(e) for e in expr.items))
+    if isinstance(expr, Not):
+        return Not(grouped(expr.item))
+    return Group(expr.field, (expr,)) if _indexable(expr) else expr
+
+
+def _indexable(leaf):
+    """Comparisons with literals (IS NULL and field-to-field comparisons are scanned)."""
+    return isinstance(leaf, (Compare, Between, In)) and \
+        not isinstance(getattr(leaf, "value", None), Field)
 
 
 def chunk_candidates(table, expr, kinds=("CHUNK_MINMAX", "CHUNK_BLOOM")):
@@ -93,39 +151,92 @@ def categorical_rewrite(table, expr):
     return In(expr.field, tuple(np.flatnonzero(evaluate(expr, {expr.field: names})).tolist()))
 
 
-def _node(expr, table, usable, exact, n):
-    """(exact?, mask) for an expression node."""
-    if isinstance(expr, (And, Or)):
-        parts = [_node(e, table, usable, exact, n) for e in expr.items]
-        combine = np.logical_and if isinstance(expr, And) else np.logical_or
-        mask = parts[0][1].copy()
-        for _, m in parts[1:]:
-            combine(mask, m, out=mask)
-        return all(p[0] for p in parts), mask
-    if isinstance(expr, Not):
-        child_exact, mask = _node(expr.item, table, usable, exact, n)
-        return (True, ~mask) if child_exact else (False, np.ones(n, dtype=bool))
-    return _leaf(expr, table, usable.get(expr.field, []), exact, n)
+class _Planner:
+    """Selections of the nodes of one grouped expression; ``exact`` keeps the exact ones by
+    node id for the final scan."""
+
+    def __init__(self, table, usable, n):
+        self.table, self.usable, self.n = table, usable, n
+        self.exact = {}
+        self.positions = {}     # id(group) -> its SORTED_ROWS positions, once searched
+
+    def node(self, expr, limit=None):
+        """The Selection of a node; ``limit``: the candidates an enclosing AND has left (an
+        index costing more than evaluating the node over them is not used)."""
+        if isinstance(expr, And):
+            return self._and(expr)
+        if isinstance(expr, Or):
+            return functools.reduce(unite, (self.node(e) for e in expr.items))
+        if isinstance(expr, Not):
+            return complement(self.node(expr.item), self.n)
+        return self._group(expr, limit) if isinstance(expr, Group) else Selection.everything()
+
+    def _and(self, expr):
+        """Items cheapest first (chunk indexes, then SORTED_ROWS groups by size, BITMAPs,
+        subexpressions), each told how many candidates are left; none left: exactly none."""
+        found = Selection.everything()
+        for item in sorted(expr.items, key=self._rank):
+            limit = None if found.is_everything else found.count(self.n)
+            if limit == 0:
+                return Selection(np.zeros(0, np.int64), exact=True)
+            found = intersect(found, self.node(item, limit))
+        return found
+
+    def _rank(self, item):
+        if not isinstance(item, Group):
+            return (3, 0)
+        kinds = [i.kind for i in self.usable.get(item.field, [])]
+        if "BITMAP" in kinds:
+            return (2, 0)
+        if "SORTED_ROWS" in kinds:
+            index = next(i for i in self.usable[item.field] if i.kind == "SORTED_ROWS")
+            return (1, _count(self._positions(item, index)))
+        return (0, 0)
+
+    def _positions(self, group, index):
+        if id(group) not in self.positions:
+            self.positions[id(group)] = _sorted_positions(group, self.table, index, self.n)
+        return self.positions[id(group)]
+
+    def _group(self, group, limit):
+        """Exact rows from the first affordable BITMAP or SORTED_ROWS index, else the chunks
+        every CHUNK_MINMAX / CHUNK_BLOOM index of the column leaves."""
+        found = Selection.everything()
+        for index in self.usable.get(group.field, []):
+            rows = None
+            if index.kind == "BITMAP":
+                rows = _bitmap_rows(group, self.table, index, self.n, limit)
+            elif index.kind == "SORTED_ROWS":
+                positions = self._positions(group, index)
+                if _count(positions) <= min(max(SORTED_SHARE * self.n, 1),
+                                            self.n if limit is None else limit):
+                    rows = _sorted_rows(index, positions)
+            else:
+                probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
+                chunks = probe(group, self.table, index)
+                if chunks is not None:
+                    spans = _chunk_spans(chunks, index.column, self.n)
+                    found = intersect(found, Selection(spans=spans))
+            if rows is not None:
+                self.exact[id(group)] = Selection(rows, exact=True)
+                return self.exact[id(group)]
+        return found
 
 
-def _leaf(leaf, table, found, exact, n):
-    mask = np.ones(n, dtype=bool)
-    if isinstance(leaf, IsNull) or isinstance(getattr(leaf, "value", None), Field):
-        return False, mask          # missing values, field-to-field comparisons: scanned
-    for index in found:
-        if index.kind in ("BITMAP", "SORTED_ROWS"):
-            rows = (_bitmap_leaf if index.kind == "BITMAP" else _sorted_leaf)(leaf, table, index, n)
-            exact[id(leaf)] = rows
-            return True, rows
-        chunks = (_minmax_leaf if index.kind == "CHUNK_MINMAX" else _bloom_leaf)(leaf, table, index)
-        if chunks is not None:
-            mask &= np.repeat(chunks, ix.chunk_length(index.column))[:n]
-    return False, mask
+def _count(spans):
+    return int(np.sum(spans[1] - spans[0]))
 
 
-def _matches(leaf, values):
-    """The leaf predicate applied to an array of candidate values."""
-    return evaluate(leaf, {leaf.field: values})
+def _chunk_spans(chunks, column, n):
+    """Row spans of the chunks flagged in ``chunks``."""
+    length = ix.chunk_length(column)
+    first = np.flatnonzero(chunks).astype(np.int64) * length
+    return merge_spans(first, np.minimum(first + length, n))
+
+
+def _matches(expr, values):
+    """A leaf, or an AND of leaves on one field, applied to an array of candidate values."""
+    return evaluate(expr, dict.fromkeys(fields(expr), values))
 
 
 def _scalar_matches(leaf, value, dtype):
@@ -133,15 +244,22 @@ def _scalar_matches(leaf, value, dtype):
     return value is not None and bool(_matches(leaf, np.array([value], dtype=dtype))[0])
 
 
-def _bitmap_leaf(leaf, table, index, n):
-    """Exact rows from a BITMAP (§8.6): OR the rows of the values the predicate accepts;
-    NaN rows (in no bitmap row) join when the predicate holds for NaN."""
+def _bitmap_rows(group, table, index, n, limit=None):
+    """Exact rows from a BITMAP (§8.6): OR the rows of the values the group accepts; NaN
+    rows (in no bitmap row) join when the group holds for NaN. None when reading those
+    bitmap rows costs more than reading the column over the ``limit`` candidates (default:
+    all rows)."""
     values = get_refs(index.ds, "_values")[0][()]
-    wanted = np.flatnonzero(_matches(leaf, values))
-    mask = _unpack(_or_rows(index.ds, wanted), n)
-    if index.column.dtype.kind == "f" and _scalar_matches(leaf, np.nan, index.column.dtype):
-        mask |= ~_unpack(_or_rows(index.ds, range(len(values))), n)
-    return mask
+    wanted = np.flatnonzero(_matches(group.expr, values))
+    with_nan = index.column.dtype.kind == "f" and \
+        _scalar_matches(group.expr, np.nan, index.column.dtype)
+    reads = len(values) if with_nan else len(wanted)
+    if reads * n > BITMAP_BITS * index.column.dtype.itemsize * (n if limit is None else limit):
+        return None
+    bits = _or_rows(index.ds, wanted)
+    if with_nan:
+        bits |= ~_or_rows(index.ds, range(len(values)))
+    return np.flatnonzero(_unpack(bits, n)).astype(np.int64)
 
 
 def _unpack(bits, n):
@@ -157,12 +275,13 @@ def _or_rows(ds, rows):
 
 class _SortedView:
     """Column values in SORTED_ROWS order for binary search: each probe reads one element
-    of the permutation and one of the column; probed positions are remembered (the two
-    bounds of a range share their first probes)."""
+    of the permutation and one of the column; probed positions are remembered (the bounds
+    of a group's leaves share their first probes; a read-only table keeps them across
+    queries)."""
 
-    def __init__(self, index, n):
+    def __init__(self, index, n, probed):
         self.perm, self.col = index.ds, index.column
-        self.probed = {}
+        self.probed = probed
         tails = int(index.ds.attrs["nan_tail_length"]) + int(index.ds.attrs["fill_tail_length"])
         self.body = n - tails
 
@@ -206,28 +325,65 @@ def _ordered(lo, hi):
         return False
 
 
-def _sorted_leaf(leaf, table, index, n):
-    """Exact rows from a SORTED_ROWS permutation (§8.5) by binary search, plus the fill and
-    NaN tails when the predicate holds for them."""
-    view = _SortedView(index, n)
+def _sorted_positions(group, table, index, n):
+    """(starts, stops) of the SORTED_ROWS permutation (§8.5) where every leaf of the group
+    holds: each leaf's by binary search (plus the fill and NaN tails when the leaf holds
+    for them), intersected."""
+    view = _SortedView(index, n, table.sorted_probes(index))
+    positions = None
+    for leaf in group.leaves:
+        spans = _leaf_positions(leaf, table, index, view, n)
+        positions = spans if positions is None else combine_spans(positions, spans, True)
+    return positions
+
+
+def _sorted_rows(index, positions):
+    """The rows at the permutation's ``positions`` (one read per span), in row order."""
+    parts = [index.ds[lo:hi] for lo, hi in zip(positions[0].tolist(), positions[1].tolist())]
+    return _ascending(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64))
+
+
+def _ascending(rows):
+    """Distinct row numbers in ascending order: marked in a mask over their range when it
+    is dense enough (linear time), sorted otherwise."""
+    if not len(rows):
+        return rows
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    if hi - lo > 8 * len(rows):
+        rows.sort()
+        return rows
+    mask = np.zeros(hi - lo, dtype=bool)
+    mask[rows - lo] = True
+    return np.flatnonzero(mask).astype(np.int64) + lo
+
+
+def _leaf_positions(leaf, table, index, view, n):
+    """Sorted disjoint (starts, stops) positions of the permutation where ``leaf`` holds."""
     col = index.column
-    sample = col[0:1]
-    spans = _sorted_ranges(leaf, view, sample) if view.body else []
+    spans = _sorted_ranges(leaf, view, col[0:1]) if view.body else []
     fill_len = int(index.ds.attrs["fill_tail_length"])
     if fill_len and _scalar_matches(leaf, table.fillvalue(column_name(col)), col.dtype):
         spans.append((view.body, view.body + fill_len))
     if n > view.body + fill_len and _scalar_matches(leaf, np.nan, col.dtype):
         spans.append((view.body + fill_len, n))
-    mask = np.zeros(n, dtype=bool)
+    spans = sorted((lo, hi) for lo, hi in spans if hi > lo)
+    merged = []
     for lo, hi in spans:
-        if hi > lo:
-            mask[index.ds[lo:hi].astype(np.intp)] = True
-    return mask
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return (np.array([a for a, _ in merged], np.int64), np.array([b for _, b in merged], np.int64))
 
 
-def _minmax_leaf(leaf, table, index):
-    """Chunks that may hold a match according to CHUNK_MINMAX (§8.4)."""
+def _minmax_chunks(group, table, index):
+    """Chunks that may hold a match of every leaf according to CHUNK_MINMAX (§8.4)."""
     mm = index.ds[()]
+    return functools.reduce(np.logical_and,
+                            (_minmax_leaf(leaf, table, index, mm) for leaf in group.leaves))
+
+
+def _minmax_leaf(leaf, table, index, mm):
     col = index.column
     dtype = col.dtype
     valid = mm["n"] > mm["nan_count"] + mm["fill_count"]
@@ -258,9 +414,15 @@ def _range_may(leaf, lo, hi):
     return _matches(leaf, lo if op in ("<", "<=") else hi)
 
 
-def _bloom_leaf(leaf, table, index):
-    """Chunks that may hold an equality match according to CHUNK_BLOOM (§8.7); None when the
-    filter cannot answer the predicate."""
+def _bloom_chunks(group, table, index):
+    """Chunks that may hold a match according to CHUNK_BLOOM (§8.7), from the group's
+    equality leaves; None when none of them is one."""
+    found = [may for may in (_bloom_leaf(leaf, index) for leaf in group.leaves) if may is not None]
+    return functools.reduce(np.logical_and, found) if found else None
+
+
+def _bloom_leaf(leaf, index):
+    """Chunks that may hold an equality match; None when the filter cannot answer."""
     if isinstance(leaf, Compare) and leaf.op == "==":
         values = (leaf.value,)
     elif isinstance(leaf, In):
@@ -293,38 +455,35 @@ def _canonical_literal(value, col):
     return bloom.canonical_bytes(np.array([value], dtype=object))[0]
 
 
-def _scan(expr, table, exact, candidates):
-    """Evaluate ``expr`` on the blocks holding candidates; exact leaves reuse their masks."""
-    n = len(candidates)
-    out = np.zeros(n, dtype=bool)
-    starts = np.arange(0, n, SCAN_BLOCK)
-    if n == 0:
-        return out
-    hit = np.logical_or.reduceat(candidates, starts)
-    for lo, hi in _runs(hit, starts, n):
-        out[lo:hi] = _eval(expr, table, exact, lo, hi, {}) & candidates[lo:hi]
-    return out
-
-
-def _runs(hit, starts, n):
-    """Merge consecutive hit blocks into (lo, hi) row spans."""
-    edges = np.diff(np.concatenate([[0], hit.astype(np.int8), [0]]))
-    for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
-        yield int(starts[a]), int(starts[b]) if b < len(starts) else n
+def _scan(tree, table, exact, candidates, n):
+    """Evaluate the grouped expression over the candidates: only the spans of the columns
+    it reads that hold candidates; exact groups reuse their rows."""
+    found = []
+    for lo, hi in spans_to_regions(candidates.as_spans(), n, SCAN_GAP, SCAN_REGION):
+        mask = _eval(tree, table, exact, lo, hi, {}) & candidates.rows_in(lo, hi)
+        found.append(np.flatnonzero(mask) + lo)
+    return np.concatenate(found).astype(np.int64) if found else np.zeros(0, np.int64)
 
 
 def _eval(expr, table, exact, lo, hi, cache):
-    if isinstance(expr, (And, Or)):
-        combine = np.logical_and if isinstance(expr, And) else np.logical_or
-        parts = [_eval(e, table, exact, lo, hi, cache) for e in expr.items]
-        out = parts[0]
-        for p in parts[1:]:
-            out = combine(out, p)
-        return out
+    """``expr`` over rows ``lo:hi``; an AND stops (reads no more columns) once no row is
+    left, trying its exact groups first."""
+    if isinstance(expr, And):
+        mask = None
+        for item in sorted(expr.items, key=lambda e: id(e) not in exact):
+            part = _eval(item, table, exact, lo, hi, cache)
+            mask = part if mask is None else mask & part
+            if not mask.any():
+                break
+        return mask
+    if isinstance(expr, Or):
+        return functools.reduce(np.logical_or,
+                                (_eval(e, table, exact, lo, hi, cache) for e in expr.items))
     if isinstance(expr, Not):
         return ~_eval(expr.item, table, exact, lo, hi, cache)
     if id(expr) in exact:
-        return exact[id(expr)][lo:hi]
+        return exact[id(expr)].rows_in(lo, hi)
+    expr = expr.expr if isinstance(expr, Group) else expr
     for name in fields(expr):
         if name not in cache:
             cache[name] = table._ds(name)[lo:hi]

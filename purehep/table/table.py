@@ -230,6 +230,7 @@ class Table:
         if self.foreign:
             _check_readable(group)
         self._verified = {}
+        self._probes = {}
 
     @property
     def trust_indexes(self):
@@ -498,6 +499,14 @@ class Table:
         if getattr(self.group.file, "mode", "r") == "r":
             self._verified[key] = ok
         return ok
+
+    def sorted_probes(self, index):
+        """{position: column value} of a SORTED_ROWS index's binary searches: remembered
+        across queries while the file is open read-only (nothing can change then), fresh
+        for each query otherwise."""
+        if getattr(self.group.file, "mode", "r") != "r":
+            return {}
+        return self._probes.setdefault(index.ds.name, {})
 
     def create_search_index(self, column, kind, name=None, **options):
         """Build a CHUNK_MINMAX, SORTED_ROWS, BITMAP or CHUNK_BLOOM index of one column."""

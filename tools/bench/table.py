@@ -1,6 +1,9 @@
 """HEP001 tables of 10 million rows: a selective predicate per search-index kind, answered
 by a plain scan and with the index (build time reported alongside); appending 1 % more rows
-to a table carrying all four index kinds."""
+to a table carrying all four index kinds. Issue 15's benchmark query on 20 million rows (a
+time range plus an energy cut, 0.1 % of the rows) with each index kind, against h5py's full
+scan, PyTables' CSI index and Parquet's filters (``hep_query``)."""
+import os
 import time
 
 import numpy as np
@@ -81,4 +84,107 @@ def table_append():
            [("rebuild indexes", rebuild), ("append + update", append)], baseline="rebuild indexes")
 
 
-ALL = [selective_queries, table_append]
+HEP_ROWS = 20_000_000
+HEP_KINDS = ("none", "chunk_minmax", "sorted_rows", "chunk_bloom")
+
+
+def _hep_data():
+    """Event times (increasing, random gaps) and energies; the query: 1 % of the time span
+    and the energies above the 90th percentile, 0.1 % of the rows."""
+    rng = np.random.default_rng(15)
+    ts = np.cumsum(rng.integers(1, 100, HEP_ROWS)).astype(np.int64)
+    energy = rng.exponential(10.0, HEP_ROWS).astype(np.float32)
+    a, b = int(ts[HEP_ROWS // 2]), int(ts[HEP_ROWS // 2 + HEP_ROWS // 100])
+    cut = float(np.float32(np.quantile(energy, 0.9)))
+    return {"ts": ts, "energy": energy}, (a, b, cut)
+
+
+def _hep_files():
+    """{kind: HEP001 file with an index of that kind on ts ("none": no index)}, the
+    PyTables file (CSI index on ts), the Parquet file and the query bounds; built once into
+    the bench directory and reused."""
+    import purehep
+    from purehep.table import create_table
+    data, bounds = _hep_data()
+    files = {kind: path(f"hep_{HEP_ROWS}_{kind}.h5") for kind in HEP_KINDS}
+    for kind, fname in files.items():
+        if not os.path.exists(fname):
+            with purehep.File(fname + ".tmp", "w") as f:
+                t = create_table(f, "t", data, chunks=CHUNK)
+                if kind != "none":
+                    t.create_search_index("ts", kind)
+            os.replace(fname + ".tmp", fname)
+    tables_file, parquet_file = path(f"hep_{HEP_ROWS}_pytables.h5"), path(f"hep_{HEP_ROWS}.parquet")
+    if not os.path.exists(tables_file):
+        import tables
+        with tables.open_file(tables_file + ".tmp", "w") as f:
+            rec = np.empty(HEP_ROWS, dtype=[("ts", "<i8"), ("energy", "<f4")])
+            rec["ts"], rec["energy"] = data["ts"], data["energy"]
+            f.create_table("/", "t", rec, expectedrows=HEP_ROWS).cols.ts.create_csindex()
+        os.replace(tables_file + ".tmp", tables_file)
+    if not os.path.exists(parquet_file):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        pq.write_table(pa.table(data), parquet_file + ".tmp", compression="none")
+        os.replace(parquet_file + ".tmp", parquet_file)
+    return files, tables_file, parquet_file, bounds
+
+
+def hep_query():
+    """Issue 15: the 20 M-row query, every index kind against h5py's scan, PyTables' CSI
+    index and Parquet's filters; all answers checked equal to the scan's. Then the same
+    query over half the table's time span, where no index may cost more than the scan."""
+    import h5py
+    files, tables_file, parquet_file, (a, b, cut) = _hep_files()
+    _hep_case(files, tables_file, parquet_file, a, b, cut)
+    with h5py.File(files["none"], "r") as g:        # half the table: no index may lose
+        a, b = int(g["t/ts"][HEP_ROWS // 2]), int(g["t/ts"][-1]) + 1
+    _hep_case(files, tables_file, parquet_file, a, b, cut)
+
+
+def _hep_case(files, tables_file, parquet_file, a, b, cut):
+    import h5py
+    import pyarrow.parquet as pq
+    import tables
+
+    import purehep
+    from purehep.table import Table
+    text = f"ts >= {a} AND ts < {b} AND energy > {cut!r}"
+
+    def scan():
+        with h5py.File(files["none"], "r") as g:
+            ts, energy = g["t/ts"][()], g["t/energy"][()]
+        return np.flatnonzero((ts >= a) & (ts < b) & (energy > np.float32(cut)))
+    want = scan()
+    rows = [("h5py read + numpy scan", best_of(scan, repeat=5))]
+    first = []
+    for kind in HEP_KINDS:
+        with purehep.File(files[kind], "r") as f:
+            t = Table(f["t"])
+            t0 = time.perf_counter()
+            assert np.array_equal(t.query(text), want), kind
+            first.append((f"purehep {kind}, 1st (verify)", time.perf_counter() - t0))
+            rows.append((f"purehep {kind}", best_of(lambda: t.query(text), repeat=5, warmup=0)))
+    rows.append(("purehep BITMAP", None))        # 20 M distinct times: no BITMAP is possible
+    rows.extend(first)
+    with tables.open_file(tables_file, "r") as f:
+        cond = f"(ts >= {a}) & (ts < {b}) & (energy > {cut!r})"
+        assert np.array_equal(f.root.t.get_where_list(cond, sort=True), want)
+        rows.append(("PyTables CSI get_where_list", best_of(
+            lambda: f.root.t.get_where_list(cond, sort=True), repeat=3)))
+        rows.append(("PyTables CSI read_where", best_of(lambda: f.root.t.read_where(cond),
+                                                        repeat=3)))
+    filters = [("ts", ">=", a), ("ts", "<", b), ("energy", ">", np.float32(cut))]
+    assert pq.read_table(parquet_file, filters=filters).num_rows == len(want)
+    rows.append(("Parquet + filters", best_of(lambda: pq.read_table(parquet_file, filters=filters),
+                                              repeat=3)))
+    report(f"{text!r} on {HEP_ROWS:,} rows ({len(want):,} hits; purehep: row numbers, "
+           f"default 'verify' mode: an index is checked against its column at the first query "
+           f"on an open read-only table, 1st below)", rows,
+           baseline="h5py read + numpy scan")
+
+
+ALL = [selective_queries, table_append, hep_query]
+
+if __name__ == "__main__":
+    hep_query()
