@@ -145,7 +145,7 @@ def read_table(path, name, columns=None, filter=None, *, rows_per_partition=None
     spans = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
     if filter is not None:
         may = chunk_candidates(table, parse(filter))
-        spans = [(lo, hi) for lo, hi in spans if may[lo:hi].any()]
+        spans = [(lo, hi) for lo, hi in spans if may.rows_in(lo, hi).any()]
     part = _TablePart(f._reopen, table.group.name, None if columns is None else fields, filter)
     meta = part((0, 0))
     if not spans:

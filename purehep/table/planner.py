@@ -96,7 +96,7 @@ def _indexable(leaf):
 
 
 def chunk_candidates(table, expr, kinds=("CHUNK_MINMAX", "CHUNK_BLOOM")):
-    """A row mask holding every row where ``expr`` may hold, from the chunk-level indexes
+    """A Selection holding every row where ``expr`` may hold, from the chunk-level indexes
     (§8.4, §8.7) of the table's ``indexes`` mode alone: in "trust" mode no column is read.
     Used to skip row ranges before reading them (purehep.dask.read_table)."""
     n = len(table)
@@ -104,7 +104,7 @@ def chunk_candidates(table, expr, kinds=("CHUNK_MINMAX", "CHUNK_BLOOM")):
     usable = _usable_indexes(table, n, fields(expr), table.indexes) \
         if table.indexes != "ignore" else {}
     usable = {name: [i for i in found if i.kind in kinds] for name, found in usable.items()}
-    return _node(expr, table, usable, {}, n)[1]
+    return _Planner(table, usable, n).node(grouped(expr))
 
 
 def rows_in_span(table, expr, lo, hi):
