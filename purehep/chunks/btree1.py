@@ -4,7 +4,8 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format import btree1
-from .table import ChunkTable, search
+from .cache import NodeCache
+from .table import ChunkTable, Records, as_int
 
 
 def _columns(ctx, raw, ndims):
@@ -35,35 +36,43 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
 def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root: child i of a node holds the chunks from key i on (keys compare as tuples of
-    element offsets, as the library's do); only the nodes on the way are read (and kept)."""
+    element offsets, as the library's do); only the nodes on the way are read, each kept in
+    a NodeCache as (level, its entries' bytes, their keys' first offsets)."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
     ndims = rank + 1
-    nodes = {}
+    ks = btree1.key_size(ctx, btree1.CHUNK, ndims)
+    # an entry: chunk size, filter mask, ndims element offsets, child address
+    recs = Records([4, 4] + [8] * ndims + [ctx.sizeof_offsets], 2, rank)
+    nodes = NodeCache()
 
     def node(addr, level):
         got = nodes.get(addr)
         if got is None:
-            n = btree1.decode_node(ctx, addr, btree1.CHUNK, ndims, level)
-            child, size, mask, offs = _columns(ctx, n.entries, ndims)
-            got = nodes[addr] = (n.level, offs[:, :rank], child, size, mask)
+            level, n, _, _ = btree1.node_header(ctx, addr, btree1.CHUNK, level)
+            body = btree1.node_body(ctx, addr, n, ks)
+            got = nodes.put(addr, level, (level, body, recs.firsts(body, n)))
         return got
 
     def find(scaled):
-        target = [int(p) * c for p, c in zip(scaled, layout.chunk_shape)]
+        target = tuple([int(p) * c for p, c in zip(scaled, layout.chunk_shape)])
         addr, level = layout.address, None
         while True:
-            level, keys, child, size, mask = node(addr, level)
-            if level == 0:
-                i = search(keys, target, "left")
-                if i < len(keys) and keys[i].tolist() == target and \
-                        int(child[i]) != ctx.undefined:
-                    return int(child[i]), int(size[i]), int(mask[i])
+            level, body, firsts = node(addr, level)
+            if level:
+                i = recs.search(body, firsts, target, "right") - 1
+                if i < 0:
+                    return None
+                addr, level = as_int(recs.record(body, i)[-1]), level - 1
+                continue
+            i = recs.search(body, firsts, target, "left")
+            if i == len(firsts):
                 return None
-            i = search(keys, target, "right") - 1
-            if i < 0:
+            r = recs.record(body, i)
+            child = as_int(r[-1])
+            if r[2:2 + rank] != target or child == ctx.undefined:
                 return None
-            addr, level = int(child[i]), level - 1
+            return child, r[0], r[1]
 
     return find

@@ -4,7 +4,8 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format.btree2 import BTree2, ChunkRecordContext
-from .table import ChunkTable, search
+from .cache import NodeCache
+from .table import ChunkTable, Records, as_int
 
 
 def _tree(ctx, layout):
@@ -48,29 +49,39 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
 def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root (records ordered by their scaled offsets as tuples, as the library compares
-    them); only the nodes on the way are read (and kept)."""
+    them); only the nodes on the way are read (their checksums verified), each kept in a
+    NodeCache as (its records' bytes, their keys' first offsets, its children)."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
     tree = _tree(ctx, layout)
-    nodes = {}
+    so = ctx.sizeof_offsets
+    if tree.type == 11:           # address, stored size, filter mask, scaled offsets
+        recs = Records([so, tree.record_size - so - 4 - 8 * rank, 4] + [8] * rank, 3, rank)
+    else:                         # address, scaled offsets
+        recs = Records([so] + [8] * rank, 1, rank)
+    nodes = NodeCache()
 
     def node(addr, nrec, level):
         got = nodes.get(addr)
         if got is None:
             raw, children, _ = tree._read_node(addr, nrec, level)
-            a, s, m, sc = _columns(ctx, tree, np.frombuffer(raw, np.uint8), rank, chunk_nbytes)
-            got = nodes[addr] = (sc, a, s, m, children)
+            got = nodes.put(addr, level, (raw, recs.firsts(raw, nrec), children))
         return got
 
     def find(scaled):
-        key = [int(p) for p in scaled]
+        key = tuple([int(p) for p in scaled])
         addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
         while addr is not None:
-            keys, a, s, m, children = node(addr, nrec, level)
-            i = search(keys, key, "left")
-            if i < len(keys) and keys[i].tolist() == key:
-                return (int(a[i]), int(s[i]), int(m[i])) if int(a[i]) != ctx.undefined else None
+            raw, firsts, children = node(addr, nrec, level)
+            i = recs.search(raw, firsts, key, "left")
+            if i < len(firsts):
+                r = recs.record(raw, i)
+                if r[recs.key:] == key:
+                    a = as_int(r[0])
+                    if a == ctx.undefined:
+                        return None
+                    return (a, as_int(r[1]), r[2]) if tree.type == 11 else (a, chunk_nbytes, 0)
             if not children:
                 return None
             addr, nrec, _ = children[i]

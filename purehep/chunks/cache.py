@@ -1,4 +1,6 @@
-"""A decoded-chunk cache: the counterpart of libhdf5's raw data chunk cache (``rdcc``).
+"""Caches of decoded chunks and decoded chunk index nodes.
+
+A decoded-chunk cache: the counterpart of libhdf5's raw data chunk cache (``rdcc``).
 
 Filtered chunks are kept decoded, least recently used first out, up to a byte budget per
 dataset (default 1 MiB, as libhdf5's); a chunk larger than the budget is not kept. Reading
@@ -42,3 +44,31 @@ class ChunkCache:
         with self._lock:
             self._chunks.clear()
             self.used = 0
+
+
+class NodeCache:
+    """Decoded index nodes by address, for lookups that descend a B-tree one chunk at a
+    time: internal nodes (few, and on every path) are all kept; leaves up to ``leaves``,
+    the oldest dropped first. A node enters once decoded and checked, so a cached node is
+    not checked again; nothing is ever stale because the cache belongs to a lookup made
+    for one state of the index (the storage makes a new one when the index changes)."""
+
+    def __init__(self, leaves=4096):
+        self.limit = leaves
+        self._inner = {}
+        self._leaves = {}
+
+    def get(self, address):
+        got = self._leaves.get(address)
+        return self._inner.get(address) if got is None else got
+
+    def put(self, address, level, value):
+        """Keep ``value``, the decoded node at ``address`` of tree level ``level`` (0: a
+        leaf); returns it."""
+        if level:
+            self._inner[address] = value
+            return value
+        if len(self._leaves) >= self.limit:
+            del self._leaves[next(iter(self._leaves))]
+        self._leaves[address] = value
+        return value

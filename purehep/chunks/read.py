@@ -318,6 +318,9 @@ def box_reader(st):
             return None
         addr, size, mask = rec
         if whole is not None and 0 <= base + addr and base + addr + cn <= whole.size:
+            if cn <= DIRECT_CHUNK_BYTES:  # a copy: cheaper than faulting in a page of the map
+                return np.frombuffer(st.ctx.read_small(addr, cn, "raw data chunk"),
+                                     dtype).reshape(cs)
             return whole[base + addr:base + addr + cn].view(dtype).reshape(cs)
         if last[0] == addr:
             return last[1]

@@ -1,4 +1,6 @@
 """The decoded chunk index: one row per allocated chunk, numpy columns."""
+import bisect
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,15 +128,54 @@ class ArrayLookup:
                 int.from_bytes(row[so + width:so + width + 4], "little"))
 
 
-def search(keys, target, side):
-    """Where ``target`` (a list of ints) goes among the rows of ``keys`` (n, rank) int64,
-    sorted as tuples (the B-trees' key order): numpy's searchsorted for one column, else a
-    bisection comparing rows as lists."""
-    if keys.shape[1] == 1:
-        return int(np.searchsorted(keys[:, 0], target[0], side))
-    import bisect
-    find = bisect.bisect_left if side == "left" else bisect.bisect_right
-    return find(range(keys.shape[0]), target, key=lambda i: keys[i].tolist())
+class Records:
+    """The records of a chunk B-tree node read in place from its bytes, as the lookups
+    need them: records of little-endian unsigned fields of ``widths`` bytes, whose key is
+    the ``rank`` fields from field ``key`` on, ordered as tuples (spec III.A.1 type-1 keys,
+    III.A.2 record types 10/11). ``firsts`` unpacks the keys' first fields of a node in one
+    call; ``record`` unpacks one record (a field of a width struct has no code for comes
+    out as bytes: ``as_int``)."""
+
+    def __init__(self, widths, key, rank):
+        codes = [_CODES.get(w, f"{w}s") for w in widths]
+        self.entry = struct.Struct("<" + "".join(codes))
+        self.size = self.entry.size
+        pre = sum(widths[:key])
+        post = self.size - pre - widths[key]
+        self._first = (f"{pre}x" if pre else "") + codes[key] + (f"{post}x" if post else "")
+        self._firsts = {}
+        self.key, self.rank = key, rank
+
+    def firsts(self, buf, n):
+        """The first key field of each of the ``n`` records at the start of ``buf``."""
+        s = self._firsts.get(n)
+        if s is None:
+            s = self._firsts[n] = struct.Struct("<" + self._first * n)
+        return s.unpack_from(buf)
+
+    def record(self, buf, i):
+        return self.entry.unpack_from(buf, i * self.size)
+
+    def search(self, buf, firsts, target, side):
+        """Where the tuple ``target`` goes among the keys of the records in ``buf`` (whose
+        first fields are ``firsts``): a bisection on the first field, then, among the keys
+        sharing it, one that unpacks only the records it compares."""
+        a = bisect.bisect_left(firsts, target[0])
+        b = bisect.bisect_right(firsts, target[0], a)
+        if self.rank == 1 or a == b:
+            return a if side == "left" else b
+        k, size, unpack = self.key, self.size, self.entry.unpack_from
+        find = bisect.bisect_left if side == "left" else bisect.bisect_right
+        return find(range(len(firsts)), target, a, b,
+                    key=lambda i: unpack(buf, i * size)[k:k + self.rank])
+
+
+_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def as_int(v):
+    """A field from ``Records.record`` as an int."""
+    return v if type(v) is int else int.from_bytes(v, "little")
 
 
 def _prod(xs):

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from ..errors import FormatError
 from . import checksum
+from .context import Cursor
 
 SIGNATURE_HEADER = b"BTHD"
 SIGNATURE_INTERNAL = b"BTIN"
@@ -408,7 +409,8 @@ class BTree2:
                               "fit a node", structure, ctx.absolute(addr))
         ptr = self.pointer_size(level) if internal else 0
         used = 6 + nrec * self.record_size + ((nrec + 1) * ptr if internal else 0)
-        cur = ctx.cursor(addr, used + 4, structure)
+        cur = Cursor(ctx.read_small(addr, used + 4, structure), ctx.absolute(addr), structure,
+                     ctx)
         cur.signature(SIGNATURE_INTERNAL if internal else SIGNATURE_LEAF)
         cur.version(VERSIONS)
         btype = cur.u8()
@@ -431,7 +433,6 @@ class BTree2:
         return records, children, cur.base
 
     def _decode_records(self, buf, base, structure):
-        from .context import Cursor
         rs = self.record_size
         decode = self.record_type.decode
         rctx = self.record_context

@@ -27,6 +27,11 @@ class ByteSource:
                 structure, offset)
         return self._read(offset, n)
 
+    def read_small(self, offset, n, structure="data"):
+        """``read`` for scattered small reads (index nodes and pages, small chunks found
+        one at a time): the same bytes, copied where a copy costs less than a view."""
+        return self.read(offset, n, structure)
+
     def readinto(self, offset, out, structure="data"):
         """Copy ``len(out)`` bytes at ``offset`` into the writable buffer ``out``."""
         view = _byte_view(out)
@@ -90,6 +95,14 @@ class MmapSource(BytesSource):
         else:
             self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
             super().__init__(self._map)
+
+    def read_small(self, offset, n, structure="data"):
+        """A copy by pread: the first touch of a page of the map is a page fault, which
+        costs several times a small pread (scattered reads touch a new page each time)."""
+        if offset < 0 or n < 0 or offset + n > self.size:
+            raise TruncatedError(f"{n} bytes requested but the file has {self.size} bytes",
+                                 structure, offset)
+        return os.pread(self._fh.fileno(), n, offset)
 
     def readinto(self, offset, out, structure="data"):
         """Copy into ``out`` with pread (no page-fault per page as a copy out of the map
