@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict
 
 DEFAULT_NBYTES = 1 << 20
+LEAVES_KEPT = 4096                    # decoded leaf nodes a NodeCache keeps
 
 
 class ChunkCache:
@@ -48,15 +49,17 @@ class ChunkCache:
 
 class NodeCache:
     """Decoded index nodes by address, for lookups that descend a B-tree one chunk at a
-    time: internal nodes (few, and on every path) are all kept; leaves up to ``leaves``,
-    the oldest dropped first. A node enters once decoded and checked, so a cached node is
-    not checked again; nothing is ever stale because the cache belongs to a lookup made
-    for one state of the index (the storage makes a new one when the index changes)."""
+    time: internal nodes (few, and on every path) are all kept; leaves up to ``leaves``
+    (default LEAVES_KEPT), the oldest dropped first. A node enters once decoded and
+    checked, so a cached node is not checked again. Nothing goes stale: the cache belongs
+    to a lookup made for one state of the index, and a file open for writing makes new
+    storage objects (so new lookups) whenever its contents change."""
 
-    def __init__(self, leaves=4096):
-        self.limit = leaves
+    def __init__(self, leaves=None):
+        self.limit = LEAVES_KEPT if leaves is None else leaves
         self._inner = {}
         self._leaves = {}
+        self._lock = threading.Lock()
 
     def get(self, address):
         got = self._leaves.get(address)
@@ -68,7 +71,8 @@ class NodeCache:
         if level:
             self._inner[address] = value
             return value
-        if len(self._leaves) >= self.limit:
-            del self._leaves[next(iter(self._leaves))]
-        self._leaves[address] = value
+        with self._lock:
+            if len(self._leaves) >= self.limit:
+                del self._leaves[next(iter(self._leaves))]
+            self._leaves[address] = value
         return value

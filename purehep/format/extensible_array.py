@@ -260,7 +260,7 @@ class Elements:
         if not npages:
             rows = self._blocks.get(first)
             if rows is None:
-                buf = self.ctx.read(daddr, head + 4, "extensible array data block")
+                buf = self.ctx.read_small(daddr, head + 4, "extensible array data block")
                 _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
                 rows = self._blocks[first] = np.frombuffer(buf, np.uint8)[
                     prefix:prefix + cnt * hdr.element_size].reshape(cnt, hdr.element_size).copy()
@@ -273,12 +273,13 @@ class Elements:
             if not (int(bitmap[bit >> 3]) >> (7 - (bit & 7))) & 1:
                 return None
             if daddr not in self._checked:
-                buf = self.ctx.read(daddr, prefix + 4, "extensible array data block")
+                buf = self.ctx.read_small(daddr, prefix + 4, "extensible array data block")
                 _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
                 self._checked.add(daddr)
             es = hdr.element_size
             paddr = daddr + prefix + 4 + p * (self.page_n * es + 4)
-            pbuf = self.ctx.read(paddr, self.page_n * es + 4, "extensible array data block page")
+            pbuf = self.ctx.read_small(paddr, self.page_n * es + 4,
+                                       "extensible array data block page")
             checksum.verify(self.ctx, pbuf, "extensible array data block page",
                             self.ctx.absolute(paddr))
             n = min(self.page_n, self.total - pfirst)
