@@ -151,3 +151,23 @@ def test_read_small_checks_bounds(tmp_path):
             src.read_small(95, 10, "node")
     finally:
         src.close()
+
+
+def test_node_that_points_to_itself(tmp_path):
+    """A v1 B-tree root whose first child is the root itself: the cached root met again one
+    level down is a FormatError (the level differs), not a loop."""
+    from purehep.format import btree1
+    p = tmp_path / "f.h5"
+    _make(p, "btree1", 3000)
+    with purehep.File(p, "r") as f:
+        st = f["x"]._storage.chunked
+        ctx, root = st.ctx, st.layout.address
+        node = btree1.decode_node(ctx, root, btree1.CHUNK, 2)
+        assert node.level > 0
+        child0 = ctx.absolute(root) + 8 + 2 * ctx.sizeof_offsets + btree1.key_size(
+            ctx, btree1.CHUNK, 2)
+    raw = bytearray(p.read_bytes())
+    raw[child0:child0 + 8] = root.to_bytes(8, "little")
+    with purehep.File(bytes(raw), "r") as f:
+        with pytest.raises(purehep.FormatError, match="node level .*, expected"):
+            f["x"][:3]

@@ -46,20 +46,21 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     # an entry: chunk size, filter mask, ndims element offsets, child address
     recs = Records([4, 4] + [8] * ndims + [ctx.sizeof_offsets], 2, rank)
     nodes = NodeCache()
+    cached = nodes.get
 
     def node(addr, level):
-        got = nodes.get(addr)
-        if got is None:
-            level, n, _, _ = btree1.node_header(ctx, addr, btree1.CHUNK, level)
-            body = btree1.node_body(ctx, addr, n, ks)
-            got = nodes.put(addr, level, (level, body, recs.firsts(body, n)))
-        return got
+        level, n, _, _ = btree1.node_header(ctx, addr, btree1.CHUNK, level)
+        body = btree1.node_body(ctx, addr, n, ks)
+        return nodes.put(addr, level, (level, body, recs.firsts(body, n)))
 
     def find(scaled):
         target = tuple([int(p) * c for p, c in zip(scaled, layout.chunk_shape)])
         addr, level = layout.address, None
         while True:
-            level, body, firsts = node(addr, level)
+            got = cached(addr)
+            if got is None or (level is not None and got[0] != level):
+                got = node(addr, level)     # checks the level: a loop in the tree fails
+            level, body, firsts = got
             if level:
                 i = recs.search(body, firsts, target, "right") - 1
                 if i < 0:

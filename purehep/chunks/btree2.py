@@ -50,7 +50,7 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root (records ordered by their scaled offsets as tuples, as the library compares
     them); only the nodes on the way are read (their checksums verified), each kept in a
-    NodeCache as (its records' bytes, their keys' first offsets, its children)."""
+    NodeCache as (level, its records' bytes, their keys' first offsets, its children)."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
@@ -61,19 +61,20 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     else:                         # address, scaled offsets
         recs = Records([so] + [8] * rank, 1, rank)
     nodes = NodeCache()
+    cached = nodes.get
 
     def node(addr, nrec, level):
-        got = nodes.get(addr)
-        if got is None:
-            raw, children, _ = tree._read_node(addr, nrec, level)
-            got = nodes.put(addr, level, (raw, recs.firsts(raw, nrec), children))
-        return got
+        raw, children, _ = tree._read_node(addr, nrec, level)
+        return nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
 
     def find(scaled):
         key = tuple([int(p) for p in scaled])
         addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
         while addr is not None:
-            raw, firsts, children = node(addr, nrec, level)
+            got = cached(addr)
+            if got is None or got[0] != level:
+                got = node(addr, nrec, level)   # levels fall by one a step: loops end
+            _, raw, firsts, children = got
             i = recs.search(raw, firsts, key, "left")
             if i < len(firsts):
                 r = recs.record(raw, i)

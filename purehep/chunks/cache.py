@@ -7,7 +7,7 @@ dataset (default 1 MiB, as libhdf5's); a chunk larger than the budget is not kep
 row by row through a compressed dataset then decodes each chunk once, not once a row.
 """
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 DEFAULT_NBYTES = 1 << 20
 LEAVES_KEPT = 4096                    # decoded leaf nodes a NodeCache keeps
@@ -57,22 +57,18 @@ class NodeCache:
 
     def __init__(self, leaves=None):
         self.limit = LEAVES_KEPT if leaves is None else leaves
-        self._inner = {}
-        self._leaves = {}
+        self._nodes = {}
+        self._leaves = deque()            # leaf addresses, oldest first
         self._lock = threading.Lock()
-
-    def get(self, address):
-        got = self._leaves.get(address)
-        return self._inner.get(address) if got is None else got
+        self.get = self._nodes.get        # address -> decoded node or None
 
     def put(self, address, level, value):
         """Keep ``value``, the decoded node at ``address`` of tree level ``level`` (0: a
         leaf); returns it."""
-        if level:
-            self._inner[address] = value
-            return value
         with self._lock:
-            if len(self._leaves) >= self.limit:
-                del self._leaves[next(iter(self._leaves))]
-            self._leaves[address] = value
+            if not level:
+                if len(self._leaves) >= self.limit:
+                    self._nodes.pop(self._leaves.popleft(), None)
+                self._leaves.append(address)
+            self._nodes[address] = value
         return value

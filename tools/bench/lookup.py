@@ -11,6 +11,7 @@ import numpy as np
 from .common import best_of, path, report
 
 CHUNK = 16
+WRITE_SLICE = 1 << 22
 KINDS = ("btree1", "fixed_array", "extensible_array", "btree2", "implicit")
 
 
@@ -40,12 +41,13 @@ def index_file(kind, nchunks):
         libver = "earliest" if kind == "btree1" else "latest"
         maxshape = {"btree1": (n,), "fixed_array": (n,), "extensible_array": (None,),
                     "btree2": (None, None)}[kind]
+        two = kind == "btree2"
         with h5py.File(tmp, "w", libver=libver) as f:
-            if kind == "btree2":
-                f.create_dataset("x", data=data.reshape(-1, 1), chunks=(CHUNK, 1),
-                                 maxshape=maxshape)
-            else:
-                f.create_dataset("x", data=data, chunks=(CHUNK,), maxshape=maxshape)
+            ds = f.create_dataset("x", shape=(n, 1) if two else (n,), dtype="i4",
+                                  chunks=(CHUNK, 1) if two else (CHUNK,), maxshape=maxshape)
+            for a in range(0, n, WRITE_SLICE):     # in slices: bounded memory at 10 M chunks
+                part = data[a:a + WRITE_SLICE]
+                ds[a:a + len(part)] = part.reshape(-1, 1) if two else part
     os.replace(tmp, fname)
     return fname
 
