@@ -76,7 +76,7 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
                 got = node(addr, nrec, level)   # levels fall by one a step: loops end
             _, raw, firsts, children = got
             i = recs.search(raw, firsts, key, "left")
-            if i < len(firsts):
+            if i < len(firsts) and firsts[i] == key[0]:
                 r = recs.record(raw, i)
                 if r[recs.key:] == key:
                     a = as_int(r[0])
