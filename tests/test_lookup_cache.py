@@ -171,3 +171,21 @@ def test_node_that_points_to_itself(tmp_path):
     with purehep.File(bytes(raw), "r") as f:
         with pytest.raises(purehep.FormatError, match="node level .*, expected"):
             f["x"][:3]
+
+
+@pytest.mark.parametrize("kind", ["btree1", "btree2"])
+def test_sequential_reads_through_every_leaf(tmp_path, kind):
+    """Reads one element apart, the whole dataset through (each key first looked for in
+    the leaf found last, then the tree descended when it lies outside), across the
+    unallocated gap, equal h5py's."""
+    p = tmp_path / "f.h5"
+    _make(p, kind, 900)
+    with h5py.File(p, "r") as h, purehep.File(p, "r") as f:
+        expect = h["x"][:, 0] if kind == "btree2" else h["x"][:]
+        ds = f["x"]
+        for s in range(0, len(expect) - 2):
+            got = ds[s:s + 3, 0] if kind == "btree2" else ds[s:s + 3]
+            np.testing.assert_array_equal(got, expect[s:s + 3])
+        for s in range(len(expect) - 3, -1, -5):     # and backwards
+            got = ds[s:s + 3, 0] if kind == "btree2" else ds[s:s + 3]
+            np.testing.assert_array_equal(got, expect[s:s + 3])

@@ -1,5 +1,7 @@
 """Chunk index of layout versions 1-4 with index type 0: a version 1 B-tree of type-1 nodes
 (spec III.A.1); keys give each chunk's stored size, filter mask and element offsets."""
+import operator
+
 import numpy as np
 
 from ..errors import FormatError
@@ -37,7 +39,8 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root: child i of a node holds the chunks from key i on (keys compare as tuples of
     element offsets, as the library's do); only the nodes on the way are read, each kept in
-    a NodeCache as (level, its entries' bytes, their keys' first offsets)."""
+    a NodeCache as (level, its entries' bytes, their keys' first offsets), and a key in
+    the range of the leaf found last is looked for there first."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
@@ -53,27 +56,42 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         body = btree1.node_body(ctx, addr, n, ks)
         return nodes.put(addr, level, (level, body, recs.firsts(body, n)))
 
-    def find(scaled):
-        target = tuple([int(p) * c for p, c in zip(scaled, layout.chunk_shape)])
+    last = [None]                 # (first key, last key, node) of the leaf found last
+
+    def leaf(target):
+        """The leaf whose keys' range holds ``target`` (None: left of every key)."""
+        memo = last[0]
+        if memo is not None and memo[0] <= target <= memo[1]:
+            return memo[2]          # reads close together stay in one leaf
         addr, level = layout.address, None
         while True:
             got = cached(addr)
             if got is None or (level is not None and got[0] != level):
                 got = node(addr, level)     # checks the level: a loop in the tree fails
             level, body, firsts = got
-            if level:
-                i = recs.search(body, firsts, target, "right") - 1
-                if i < 0:
-                    return None
-                addr, level = as_int(recs.record(body, i)[-1]), level - 1
-                continue
-            i = recs.search(body, firsts, target, "left")
-            if i == len(firsts):
+            if not level:
+                if len(firsts):
+                    last[0] = (recs.record(body, 0)[2:2 + rank],
+                               recs.record(body, len(firsts) - 1)[2:2 + rank], got)
+                return got
+            i = recs.search(body, firsts, target, "right") - 1
+            if i < 0:
                 return None
-            r = recs.record(body, i)
-            child = as_int(r[-1])
-            if r[2:2 + rank] != target or child == ctx.undefined:
-                return None
-            return child, r[0], r[1]
+            addr, level = as_int(recs.record(body, i)[-1]), level - 1
+
+    def find(scaled):
+        target = tuple(map(operator.mul, map(int, scaled), layout.chunk_shape))
+        got = leaf(target)
+        if got is None:
+            return None
+        _, body, firsts = got
+        i = recs.search(body, firsts, target, "left")
+        if i == len(firsts):
+            return None
+        r = recs.record(body, i)
+        child = as_int(r[-1])
+        if r[2:2 + rank] != target or child == ctx.undefined:
+            return None
+        return child, r[0], r[1]
 
     return find

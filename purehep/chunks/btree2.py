@@ -50,7 +50,8 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root (records ordered by their scaled offsets as tuples, as the library compares
     them); only the nodes on the way are read (their checksums verified), each kept in a
-    NodeCache as (level, its records' bytes, their keys' first offsets, its children)."""
+    NodeCache as (level, its records' bytes, their keys' first offsets, its children),
+    and a key in the range of the leaf searched last is looked for there first."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
@@ -67,24 +68,39 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         raw, children, _ = tree._read_node(addr, nrec, level)
         return nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
 
+    last = [None]                 # (first key, last key, node) of the leaf found last
+
+    def at(raw, firsts, key, i):
+        """(address, size, filter mask) of record ``i`` of a node if its key is ``key``
+        (None: an unallocated chunk), else False."""
+        if i < len(firsts) and firsts[i] == key[0]:
+            r = recs.record(raw, i)
+            if r[recs.key:] == key:
+                a = as_int(r[0])
+                if a == ctx.undefined:
+                    return None
+                return (a, as_int(r[1]), r[2]) if tree.type == 11 else (a, chunk_nbytes, 0)
+        return False
+
     def find(scaled):
-        key = tuple([int(p) for p in scaled])
+        key = tuple(map(int, scaled))
+        memo = last[0]
+        if memo is not None and memo[0] <= key <= memo[1]:
+            raw, firsts = memo[2]
+            return at(raw, firsts, key, recs.search(raw, firsts, key, "left")) or None
         addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
         while addr is not None:
             got = cached(addr)
             if got is None or got[0] != level:
                 got = node(addr, nrec, level)   # levels fall by one a step: loops end
             _, raw, firsts, children = got
+            if not level and len(firsts):
+                last[0] = (recs.record(raw, 0)[recs.key:],
+                           recs.record(raw, len(firsts) - 1)[recs.key:], (raw, firsts))
             i = recs.search(raw, firsts, key, "left")
-            if i < len(firsts) and firsts[i] == key[0]:
-                r = recs.record(raw, i)
-                if r[recs.key:] == key:
-                    a = as_int(r[0])
-                    if a == ctx.undefined:
-                        return None
-                    return (a, as_int(r[1]), r[2]) if tree.type == 11 else (a, chunk_nbytes, 0)
-            if not children:
-                return None
+            found = at(raw, firsts, key, i)
+            if found is not False or not level:
+                return found or None
             addr, nrec, _ = children[i]
             level -= 1
         return None
