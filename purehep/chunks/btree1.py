@@ -51,9 +51,11 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     nodes = NodeCache()
     cached = nodes.get
 
+    room = [64]                   # entries read with a node's header: the most seen
+
     def node(addr, level):
-        level, n, _, _ = btree1.node_header(ctx, addr, btree1.CHUNK, level)
-        body = btree1.node_body(ctx, addr, n, ks)
+        level, n, body = btree1.read_node(ctx, addr, btree1.CHUNK, ks, level, room[0])
+        room[0] = max(room[0], n)
         return nodes.put(addr, level, (level, body, recs.firsts(body, n)))
 
     last = [None]                 # (first key, last key, node) of the leaf found last

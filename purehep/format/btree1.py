@@ -54,8 +54,12 @@ def key_size(ctx, node_type, ndims=None):
 def node_header(ctx, addr, node_type, expected_level=None):
     """(level, entries used, left sibling, right sibling) of the node at ``addr``, checked:
     signature, node type, a plausible level (``expected_level`` when given)."""
+    head = ctx.read_small(addr, 8 + 2 * ctx.sizeof_offsets, "v1 B-tree node")
+    return _checked_header(ctx, addr, head, node_type, expected_level)
+
+
+def _checked_header(ctx, addr, head, node_type, expected_level):
     so = ctx.sizeof_offsets
-    head = ctx.read_small(addr, 8 + 2 * so, "v1 B-tree node")
     sig, ntype, level, nentries = _HEAD.unpack_from(head)
     where = ctx.absolute(addr)
     if sig != SIGNATURE:
@@ -79,7 +83,23 @@ def node_body(ctx, addr, nentries, key_bytes):
     last key."""
     so = ctx.sizeof_offsets
     return ctx.read_small(addr + 8 + 2 * so, nentries * (key_bytes + so) + key_bytes,
-                    "v1 B-tree node keys")
+                          "v1 B-tree node keys")
+
+
+def read_node(ctx, addr, node_type, key_bytes, expected_level=None, room=0):
+    """(level, entries used, body) of the node at ``addr``: its header checked as by
+    ``node_header``, its body as ``node_body`` gives it. The header and ``room`` entries
+    are read in one piece (as far as the file goes: the library allocates every node at
+    its full size), the rest of a fuller node after."""
+    so = ctx.sizeof_offsets
+    hsize, es = 8 + 2 * so, key_bytes + so
+    fits = ctx.source.size - ctx.base_address - addr
+    buf = ctx.read_small(addr, max(hsize, min(hsize + room * es + key_bytes, fits)),
+                         "v1 B-tree node")
+    level, n, _, _ = _checked_header(ctx, addr, buf, node_type, expected_level)
+    end = hsize + n * es + key_bytes
+    body = memoryview(buf)[hsize:end] if end <= len(buf) else node_body(ctx, addr, n, key_bytes)
+    return level, n, body
 
 
 def decode_node(ctx, addr, node_type, ndims=None, expected_level=None):
