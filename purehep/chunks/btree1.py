@@ -50,7 +50,6 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     recs = Records([4, 4] + [8] * ndims + [ctx.sizeof_offsets], 2, rank)
     nodes = NodeCache()
     cached = nodes.get
-
     room = [64]                   # entries read with a node's header: the most seen
 
     def node(addr, level):
