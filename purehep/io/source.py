@@ -96,13 +96,15 @@ class MmapSource(BytesSource):
             self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
             super().__init__(self._map)
 
-    def read_small(self, offset, n, structure="data"):
-        """A copy by pread: the first touch of a page of the map is a page fault, which
-        costs several times a small pread (scattered reads touch a new page each time)."""
-        if offset < 0 or n < 0 or offset + n > self.size:
-            raise TruncatedError(f"{n} bytes requested but the file has {self.size} bytes",
-                                 structure, offset)
-        return os.pread(self._fh.fileno(), n, offset)
+    if hasattr(os, "pread"):      # not on Windows: views of the map there
+        def read_small(self, offset, n, structure="data"):
+            """A copy by pread: the first touch of a page of the map is a page fault, which
+            costs several times a small pread (scattered reads touch a new page each
+            time)."""
+            if offset < 0 or n < 0 or offset + n > self.size:
+                raise TruncatedError(f"{n} bytes requested but the file has {self.size} "
+                                     "bytes", structure, offset)
+            return os.pread(self._fh.fileno(), n, offset)
 
     def readinto(self, offset, out, structure="data"):
         """Copy into ``out`` with pread (no page-fault per page as a copy out of the map
