@@ -176,6 +176,9 @@ class Records:
         if self.rank == 1:
             return a if side == "left" else b
         k, size, unpack = self.key, self.size, self.entry.unpack_from
+        if b - a == 1:                    # one key shares it: compare with that one
+            other = unpack(buf, a * size)[k:k + self.rank]
+            return a if target < other or (side == "left" and target == other) else b
         find = bisect.bisect_left if side == "left" else bisect.bisect_right
         return find(range(len(firsts)), target, a, b,
                     key=lambda i: unpack(buf, i * size)[k:k + self.rank])
