@@ -11,6 +11,7 @@ from collections import OrderedDict
 from ..errors import PurehepError, TruncatedError
 
 _PREAD_SLICE = 64 << 20
+PREAD_MIN_FILE = 4 << 20      # MmapSource.read_small copies by pread from bigger files
 
 
 class ByteSource:
@@ -98,9 +99,12 @@ class MmapSource(BytesSource):
 
     if hasattr(os, "pread"):      # not on Windows: views of the map there
         def read_small(self, offset, n, structure="data"):
-            """A copy by pread: the first touch of a page of the map is a page fault, which
-            costs several times a small pread (scattered reads touch a new page each
-            time)."""
+            """A copy by pread from a file bigger than PREAD_MIN_FILE: the first touch of a
+            page of the map is a page fault, which costs several times a small pread, and
+            scattered reads through a big file touch a new page each time (a smaller file
+            is soon all touched: views of the map are cheaper there)."""
+            if self.size <= PREAD_MIN_FILE:
+                return self.read(offset, n, structure)
             if offset < 0 or n < 0 or offset + n > self.size:
                 raise TruncatedError(f"{n} bytes requested but the file has {self.size} "
                                      "bytes", structure, offset)
