@@ -169,12 +169,13 @@ class Records:
         """Where the tuple ``target`` goes among the keys of the records in ``buf`` (whose
         first fields are ``firsts``): a bisection on the first field, then, among the keys
         sharing it, one that unpacks only the records it compares."""
+        if self.rank == 1:
+            return (bisect.bisect_left if side == "left" else bisect.bisect_right)(
+                firsts, target[0])
         a = bisect.bisect_left(firsts, target[0])
         if a == len(firsts) or firsts[a] != target[0]:
             return a                      # no key shares the first field
         b = bisect.bisect_right(firsts, target[0], a)
-        if self.rank == 1:
-            return a if side == "left" else b
         k, size, unpack = self.key, self.size, self.entry.unpack_from
         if b - a == 1:                    # one key shares it: compare with that one
             other = unpack(buf, a * size)[k:k + self.rank]

@@ -54,12 +54,17 @@ def key_size(ctx, node_type, ndims=None):
 def node_header(ctx, addr, node_type, expected_level=None):
     """(level, entries used, left sibling, right sibling) of the node at ``addr``, checked:
     signature, node type, a plausible level (``expected_level`` when given)."""
-    head = ctx.read_small(addr, 8 + 2 * ctx.sizeof_offsets, "v1 B-tree node")
-    return _checked_header(ctx, addr, head, node_type, expected_level)
+    so = ctx.sizeof_offsets
+    head = ctx.read_small(addr, 8 + 2 * so, "v1 B-tree node")
+    level, nentries = _checked_header(ctx, addr, head, node_type, expected_level)
+    left = int.from_bytes(head[8:8 + so], "little")
+    right = int.from_bytes(head[8 + so:8 + 2 * so], "little")
+    return (level, nentries, None if left == ctx.undefined else left,
+            None if right == ctx.undefined else right)
 
 
 def _checked_header(ctx, addr, head, node_type, expected_level):
-    so = ctx.sizeof_offsets
+    """(level, entries used) of the node header ``head``, checked."""
     sig, ntype, level, nentries = _HEAD.unpack_from(head)
     where = ctx.absolute(addr)
     if sig != SIGNATURE:
@@ -72,10 +77,7 @@ def _checked_header(ctx, addr, head, node_type, expected_level):
     if expected_level is not None and level != expected_level:
         raise FormatError(f"node level {level}, expected {expected_level}", "v1 B-tree node",
                           where)
-    left = int.from_bytes(head[8:8 + so], "little")
-    right = int.from_bytes(head[8 + so:8 + 2 * so], "little")
-    return (level, nentries, None if left == ctx.undefined else left,
-            None if right == ctx.undefined else right)
+    return level, nentries
 
 
 def node_body(ctx, addr, nentries, key_bytes):
@@ -96,7 +98,7 @@ def read_node(ctx, addr, node_type, key_bytes, expected_level=None, room=0):
     fits = ctx.source.size - ctx.base_address - addr
     buf = ctx.read_small(addr, max(hsize, min(hsize + room * es + key_bytes, fits)),
                          "v1 B-tree node")
-    level, n, _, _ = _checked_header(ctx, addr, buf, node_type, expected_level)
+    level, n = _checked_header(ctx, addr, buf, node_type, expected_level)
     end = hsize + n * es + key_bytes
     body = memoryview(buf)[hsize:end] if end <= len(buf) else node_body(ctx, addr, n, key_bytes)
     return level, n, body
