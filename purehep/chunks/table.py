@@ -1,4 +1,5 @@
-"""The decoded chunk index: one row per allocated chunk, numpy columns."""
+"""The decoded chunk index: one row per allocated chunk, numpy columns; and the lookups'
+readers of index elements and B-tree node records, one chunk at a time."""
 import bisect
 import struct
 import sys
@@ -133,9 +134,9 @@ class Records:
     """The records of a chunk B-tree node read in place from its bytes, as the lookups
     need them: records of little-endian unsigned fields of ``widths`` bytes, whose key is
     the ``rank`` fields from field ``key`` on, ordered as tuples (spec III.A.1 type-1 keys,
-    III.A.2 record types 10/11). ``firsts`` unpacks the keys' first fields of a node in one
-    call; ``record`` unpacks one record (a field of a width struct has no code for comes
-    out as bytes: ``as_int``)."""
+    III.A.2 record types 10/11). ``firsts`` gives the keys' first fields of a node (a view
+    of its bytes, or unpacked in one call); ``record`` unpacks one record (a field of a
+    width struct has no code for comes out as bytes: ``as_int``)."""
 
     def __init__(self, widths, key, rank):
         codes = [_CODES.get(w, f"{w}s") for w in widths]
