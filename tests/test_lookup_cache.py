@@ -62,11 +62,12 @@ def test_random_small_reads_match_h5py(tmp_path, monkeypatch, kind, nchunks):
         assert pd._storage.chunked._table is None       # all found by lookups
 
 
+@pytest.mark.parametrize("kept", [0, 2])
 @pytest.mark.parametrize("kind", ["btree1", "btree2"])
-def test_bounded_leaf_cache_finds_every_chunk(tmp_path, monkeypatch, kind):
-    """Two leaves kept at most: leaves are dropped and read again, and every lookup still
-    agrees with the decoded table."""
-    monkeypatch.setattr(cache, "LEAVES_KEPT", 2)
+def test_bounded_leaf_cache_finds_every_chunk(tmp_path, monkeypatch, kind, kept):
+    """No leaf or two leaves kept: leaves are dropped and read again, and every lookup
+    still agrees with the decoded table."""
+    monkeypatch.setattr(cache, "LEAVES_KEPT", kept)
     p = tmp_path / "f.h5"
     _make(p, kind, 3000)
     with purehep.File(p, "r") as f:

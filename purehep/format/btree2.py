@@ -400,8 +400,8 @@ class BTree2:
     # --- nodes --------------------------------------------------------------------------------
 
     def _read_node(self, addr, nrec, level):
-        """(record bytes, child pointers (a sequence of (child addr, nrec, total), each
-        decoded and checked when first used), absolute offset) of a node."""
+        """(record bytes (a view), child pointers (a sequence of (child addr, nrec, total),
+        each decoded and checked when first used), absolute offset) of a node."""
         ctx = self.ctx
         internal = level > 0
         structure = "v2 B-tree internal node" if internal else "v2 B-tree leaf node"
@@ -418,7 +418,7 @@ class BTree2:
         checksum.verify(ctx, buf, structure, base)
         end = 6 + nrec * self.record_size
         children = _Children(self, buf, end, base, level, nrec + 1) if internal else ()
-        return buf[6:end], children, base
+        return memoryview(buf)[6:end], children, base
 
     def _decode_records(self, buf, base, structure):
         rs = self.record_size
