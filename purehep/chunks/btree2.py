@@ -1,5 +1,7 @@
 """Version 2 B-tree index (spec VII.E; III.A.2 record types 10 and 11): each record holds a
 chunk's address, (type 11) stored size and filter mask, and its scaled offsets."""
+import bisect
+
 import numpy as np
 
 from ..errors import FormatError
@@ -97,10 +99,14 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
             if not level and len(firsts):
                 last[0] = (recs.record(raw, 0)[recs.key:],
                            recs.record(raw, len(firsts) - 1)[recs.key:], (raw, firsts))
-            i = recs.search(raw, firsts, key, "left")
-            found = at(raw, firsts, key, i)
-            if found is not False or not level:
-                return found or None
+            i = bisect.bisect_left(firsts, key[0])
+            if i < len(firsts) and firsts[i] == key[0]:   # keys sharing the first offset
+                i = recs.search(raw, firsts, key, "left")
+                found = at(raw, firsts, key, i)
+                if found is not False:
+                    return found
+            if not level:
+                return None
             addr, nrec, _ = children[i]
             level -= 1
         return None
