@@ -1,10 +1,13 @@
 """Version 2 B-tree index (spec VII.E; III.A.2 record types 10 and 11): each record holds a
 chunk's address, (type 11) stored size and filter mask, and its scaled offsets."""
+import bisect
+
 import numpy as np
 
 from ..errors import FormatError
 from ..format.btree2 import BTree2, ChunkRecordContext
-from .table import ChunkTable, search
+from .cache import NodeCache
+from .table import ChunkTable, Records, as_int
 
 
 def _tree(ctx, layout):
@@ -48,30 +51,61 @@ def load(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
 def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root (records ordered by their scaled offsets as tuples, as the library compares
-    them); only the nodes on the way are read (and kept)."""
+    them); only the nodes on the way are read (their checksums verified), each kept in a
+    NodeCache as (level, its records' bytes, their keys' first offsets, its children),
+    and a key in the range of the leaf searched last is looked for there first."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
     tree = _tree(ctx, layout)
-    nodes = {}
+    so = ctx.sizeof_offsets
+    if tree.type == 11:           # address, stored size, filter mask, scaled offsets
+        recs = Records([so, tree.record_size - so - 4 - 8 * rank, 4] + [8] * rank, 3, rank)
+    else:                         # address, scaled offsets
+        recs = Records([so] + [8] * rank, 1, rank)
+    nodes = NodeCache()
+    cached = nodes.get
 
     def node(addr, nrec, level):
-        got = nodes.get(addr)
-        if got is None:
-            raw, children, _ = tree._read_node(addr, nrec, level)
-            a, s, m, sc = _columns(ctx, tree, np.frombuffer(raw, np.uint8), rank, chunk_nbytes)
-            got = nodes[addr] = (sc, a, s, m, children)
-        return got
+        raw, children, _ = tree._read_node(addr, nrec, level)
+        return nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
+
+    last = [None]                 # (first key, last key, node) of the leaf found last
+
+    def at(raw, firsts, key, i):
+        """(address, size, filter mask) of record ``i`` of a node if its key is ``key``
+        (None: an unallocated chunk), else False."""
+        if i < len(firsts) and firsts[i] == key[0]:
+            r = recs.record(raw, i)
+            if r[recs.key:] == key:
+                a = as_int(r[0])
+                if a == ctx.undefined:
+                    return None
+                return (a, as_int(r[1]), r[2]) if tree.type == 11 else (a, chunk_nbytes, 0)
+        return False
 
     def find(scaled):
-        key = [int(p) for p in scaled]
+        key = tuple(map(int, scaled))
+        memo = last[0]
+        if memo is not None and memo[0] <= key <= memo[1]:
+            raw, firsts = memo[2]
+            return at(raw, firsts, key, recs.search(raw, firsts, key, "left")) or None
         addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
         while addr is not None:
-            keys, a, s, m, children = node(addr, nrec, level)
-            i = search(keys, key, "left")
-            if i < len(keys) and keys[i].tolist() == key:
-                return (int(a[i]), int(s[i]), int(m[i])) if int(a[i]) != ctx.undefined else None
-            if not children:
+            got = cached(addr)
+            if got is None or got[0] != level:
+                got = node(addr, nrec, level)   # levels fall by one a step: loops end
+            _, raw, firsts, children = got
+            if not level and len(firsts):
+                last[0] = (recs.record(raw, 0)[recs.key:],
+                           recs.record(raw, len(firsts) - 1)[recs.key:], (raw, firsts))
+            i = bisect.bisect_left(firsts, key[0])
+            if i < len(firsts) and firsts[i] == key[0]:   # keys sharing the first offset
+                i = recs.search(raw, firsts, key, "left")
+                found = at(raw, firsts, key, i)
+                if found is not False:
+                    return found
+            if not level:
                 return None
             addr, nrec, _ = children[i]
             level -= 1

@@ -386,6 +386,9 @@ def box_reader(st):
         addr, size, mask = rec
         whole = st.ctx.source.array if mapped else None   # not kept: closing frees the map
         if whole is not None and 0 <= base + addr and base + addr + cn <= whole.size:
+            if cn <= DIRECT_CHUNK_BYTES:  # a copy: cheaper than faulting in a page of the map
+                return np.frombuffer(st.ctx.read_small(addr, cn, "raw data chunk"),
+                                     dtype).reshape(cs)
             return whole[base + addr:base + addr + cn].view(dtype).reshape(cs)
         prev = last               # one read of the pair: other threads may replace it
         if prev[0] == addr:

@@ -1,4 +1,8 @@
-"""The decoded chunk index: one row per allocated chunk, numpy columns."""
+"""The decoded chunk index: one row per allocated chunk, numpy columns; and the lookups'
+readers of index elements and B-tree node records, one chunk at a time."""
+import bisect
+import struct
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,15 +130,68 @@ class ArrayLookup:
                 int.from_bytes(row[so + width:so + width + 4], "little"))
 
 
-def search(keys, target, side):
-    """Where ``target`` (a list of ints) goes among the rows of ``keys`` (n, rank) int64,
-    sorted as tuples (the B-trees' key order): numpy's searchsorted for one column, else a
-    bisection comparing rows as lists."""
-    if keys.shape[1] == 1:
-        return int(np.searchsorted(keys[:, 0], target[0], side))
-    import bisect
-    find = bisect.bisect_left if side == "left" else bisect.bisect_right
-    return find(range(keys.shape[0]), target, key=lambda i: keys[i].tolist())
+class Records:
+    """The records of a chunk B-tree node read in place from its bytes, as the lookups
+    need them: records of little-endian unsigned fields of ``widths`` bytes, whose key is
+    the ``rank`` fields from field ``key`` on, ordered as tuples (spec III.A.1 type-1 keys,
+    III.A.2 record types 10/11). ``firsts`` gives the keys' first fields of a node (a view
+    of its bytes, or unpacked in one call); ``record`` unpacks one record (a field of a
+    width struct has no code for comes out as bytes: ``as_int``)."""
+
+    def __init__(self, widths, key, rank):
+        codes = [_CODES.get(w, f"{w}s") for w in widths]
+        self.entry = struct.Struct("<" + "".join(codes))
+        self.size = self.entry.size
+        pre = sum(widths[:key])
+        post = self.size - pre - widths[key]
+        self._first = (f"{pre}x" if pre else "") + codes[key] + (f"{post}x" if post else "")
+        self._firsts = {}
+        self.key, self.rank = key, rank
+        # 8-byte keys at multiples of 8 bytes: a strided view of the bytes serves as firsts
+        self._view = (pre // 8, self.size // 8) if sys.byteorder == "little" and \
+            widths[key] == 8 and not pre % 8 and not self.size % 8 else None
+
+    def firsts(self, buf, n):
+        """The first key field of each of the ``n`` records at the start of ``buf``: a
+        sequence of ints (a view of ``buf`` where the layout allows: nothing allocated per
+        key, which the nodes a lookup keeps would otherwise cost)."""
+        if self._view is not None:
+            first, step = self._view
+            return memoryview(buf)[:n * self.size].cast("Q")[first::step]
+        s = self._firsts.get(n)
+        if s is None:
+            s = self._firsts[n] = struct.Struct("<" + self._first * n)
+        return s.unpack_from(buf)
+
+    def record(self, buf, i):
+        return self.entry.unpack_from(buf, i * self.size)
+
+    def search(self, buf, firsts, target, side):
+        """Where the tuple ``target`` goes among the keys of the records in ``buf`` (whose
+        first fields are ``firsts``): a bisection on the first field, then, among the keys
+        sharing it, one that unpacks only the records it compares."""
+        if self.rank == 1:
+            return (bisect.bisect_left if side == "left" else bisect.bisect_right)(
+                firsts, target[0])
+        a = bisect.bisect_left(firsts, target[0])
+        if a == len(firsts) or firsts[a] != target[0]:
+            return a                      # no key shares the first field
+        b = bisect.bisect_right(firsts, target[0], a)
+        k, size, unpack = self.key, self.size, self.entry.unpack_from
+        if b - a == 1:                    # one key shares it: compare with that one
+            other = unpack(buf, a * size)[k:k + self.rank]
+            return a if target < other or (side == "left" and target == other) else b
+        find = bisect.bisect_left if side == "left" else bisect.bisect_right
+        return find(range(len(firsts)), target, a, b,
+                    key=lambda i: unpack(buf, i * size)[k:k + self.rank])
+
+
+_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def as_int(v):
+    """A field from ``Records.record`` as an int."""
+    return v if type(v) is int else int.from_bytes(v, "little")
 
 
 def _prod(xs):

@@ -8,6 +8,7 @@ Lengths bytes); type 1 keys are the chunk size (4 bytes), the filter mask (4 byt
 is bounds-checked, its level must be one less than its parent's, and no node is visited twice.
 """
 from dataclasses import dataclass
+import struct
 
 import numpy as np
 
@@ -17,6 +18,7 @@ SIGNATURE = b"TREE"
 GROUP, CHUNK = 0, 1
 MAX_LEVEL = 64
 MAX_NODES = 1 << 26
+_HEAD = struct.Struct("<4sBBH")    # signature, node type, level, entries used
 
 
 @dataclass(frozen=True)
@@ -49,17 +51,25 @@ def key_size(ctx, node_type, ndims=None):
     return 8 + 8 * ndims
 
 
-def decode_node(ctx, addr, node_type, ndims=None, expected_level=None):
-    """Decode the node at ``addr`` (spec III.A.1, "Layout: B-tree Nodes")."""
+def node_header(ctx, addr, node_type, expected_level=None):
+    """(level, entries used, left sibling, right sibling) of the node at ``addr``, checked:
+    signature, node type, a plausible level (``expected_level`` when given)."""
     so = ctx.sizeof_offsets
-    hdr = ctx.cursor(addr, 8 + 2 * so, "v1 B-tree node")
-    hdr.signature(SIGNATURE)
-    ntype = hdr.u8()
-    level = hdr.u8()
-    nentries = hdr.u16()
-    left = hdr.address()
-    right = hdr.address()
+    head = ctx.read_small(addr, 8 + 2 * so, "v1 B-tree node")
+    level, nentries = _checked_header(ctx, addr, head, node_type, expected_level)
+    left = int.from_bytes(head[8:8 + so], "little")
+    right = int.from_bytes(head[8 + so:8 + 2 * so], "little")
+    return (level, nentries, None if left == ctx.undefined else left,
+            None if right == ctx.undefined else right)
+
+
+def _checked_header(ctx, addr, head, node_type, expected_level):
+    """(level, entries used) of the node header ``head``, checked."""
+    sig, ntype, level, nentries = _HEAD.unpack_from(head)
     where = ctx.absolute(addr)
+    if sig != SIGNATURE:
+        raise FormatError(f"bad signature {sig!r}, expected {SIGNATURE!r}", "v1 B-tree node",
+                          where)
     if ntype != node_type:
         raise FormatError(f"node type {ntype}, expected {node_type}", "v1 B-tree node", where)
     if level > MAX_LEVEL:
@@ -67,11 +77,42 @@ def decode_node(ctx, addr, node_type, ndims=None, expected_level=None):
     if expected_level is not None and level != expected_level:
         raise FormatError(f"node level {level}, expected {expected_level}", "v1 B-tree node",
                           where)
+    return level, nentries
+
+
+def node_body(ctx, addr, nentries, key_bytes):
+    """The bytes after a node's header: ``nentries`` (key, child address) pairs, then the
+    last key."""
+    so = ctx.sizeof_offsets
+    return ctx.read_small(addr + 8 + 2 * so, nentries * (key_bytes + so) + key_bytes,
+                          "v1 B-tree node keys")
+
+
+def read_node(ctx, addr, node_type, key_bytes, expected_level=None, room=0):
+    """(level, entries used, body) of the node at ``addr``: its header checked as by
+    ``node_header``, its body as ``node_body`` gives it. The header and ``room`` entries
+    are read in one piece (as far as the file goes: the library allocates every node at
+    its full size), the rest of a fuller node after."""
+    so = ctx.sizeof_offsets
+    hsize, es = 8 + 2 * so, key_bytes + so
+    fits = ctx.source.size - ctx.base_address - addr
+    buf = ctx.read_small(addr, max(hsize, min(hsize + room * es + key_bytes, fits)),
+                         "v1 B-tree node")
+    level, n = _checked_header(ctx, addr, buf, node_type, expected_level)
+    end = hsize + n * es + key_bytes
+    body = memoryview(buf)[hsize:end] if end <= len(buf) else node_body(ctx, addr, n, key_bytes)
+    return level, n, body
+
+
+def decode_node(ctx, addr, node_type, ndims=None, expected_level=None):
+    """Decode the node at ``addr`` (spec III.A.1, "Layout: B-tree Nodes")."""
+    level, nentries, left, right = node_header(ctx, addr, node_type, expected_level)
     ks = key_size(ctx, node_type, ndims)
-    body = ctx.read(addr + 8 + 2 * so, nentries * (ks + so) + ks, "v1 B-tree node keys")
-    raw = np.frombuffer(body, np.uint8)
-    entries = raw[:nentries * (ks + so)].reshape(nentries, ks + so)
-    return Node(addr, ntype, level, nentries, left, right, entries, bytes(raw[nentries * (ks + so):]))
+    raw = np.frombuffer(node_body(ctx, addr, nentries, ks), np.uint8)
+    es = ks + ctx.sizeof_offsets
+    entries = raw[:nentries * es].reshape(nentries, es)
+    return Node(addr, node_type, level, nentries, left, right, entries,
+                bytes(raw[nentries * es:]))
 
 
 def _walk(ctx, root, node_type, ndims):
@@ -127,7 +168,6 @@ def node_size(ctx, key_bytes, k):
 def encode_node(ctx, node_type, level, keys, children, left, right, key_bytes, k):
     """A node (spec III.A.1) with ``children`` and len(children) + 1 encoded ``keys``, padded
     to the size of a full node."""
-    import struct
     out = bytearray(SIGNATURE + struct.pack("<BBH", node_type, level, len(children)))
     out += ctx.pack_address(left) + ctx.pack_address(right)
     for key, child in zip(keys, children):

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from ..errors import FormatError
 from . import checksum
+from .context import Cursor
 
 SIGNATURE_HEADER = b"BTHD"
 SIGNATURE_INTERNAL = b"BTIN"
@@ -399,7 +400,8 @@ class BTree2:
     # --- nodes --------------------------------------------------------------------------------
 
     def _read_node(self, addr, nrec, level):
-        """(record bytes memoryview, [(child addr, nrec, total)], absolute offset) of a node."""
+        """(record bytes (a view), child pointers (a sequence of (child addr, nrec, total),
+        each decoded and checked when first used), absolute offset) of a node."""
         ctx = self.ctx
         internal = level > 0
         structure = "v2 B-tree internal node" if internal else "v2 B-tree leaf node"
@@ -408,30 +410,17 @@ class BTree2:
                               "fit a node", structure, ctx.absolute(addr))
         ptr = self.pointer_size(level) if internal else 0
         used = 6 + nrec * self.record_size + ((nrec + 1) * ptr if internal else 0)
-        cur = ctx.cursor(addr, used + 4, structure)
-        cur.signature(SIGNATURE_INTERNAL if internal else SIGNATURE_LEAF)
-        cur.version(VERSIONS)
-        btype = cur.u8()
-        if btype != self.type:
-            raise cur.error(f"node type {btype} differs from the header's type {self.type}")
-        checksum.verify(ctx, cur.buf, structure, cur.base)
-        records = cur.bytes(nrec * self.record_size)
-        children = []
-        if internal:
-            child_info = self.node_info[level - 1]
-            for _ in range(nrec + 1):
-                caddr = cur.address()
-                cn = cur.uint(self.max_nrec_size)
-                ctotal = cur.uint(child_info.cum_max_nrec_size) if level > 1 else cn
-                if caddr is None:
-                    raise cur.error("undefined child node address")
-                if cn > child_info.max_nrec or ctotal > child_info.cum_max_nrec or ctotal < cn:
-                    raise cur.error(f"child node record counts ({cn}, total {ctotal}) out of range")
-                children.append((caddr, cn, ctotal))
-        return records, children, cur.base
+        buf = ctx.read_small(addr, used + 4, structure)
+        base = ctx.absolute(addr)
+        if buf[:4] != (SIGNATURE_INTERNAL if internal else SIGNATURE_LEAF) or \
+                buf[4] not in VERSIONS or buf[5] != self.type:
+            _bad_prefix(Cursor(buf, base, structure, ctx), internal, self.type)
+        checksum.verify(ctx, buf, structure, base)
+        end = 6 + nrec * self.record_size
+        children = _Children(self, buf, end, base, level, nrec + 1) if internal else ()
+        return memoryview(buf)[6:end], children, base
 
     def _decode_records(self, buf, base, structure):
-        from .context import Cursor
         rs = self.record_size
         decode = self.record_type.decode
         rctx = self.record_context
@@ -579,6 +568,59 @@ class BTree2:
 # ``encode_tree`` writes a whole tree from records already in key order: the shallowest depth
 # that holds them, records spread evenly over the nodes of each level, every node allocated at
 # the full node size (as the library allocates them).
+
+def _bad_prefix(cur, internal, btype):
+    """Raise the error of a node prefix (signature, version, type) that is not right."""
+    cur.signature(SIGNATURE_INTERNAL if internal else SIGNATURE_LEAF)
+    cur.version(VERSIONS)
+    got = cur.u8()
+    raise cur.error(f"node type {got} differs from the header's type {btype}")
+
+
+class _Children:
+    """The child pointers of an internal node (spec VII.E, "Version 2 B-tree Internal
+    Node": child address, its number of records, and below level 1 the total records of its
+    subtree), a sequence of (address, records, total) decoded one at a time: a lookup that
+    descends the tree decodes and checks only the child it takes."""
+
+    __slots__ = ("tree", "buf", "pos", "base", "level", "n", "widths", "done")
+
+    def __init__(self, tree, buf, pos, base, level, n):
+        self.tree, self.buf, self.pos, self.base, self.level, self.n = \
+            tree, buf, pos, base, level, n
+        cs = tree.node_info[level - 1].cum_max_nrec_size if level > 1 else 0
+        self.widths = (tree.ctx.sizeof_offsets, tree.max_nrec_size, cs)
+        self.done = {}                    # index -> the pointer, decoded and checked
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        got = self.done.get(i)
+        if got is None:
+            got = self.done[i] = self._decode(i)
+        return got
+
+    def _decode(self, i):
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        so, ms, cs = self.widths
+        p = self.pos + i * (so + ms + cs)
+        field = self.buf[p:p + so + ms + cs]
+        caddr = int.from_bytes(field[:so], "little")
+        cn = int.from_bytes(field[so:so + ms], "little")
+        ctotal = int.from_bytes(field[so + ms:], "little") if cs else cn
+        info = self.tree.node_info[self.level - 1]
+        where = self.base + p + so + ms + cs
+        if caddr == self.tree.ctx.undefined:
+            raise FormatError("undefined child node address", "v2 B-tree internal node", where)
+        if cn > info.max_nrec or ctotal > info.cum_max_nrec or ctotal < cn:
+            raise FormatError(f"child node record counts ({cn}, total {ctotal}) out of range",
+                              "v2 B-tree internal node", where)
+        return caddr, cn, ctotal
+
 
 def _node_limits(ctx, node_size, record_size, depth):
     """NodeInfo per level (0 = leaves) and the width of child record counts."""

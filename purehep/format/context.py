@@ -62,6 +62,12 @@ class Context:
             self.defined(addr, structure)
         return self.source.read(self.base_address + addr, n, structure)
 
+    def read_small(self, addr, n, structure):
+        """``read`` for scattered small reads (see ``ByteSource.read_small``)."""
+        if addr is None:
+            self.defined(addr, structure)
+        return self.source.read_small(self.base_address + addr, n, structure)
+
     def cursor(self, addr, n, structure):
         """A Cursor over ``n`` bytes at relative address ``addr``."""
         return Cursor(self.read(addr, n, structure), self.base_address + addr, structure, self)

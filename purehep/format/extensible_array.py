@@ -12,6 +12,7 @@ are (max_bits + 7) // 8 bytes. Every block is checksummed and bounds-checked.
 ``encode`` writes an array from {element index: record} and an element encoder (any client:
 dense chunks 0/1, structured chunks 2/3).
 """
+import bisect
 from dataclasses import dataclass
 import struct
 
@@ -229,12 +230,12 @@ class Elements:
         self.sblk_addrs = addresses(ctx, raw[pos + n_dblk * so:pos + (n_dblk + n_sblk) * so])
         self.sblocks = hdr.super_blocks()
         self.starts = [start for _, _, start in self.sblocks]
-        self.dfirst = np.concatenate(([0], np.cumsum([nd for nd, _, _ in self.sblocks])))
+        self.dfirst = np.concatenate(([0], np.cumsum([nd for nd, _, _ in self.sblocks]))).tolist()
+        self._layouts = {}         # elements per data block -> hdr.data_block_layout
 
     def block(self, i):
         """(first element index, uint8 rows) of the index block elements, data block or
         data block page holding element ``i``; None when that block is not allocated."""
-        import bisect
         hdr = self.header
         if self.index_rows is None or not 0 <= i < self.total:
             return None
@@ -246,7 +247,7 @@ class Elements:
         k = (j - start) // ne
         first = hdr.index_elements + start + k * ne
         if s < self.n_iblk_super:
-            daddr, bitmap = self.dblk_addrs[int(self.dfirst[s]) + k], None
+            daddr, bitmap = self.dblk_addrs[self.dfirst[s] + k], None
         else:
             sec = self._secondary_block(s, nd, ne)
             if sec is None:
@@ -255,12 +256,15 @@ class Elements:
             daddr = addrs[k]
         if daddr is None:
             return None
-        prefix, npages, head, _ = hdr.data_block_layout(self.ctx, ne)
+        got = self._layouts.get(ne)
+        if got is None:
+            got = self._layouts[ne] = hdr.data_block_layout(self.ctx, ne)
+        prefix, npages, head, _ = got
         cnt = min(ne, self.total - first)
         if not npages:
             rows = self._blocks.get(first)
             if rows is None:
-                buf = self.ctx.read(daddr, head + 4, "extensible array data block")
+                buf = self.ctx.read_small(daddr, head + 4, "extensible array data block")
                 _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
                 rows = self._blocks[first] = np.frombuffer(buf, np.uint8)[
                     prefix:prefix + cnt * hdr.element_size].reshape(cnt, hdr.element_size).copy()
@@ -273,12 +277,13 @@ class Elements:
             if not (int(bitmap[bit >> 3]) >> (7 - (bit & 7))) & 1:
                 return None
             if daddr not in self._checked:
-                buf = self.ctx.read(daddr, prefix + 4, "extensible array data block")
+                buf = self.ctx.read_small(daddr, prefix + 4, "extensible array data block")
                 _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
                 self._checked.add(daddr)
             es = hdr.element_size
             paddr = daddr + prefix + 4 + p * (self.page_n * es + 4)
-            pbuf = self.ctx.read(paddr, self.page_n * es + 4, "extensible array data block page")
+            pbuf = self.ctx.read_small(paddr, self.page_n * es + 4,
+                                       "extensible array data block page")
             checksum.verify(self.ctx, pbuf, "extensible array data block page",
                             self.ctx.absolute(paddr))
             n = min(self.page_n, self.total - pfirst)

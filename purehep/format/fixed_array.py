@@ -210,6 +210,6 @@ class Elements:
         es = hdr.entry_size
         cnt = min(self.page_n, hdr.max_entries - p * self.page_n)
         paddr = hdr.data_block_address + self.dsize + p * (self.page_n * es + 4)
-        pbuf = ctx.read(paddr, cnt * es + 4, "fixed array data block page")
+        pbuf = ctx.read_small(paddr, cnt * es + 4, "fixed array data block page")
         checksum.verify(ctx, pbuf, "fixed array data block page", ctx.absolute(paddr))
         return np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es).copy()  # unpin

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from ..errors import PurehepError, TruncatedError
 
 _PREAD_SLICE = 64 << 20
+PREAD_MIN_FILE = 4 << 20      # MmapSource.read_small copies by pread from bigger files
 
 
 class ByteSource:
@@ -38,6 +39,11 @@ class ByteSource:
                 f"{n} bytes requested but the file has {self.size} bytes",
                 structure, offset)
         return self._read(offset, n)
+
+    def read_small(self, offset, n, structure="data"):
+        """``read`` for scattered small reads (index nodes and pages, small chunks found
+        one at a time): the same bytes, copied where a copy costs less than a view."""
+        return self.read(offset, n, structure)
 
     def readinto(self, offset, out, structure="data"):
         """Copy ``len(out)`` bytes at ``offset`` into the writable buffer ``out``."""
@@ -102,6 +108,19 @@ class MmapSource(BytesSource):
         else:
             self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
             super().__init__(self._map)
+
+    if hasattr(os, "pread"):      # not on Windows: views of the map there
+        def read_small(self, offset, n, structure="data"):
+            """A copy by pread from a file bigger than PREAD_MIN_FILE: the first touch of a
+            page of the map is a page fault, which costs several times a small pread, and
+            scattered reads through a big file touch a new page each time (a smaller file
+            is soon all touched: views of the map are cheaper there)."""
+            if self.size <= PREAD_MIN_FILE:
+                return self.read(offset, n, structure)
+            if offset < 0 or n < 0 or offset + n > self.size:
+                raise TruncatedError(f"{n} bytes requested but the file has {self.size} "
+                                     "bytes", structure, offset)
+            return os.pread(self._fh.fileno(), n, offset)
 
     def readinto(self, offset, out, structure="data"):
         """Copy into ``out`` with pread (no page-fault per page as a copy out of the map

@@ -11,6 +11,7 @@ import numpy as np
 from .common import best_of, path, report
 
 CHUNK = 16
+WRITE_SLICE = 1 << 22
 KINDS = ("btree1", "fixed_array", "extensible_array", "btree2", "implicit")
 
 
@@ -33,21 +34,28 @@ def index_file(kind, nchunks):
         dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
         dsid = h5py.h5d.create(fid, b"x", h5py.h5t.STD_I32LE, h5py.h5s.create_simple((n,)),
                                dcpl=dcpl)
-        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
+        _write_slices(h5py.Dataset(dsid), data, False)
         del dsid
         fid.close()
     else:
         libver = "earliest" if kind == "btree1" else "latest"
         maxshape = {"btree1": (n,), "fixed_array": (n,), "extensible_array": (None,),
                     "btree2": (None, None)}[kind]
+        two = kind == "btree2"
         with h5py.File(tmp, "w", libver=libver) as f:
-            if kind == "btree2":
-                f.create_dataset("x", data=data.reshape(-1, 1), chunks=(CHUNK, 1),
-                                 maxshape=maxshape)
-            else:
-                f.create_dataset("x", data=data, chunks=(CHUNK,), maxshape=maxshape)
+            ds = f.create_dataset("x", shape=(n, 1) if two else (n,), dtype="i4",
+                                  chunks=(CHUNK, 1) if two else (CHUNK,), maxshape=maxshape)
+            _write_slices(ds, data, two)
     os.replace(tmp, fname)
     return fname
+
+
+def _write_slices(ds, data, two):
+    """``data`` into ``ds`` (a column of it when ``two``) in slices: the library's memory
+    per write grows with the chunks it touches (gigabytes at 10 M chunks in one write)."""
+    for a in range(0, len(data), WRITE_SLICE):
+        part = data[a:a + WRITE_SLICE]
+        ds[a:a + len(part)] = part.reshape(-1, 1) if two else part
 
 
 def _fapl_latest(h5py):
