@@ -26,6 +26,12 @@ def lookup3(data, initval=0):
     return _py_lookup3(data, n, initval)
 
 
+def lookup3_is_compiled():
+    """True once ``lookup3`` runs compiled: one buffer then costs microseconds, and hashing
+    many equal buffers together (``lookup3_rows``) no longer pays."""
+    return _lookup3_loop.ready
+
+
 def _py_lookup3(data, n, initval):
     a = b = c = (0xDEADBEEF + n + initval) & _M
     if n == 0:
