@@ -39,8 +39,9 @@ LOWLEVEL = ("h5", "h5a", "h5d", "h5ds", "h5f", "h5fd", "h5g", "h5i", "h5l", "h5o
 PRIVATE = ("_objects", "_selector", "_errors", "_conv", "_proxy", "utils", "_hl",
            "_hl.base", "_hl.files", "_hl.compat", "_hl.vds", "_hl.selections", "_hl.selections2",
            "_hl.dataset", "_hl.group", "_hl.filters", "_hl.dims", "_hl.attrs", "_hl.datatype")
-# low-level modules purehep does offer, in part (the rest of their names are placeholders)
-LOWLEVEL_FROM_PUREHEP = {"h5ds": "purehep.h5ds"}
+# modules purehep does offer, in part (the rest of their names are placeholders)
+FROM_PUREHEP = {"h5ds": "purehep.h5ds", "_objects": "purehep.io.lock",
+                "h5py_warnings": "purehep.h5py_warnings"}
 # the HDF5 release whose behaviour purehep follows: its oracle (h5py 3.16 over libhdf5 2.0.0)
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"
@@ -131,12 +132,10 @@ purehep_version = _purehep.__version__
 '''
 
 # whole modules of h5py's low-level layer left out unless --all: none of their tests can pass
-# here, and they cost most of the run (each test of the first two starts a Python process; the
-# third hangs on a placeholder lock until the per-test timeout). With --oracle their tests
-# count as low-level failures.
+# here, and they cost most of the run (each of their tests starts a Python process). With
+# --oracle their tests count as low-level failures.
 NOT_RUN = {"test_h5pl.py": "h5py.h5pl plugin search paths",
-           "test_h5z.py": "h5py.h5z filter registration",
-           "test_objects.py": "h5py._objects ObjectID and its phil lock"}
+           "test_h5z.py": "h5py.h5z filter registration"}
 # private names with a plain meaning for purehep (it reads and writes virtual datasets)
 # and of its file system (h5py's filename_encode is os.fsencode on POSIX); it has no 'direct'
 # file driver
@@ -219,7 +218,7 @@ def build_shim(dest):
             if name == "_hl":
                 target = pkg / "_hl" / "__init__.py"
             target.parent.mkdir(parents=True, exist_ok=True)
-            offered = LOWLEVEL_FROM_PUREHEP.get(name)
+            offered = FROM_PUREHEP.get(name)
             target.write_text(
                 PRIVATE_CODE.get(name, "") +
                 (f"from {offered} import *  # noqa: F401,F403\n" if offered else "") +

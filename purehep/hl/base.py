@@ -213,7 +213,15 @@ class HLObject(WritableObject):
 
     @property
     def parent(self):
+        if self.name is None:
+            raise ValueError("Parent of an anonymous object is undefined")
         return self._file[posixpath.dirname(self.name) or "/"]
+
+    def _repr_name(self, anonymous="(anonymous)"):
+        """The name in h5py's repr of datasets and named types: the quoted base name."""
+        if self.name is None:
+            return anonymous
+        return f'"{posixpath.basename(posixpath.normpath(self.name)) or "/"}"'
 
     @property
     def attrs(self):

@@ -47,6 +47,15 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     return out
 
 
+def _no_dtype_deprecated():
+    """h5py 3.16's deprecation of a dataset created with a shape alone (f4 by default)."""
+    import warnings
+    from ..h5py_warnings import H5pyDeprecationWarning
+    warnings.warn("Creating a dataset without passing data or dtype is deprecated. Pass an "
+                  "explicit dtype. Using dtype='f4' will keep the current default behaviour.",
+                  H5pyDeprecationWarning, stacklevel=4)
+
+
 def _prepare(data, dtype):
     """(array, dtype) of the values given to create_dataset / attrs, by h5py's rules: without
     a dtype, Python ``str`` and ``bytes`` (alone or all the items of lists, tuples and object
@@ -166,6 +175,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     else:
         if shape is None and dtype is None:
             raise TypeError("One of data, shape or dtype must be specified")
+        if dtype is None:
+            _no_dtype_deprecated()
         dtype = np.dtype("f4") if dtype is None else np.dtype(dtype)
         if dtype.kind == "U":
             raise TypeError(f"No conversion path for dtype: {dtype!r}")

@@ -149,7 +149,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
                                           "to read what was added")
         self._ctx.cache.clear()
         self._header = None
-        for key in ("_store", "_fill", "_fast_reader"):
+        for key in ("_store", "_fill", "_fast_box"):
             self.__dict__.pop(key, None)
         self._file.__dict__.pop("_stores", None)
 
@@ -287,9 +287,11 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return source.shape
 
     def __repr__(self):
+        """h5py's repr (the base name, or "(anonymous)")."""
         if self._file.id is None:
-            return "<Closed purehep dataset>"
-        return f'<purehep Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+            return "<Closed HDF5 dataset>"
+        return f'<HDF5 dataset {self._repr_name()}: shape {self.shape}, ' \
+            f'type "{self.dtype.str}">'
 
     # -- reading --------------------------------------------------------------------------
     def __len__(self):
@@ -317,13 +319,23 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def __getitem__(self, args):
         if self._file.id is None:
             self._live(RuntimeError)
-        fast = self.__dict__.get("_fast_reader", False)
+        fast = self.__dict__.get("_fast_box", False)
         if fast is False:
-            fast = self.__dict__["_fast_reader"] = self._make_fast_reader()
+            fast = self.__dict__["_fast_box"] = self._make_fast_reader()
         if fast is not None:
             out = fast(args)
             if out is not None:
                 return out
+        return self._read_args(args)
+
+    @property
+    def _fast_reader(self):
+        """h5py's ``Dataset._fast_reader`` (its _selector.Reader): ``read(args)`` reads a
+        tuple of indexing arguments, as ``ds[args]``."""
+        return _Reader(self)
+
+    def _read_args(self, args):
+        """``ds[args]`` by the general path (selections, names, region references)."""
         args = args if isinstance(args, tuple) else (args,)
         names = [a for a in args if isinstance(a, str)]
         args = tuple(a for a in args if not isinstance(a, str))
@@ -364,7 +376,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             raw = self._storage.read(None, copy=copy)
             out = self._convert(raw, names, structured)
             return out[()] if len(args) == 0 else out
-        sel = None if whole else selections.select(self.shape, args, one_fancy=True)
+        sel = None if whole else selections.select(self.shape, args, strict=True)
         if sel is not None and sel.nselected == 0:
             from .storage import element_dtype
             from ..io.memory import zeros
@@ -477,6 +489,17 @@ def _no_copy_false(owner, copy):
     if copy is False:
         raise ValueError(f"{type(owner).__name__}.__array__ received copy=False but memory "
                          f"allocation cannot be avoided on read")
+
+
+class _Reader:
+    """What ``Dataset._fast_reader`` gives: ``read(args)`` is ``ds[args]`` (the fast path
+    for plain integers and slices of a read-only dataset, the general one otherwise)."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def read(self, args):
+        return self._ds[args]
 
 
 class _Wrapper:

@@ -18,6 +18,8 @@ class Datatype(HLObject):
         return self.datatype.dtype
 
     def __repr__(self):
+        """h5py's repr (the base name, or "anonymous")."""
         if self._file.id is None:
-            return "<Closed purehep named type>"
-        return f'<purehep Datatype "{self._name}" {self.dtype}>'
+            return "<Closed HDF5 named type>"
+        name = self._repr_name('("anonymous")')
+        return f'<HDF5 named type {name} (dtype {self.dtype.str})>'

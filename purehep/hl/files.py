@@ -371,9 +371,10 @@ class File(Group):
         self.close()
 
     def __repr__(self):
+        """h5py's repr (the file's base name and mode)."""
         if self.id is None:
-            return "<Closed purehep file>"
-        return f'<purehep File "{posixpath.basename(self.filename)}" (mode {self.mode})>'
+            return "<Closed HDF5 file>"
+        return f'<HDF5 file "{posixpath.basename(self.filename)}" (mode {self.mode})>'
 
 
 class _WriteSource:

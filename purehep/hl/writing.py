@@ -341,6 +341,23 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
 
+def _vlen_sequences(val, base):
+    """Values for a dataset of variable-length sequences of ``base``, read as h5py's
+    Dataset.__setitem__ reads them: values that make a regular array of ``base`` are one
+    sequence per row of its last axis (a 1-d array: one sequence); others are left as given
+    (an object array of sequences, each converted to ``base`` when stored)."""
+    try:
+        arr = np.asarray(val, dtype=base)
+    except (ValueError, TypeError):
+        return val
+    if arr.ndim == 0:
+        return val
+    out = np.empty(arr.shape[:-1], object)
+    for index in np.ndindex(out.shape):
+        out[index] = arr[index]
+    return out
+
+
 class DatasetWriter(WritableObject):
 
     def __setitem__(self, args, val):
@@ -366,6 +383,9 @@ class DatasetWriter(WritableObject):
                 (node.dtype.names is None or isinstance(val, np.ndarray)):   # (a tuple: a record)
             check_broadcast(np.shape(val), node.shape, args)
         from ..write.storage import MemoryStore
+        base = (node.dtype.metadata or {}).get("vlen")
+        if base is not None and base not in (str, bytes):
+            val = _vlen_sequences(val, base)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
