@@ -28,6 +28,32 @@ class DatasetID:
     def __hash__(self):
         return hash(self._ds)
 
+    def get_create_plist(self):
+        """The dataset's creation settings as stored (purehep.h5p.PropDCID): fill and
+        allocation times of its Fill Value message (libhdf5's defaults without one: if set,
+        late), its layout class, its object header's settings."""
+        from ..h5p import PropDCID
+        from .objid import object_settings
+        ds = self._ds
+        fill = ds._msg(0x05, required=False)
+        times = (fill.fill_time, fill.alloc_time) if fill is not None else \
+            (PropDCID.FILL_TIME_IFSET, PropDCID.ALLOC_TIME_LATE)
+        return PropDCID(*times, ds._layout.layout_class, **object_settings(ds._oh))
+
+    def get_access_plist(self):
+        """The dataset's access settings (purehep.h5p.PropDAID): its chunk cache is its
+        file's."""
+        from ..h5p import PropDAID
+        return PropDAID(self._ds._file.get_access_plist().get_cache()[1:])
+
+    def get_offset(self):
+        """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when
+        it has no storage allocated or is not contiguous."""
+        layout = self._ds._layout
+        if layout.layout_class != 1 or layout.address is None:
+            return None
+        return self._ds._ctx.absolute(layout.address)
+
     def get_storage_size(self):
         """Bytes of file space the raw data occupies."""
         return self._ds._storage.storage_size

@@ -85,6 +85,7 @@ class File(Group):
                  driver=None, swmr=False, locking=None, backing_store=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
         _check_access(mode, driver, swmr)
+        self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking)   # get_access_plist
         userblock_size = _check_userblock(mode, userblock_size)
         if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
             raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
@@ -246,6 +247,12 @@ class File(Group):
         low, high = self._libver if isinstance(self._libver, (tuple, list)) else \
             (self._libver or "earliest", LATEST)
         return tuple(LATEST if v == "latest" else v for v in (low, high))
+
+    def get_access_plist(self):
+        """h5py's FileID.get_access_plist (``f.id`` is the File): the settings it was opened
+        with (purehep.h5p.file_access)."""
+        from ..h5p import file_access
+        return file_access(self.libver, *self._access)
 
     def _root(self):
         return self
