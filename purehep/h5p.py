@@ -270,14 +270,17 @@ def create(cls):
     return cls._make()
 
 
-def file_access(libver, rdcc, locking):
+def file_access(libver, rdcc, locking, alignment):
     """The access list of an open file: its (low, high) libver names, (nslots, nbytes, w0)
-    as File was given them (None: libhdf5 2.0's defaults) and h5py's ``locking`` argument
-    (None: libhdf5's default, locking that is ignored where the file system has none)."""
+    as File was given them (None: libhdf5 2.0's defaults), h5py's ``locking`` argument
+    (None: libhdf5's default, locking that is ignored where the file system has none) and
+    its (threshold, interval) alignment."""
     defaults = (8191, 8 * MiB, 0.75)
     cache = tuple(d if v is None else v for v, d in zip(rdcc, defaults))
     use = {None: (1, 1), True: (1, 0), False: (0, 0), "best-effort": (1, 1)}[locking]
-    return PropFAID(tuple(LIBVER[v] for v in libver), (0,) + cache, use)
+    fapl = PropFAID(tuple(LIBVER[v] for v in libver), (0,) + cache, use)
+    fapl.set_alignment(*alignment)
+    return fapl
 
 
 def _order_flags(flags):

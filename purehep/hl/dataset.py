@@ -14,6 +14,7 @@ from .writing import DatasetWriter
 from ..sparse.api import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
+FILL_TIME_NEVER = 1
 _H5PY_FILTER_NAMES = {1: "gzip", 4: "szip", 2: "shuffle", 3: "fletcher32", 32000: "lzf",
                       6: "scaleoffset"}
 SZIP_EC, SZIP_NN = 4, 32             # szip option mask bits (H5_SZIP_EC/NN_OPTION_MASK)
@@ -212,6 +213,15 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return self.__dict__["_fill"]
 
     @property
+    def _unwritten(self):
+        """What reading storage never written gives: the fill value, but zeros (what h5py
+        reads into) when the Fill Value message's fill time is "never" (spec IV.A.2.f)."""
+        fill = self._msg(FILL, required=False)
+        if fill is not None and fill.fill_time == FILL_TIME_NEVER:
+            return np.zeros_like(self._fill_array)
+        return self._fill_array
+
+    @property
     def fillvalue(self):
         from ..convert import from_file
         from .storage import as_elements
@@ -235,7 +245,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         from .storage import check_layout, open_storage
         check_layout(self._layout, self._space, self._type)
         return open_storage(self._ctx, self._layout, self._space, self._type, self._pipeline,
-                            lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
+                            lambda: self._unwritten, self._msg(EXTERNAL_FILES, required=False),
                             self._file._threads, self._file._rdcc_nbytes)
 
     # -- dimension scales (purehep.hl.dims) ---------------------------------------------------

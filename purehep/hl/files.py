@@ -38,6 +38,16 @@ def _check_chunk_cache(nbytes, w0, nslots):
         raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
 
 
+def _check_alignment(threshold, interval):
+    """h5py's alignment_threshold and alignment_interval (H5Pset_alignment): objects of
+    threshold bytes or more are placed at multiples of interval (purehep.write.allocator)."""
+    threshold, interval = int(threshold), int(interval)
+    if threshold < 0 or interval < 1:
+        raise ValueError(f"alignment threshold ({threshold}) must be >= 0 and interval "
+                         f"({interval}) >= 1")
+    return threshold, interval
+
+
 def _check_userblock(mode, size):
     """h5py's rules for ``userblock_size``: an integer, given only when the file may be
     created ('w', 'w-', 'x', 'a'; with 'a' on an existing file it must be that file's)."""
@@ -51,10 +61,13 @@ def _check_userblock(mode, size):
         raise ValueError("User block size must be an integer") from None
 
 
-def _check_access(mode, driver, swmr):
-    """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
-    and stdio drivers (one file on disk), core (in memory; in write modes the file is built
-    beside the target anyway), and SWMR for reading (what is on disk is read)."""
+def _check_access(mode, driver, swmr, locking):
+    """h5py's ``driver``, ``swmr`` and ``locking`` options, as far as purehep has them: the
+    default, sec2 and stdio drivers (one file on disk), core (in memory; in write modes the
+    file is built beside the target anyway), and SWMR for reading (what is on disk is read);
+    h5py's ValueError for a locking value it does not know, before any file is opened."""
+    if locking not in (None, True, False, "best-effort"):
+        raise ValueError(f"Unsupported locking value: {locking!r}")
     if driver not in (None, "sec2", "stdio", "core", "fileobj"):
         raise UnsupportedFeatureError(f"the {driver!r} file driver")
     if swmr and mode != "r":
@@ -82,10 +95,12 @@ class File(Group):
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
                  block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
-                 driver=None, swmr=False, locking=None, backing_store=None):
+                 driver=None, swmr=False, locking=None, backing_store=None,
+                 alignment_threshold=1, alignment_interval=1):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
-        _check_access(mode, driver, swmr)
-        self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking)   # get_access_plist
+        _check_access(mode, driver, swmr, locking)
+        alignment = _check_alignment(alignment_threshold, alignment_interval)
+        self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking, alignment)
         userblock_size = _check_userblock(mode, userblock_size)
         if driver == "fileobj" and not all(hasattr(name, a) for a in ("read", "seek")):
             raise TypeError(f"driver='fileobj' takes a binary file object, not {name!r}")
@@ -105,7 +120,8 @@ class File(Group):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
         if mode in ("w", "w-", "x", "a", "r+"):
-            self._init_write(name, mode, threads, libver, userblock_size, track_order, locking)
+            self._init_write(name, mode, threads, libver, userblock_size, track_order, locking,
+                             alignment)
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
@@ -140,7 +156,8 @@ class File(Group):
         self.id = self
         super().__init__(self, sb.root_address, "/")
 
-    def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking):
+    def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking,
+                    alignment):
         """The write modes: 'r+' changes the file in place; 'w' (create or truncate), 'w-'/'x'
         (create) and 'a' (open, or create) write an empty file first and then change it as
         'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
@@ -156,7 +173,7 @@ class File(Group):
         if mode == "a":
             mode = "r+" if exists else "x"
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
-                        userblock_size or 0, track_order)
+                        userblock_size or 0, track_order, alignment)
         if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
             writer.close()
             raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
@@ -296,7 +313,8 @@ class File(Group):
     def _external_file(self, filename, candidates=None, access=None):
         """Open (once) the target file of an external link, relative to this file's folder
         first, then the working directory, as libhdf5 does (or at ``candidates``); read-only,
-        with ``access`` (swmr, locking: Group.get's elink_ options) if given."""
+        with ``access`` (swmr, locking: Group.get's elink_ options) if given, else with this
+        file's locking (libhdf5 opens the target with the parent's file access list)."""
         here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
         if candidates is None:
             candidates = [filename] if os.path.isabs(filename) else [
@@ -308,7 +326,8 @@ class File(Group):
                 return self._externals[key]
             if os.path.isfile(path):      # (a directory is no file to open)
                 other = File(path, threads=self._threads, _parent_cache=self._externals,
-                             rdcc_nbytes=self._rdcc_nbytes, **(access or {}))
+                             rdcc_nbytes=self._rdcc_nbytes,
+                             **{"locking": self._access[1], **(access or {})})
                 self._externals[key] = other
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
