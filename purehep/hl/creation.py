@@ -47,6 +47,12 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     return out
 
 
+def default_order(track_order):
+    """``track_order`` as given, else the default of purehep.h5.get_config()."""
+    from ..h5 import get_config
+    return bool(track_order) if track_order is not None else get_config().track_order
+
+
 def _no_dtype_deprecated():
     """h5py 3.16's deprecation of a dataset created with a shape alone (f4 by default)."""
     import warnings
@@ -144,7 +150,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
     check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
-                      scaleoffset, fillvalue, track_times, fill_time)
+                      scaleoffset, fillvalue, track_times, fill_time, fletcher32)
     if dtype is not None:
         dtype = h5py_dtype(dtype)
     external = _external_slots(external)
@@ -214,7 +220,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
-    elif chunks is None and (filtered or (maxshape is not None and tuple(maxshape) != shape)):
+    elif chunks is None and (filtered or maxshape):   # h5py: any maxshape given (but ())
         chunks = True
     if layout == "chunked" and chunks is None:
         chunks = True
@@ -246,7 +252,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                        shuffle, fletcher32, scaleoffset, fill,
                                        allow_unknown_filter))
                              if layout == "chunked" else (),
-                             fill, early, track_order=bool(track_order),
+                             fill, early, track_order=default_order(track_order),
                              track_times=bool(track_times))
     node.fill_time = fill_time
     if track_times:

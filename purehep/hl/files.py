@@ -172,8 +172,9 @@ class File(Group):
             raise TypeError(f"expected a path or a binary file object, got {name!r}")
         if mode == "a":
             mode = "r+" if exists else "x"
+        from .creation import default_order
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
-                        userblock_size or 0, track_order, alignment)
+                        userblock_size or 0, default_order(track_order), alignment)
         if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
             writer.close()
             raise ValueError(f"Requested userblock size ({userblock_size}) does not match "

@@ -14,7 +14,8 @@ import posixpath
 import numpy as np
 
 from .create_checks import link_name
-from .creation import _array_dtype_attribute, _object_array, _prepare, fill_bytes, make_dataset
+from .creation import (_array_dtype_attribute, _object_array, _prepare, default_order, fill_bytes,
+                       make_dataset)
 from .selections import check_broadcast, numpy_index
 
 
@@ -126,7 +127,7 @@ class GroupWriter(WritableObject):
         return entry     # external: resolved by __getitem__
 
     def _default_order(self, track_order):
-        return bool(track_order) if track_order is not None else False
+        return default_order(track_order)
 
     def _wpath(self, name):
         base = self.name if self.name else "/"
@@ -341,6 +342,35 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
 
+def _check_refs(val, kind):
+    """h5py's TypeError for a reference of the other kind (object or region) than the
+    dataset's, or a value that is no reference."""
+    from ..reference import RegionReference
+    region = issubclass(kind, RegionReference)
+    for v in np.ravel(np.asarray(val, dtype=object)):
+        if v is not None and (isinstance(v, RegionReference) != region or
+                              not isinstance(v, kind)):
+            raise TypeError(f"Can't convert element {v!r} to "
+                            f"{'hdset_reg_ref_t' if region else 'hobj_ref_t'}")
+
+
+def _check_ascii(val):
+    """h5py's UnicodeEncodeError for a str that is not ASCII written to a dataset of ASCII
+    strings (string_dtype('ascii'): values stored as given bytes, str encoded as ASCII)."""
+    for v in np.ravel(np.asarray(val, dtype=object)):
+        if isinstance(v, str):
+            v.encode("ascii")
+
+
+def _check_array_values(shape, dtype):
+    """h5py's TypeError for values of an array datatype whose last dimensions are not the
+    array's (a constant is not broadcast into each array)."""
+    sub = dtype.subdtype
+    if sub is not None and tuple(shape[len(shape) - len(sub[1]):]) != sub[1]:
+        raise TypeError(f"When writing to array types, last N dimensions have to match (got "
+                        f"{tuple(shape[-len(sub[1]):])}, but should be {sub[1]})")
+
+
 def _vlen_sequences(val, base):
     """Values for a dataset of variable-length sequences of ``base``, read as h5py's
     Dataset.__setitem__ reads them: values that make a regular array of ``base`` are one
@@ -390,6 +420,10 @@ class DatasetWriter(WritableObject):
             val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
+            if "ref" in meta:
+                _check_refs(val, meta["ref"])
+            if meta.get("vlen") is bytes:
+                _check_ascii(val)
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
                 if isinstance(val, (str, bytes)) or not hasattr(val, "__len__"):
                     tmp = np.empty((), object)
@@ -399,6 +433,7 @@ class DatasetWriter(WritableObject):
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
+            _check_array_values(np.shape(val), node.dtype)
             dtype = node.store.dtype.base
             val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
             if val.dtype != dtype:
