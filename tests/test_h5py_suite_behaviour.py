@@ -1,0 +1,261 @@
+"""Behaviours h5py's own test suite checks (tools/h5py_suite.py), each run side by side on
+purehep and h5py: same values, or exceptions of the same type. Covers the reprs, h5py's
+strict index lists, the ``phil`` lock, the property lists (purehep.h5p) of files, datasets,
+groups and links, ``h5.get_config``, file alignment, fill time "never", vlen rows, and the
+checks h5py makes on writes (array types, reference kinds, ASCII strings)."""
+import os
+import warnings
+
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+
+CASES = {}
+
+
+def case(func):
+    CASES[func.__name__] = func
+    return func
+
+
+def _run(func, lib, tmp):
+    try:
+        return "value", func(lib, tmp)
+    except Exception as e:          # noqa: BLE001 - the exception is the outcome compared
+        return "raises", type(e)
+
+
+def _path(tmp, name="f.h5"):
+    return os.path.join(tmp, name)
+
+
+def _module(lib, name):
+    """h5py's low-level module ``name``, or purehep's module of that name."""
+    import importlib
+    return importlib.import_module(f"{lib.__name__}.{name}")
+
+
+@case
+def reprs(lib, tmp):
+    f = lib.File(_path(tmp), "w")
+    g = f.create_group("g/h")
+    f["t"] = np.dtype("i4")
+    ds = g.create_dataset("d", (3,), "i4")
+    live = [repr(f), repr(g), repr(f["t"]), repr(ds)]
+    f.close()
+    return live + [repr(f), repr(g), repr(ds)]
+
+
+@pytest.mark.parametrize("index", [[1, 3, 2], [1, 1, 2], [-2, -3], [0, 2, -2], [],
+                                   np.array([4, 7]), np.array([True] * 5 + [False] * 5)])
+def test_index_lists(tmp_path, index):
+    """h5py's index lists must increase (after negative indices are counted from the end)."""
+    out = []
+    for lib in (h5py, purehep):
+        (tmp_path / lib.__name__).mkdir()
+        with lib.File(tmp_path / lib.__name__ / "f.h5", "w") as f:
+            ds = f.create_dataset("x", data=np.arange(10.0))
+            out.append(_run(lambda lib, tmp: ds[index].tolist(), lib, None))
+            out.append(_run(lambda lib, tmp: ds._fast_reader.read((index,)).tolist(), lib, None))
+    assert out[:2] == out[2:]
+
+
+def test_phil_is_a_reentrant_process_lock():
+    from h5py._objects import phil as theirs
+    from purehep.io.lock import phil as mine
+    for phil in (theirs, mine):
+        with phil:
+            with phil:
+                assert phil.acquire(blocking=False)
+                phil.release()
+        assert phil.acquire(blocking=False)
+        phil.release()
+
+
+@case
+def dataset_without_dtype_warns(lib, tmp):
+    with lib.File(_path(tmp), "w") as f, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ds = f.create_dataset("x", (5,))
+        return ds.dtype.str, [(w.category.__name__, w.category.__mro__[1].__name__,
+                               str(w.message)) for w in seen]
+
+
+@case
+def vlen_rows(lib, tmp):
+    with lib.File(_path(tmp), "w") as f:
+        ds = f.create_dataset("v", (3,), dtype=lib.vlen_dtype(int))
+        ds[0:2] = np.array([[0.5, 1.5, 2.5], [3, 4, 5]])
+        ds[2] = [7.2, 8]
+        m = f.create_dataset("m", (2, 2), dtype=lib.vlen_dtype(int))
+        m[:, :] = np.arange(8).reshape(2, 2, 2)
+        again = f.create_dataset("y", (1,), ds[()].dtype)
+        s = f.create_dataset("s", (2,), dtype=lib.string_dtype())
+        return ([a.tolist() for a in ds[()]], [a.tolist() for a in m[()].ravel()],
+                again.dtype.metadata, s[()].dtype.metadata, s[:1].dtype.metadata,
+                sorted(f.create_dataset("r", (1,), lib.ref_dtype)[()].dtype.metadata))
+
+
+@case
+def file_access_lists(lib, tmp):
+    out = []
+    for n, kw in enumerate([{}, dict(rdcc_nbytes=1024), dict(rdcc_nslots=125, rdcc_w0=0.25),
+                            dict(locking=False), dict(locking=True),
+                            dict(locking="best-effort", libver="latest"),
+                            dict(alignment_threshold=10, alignment_interval=64)]):
+        with lib.File(_path(tmp, f"{n}.h5"), "w", **kw) as f:
+            p = f.id.get_access_plist()
+            out.append((p.get_cache(), p.get_file_locking(), p.get_libver_bounds(),
+                        p.get_alignment()))
+    return out
+
+
+@case
+def new_property_lists(lib, tmp):
+    h5p, h5f = _module(lib, "h5p"), _module(lib, "h5f")
+    fa = h5p.create(h5p.FILE_ACCESS)
+    out = [fa.get_libver_bounds(), fa.get_cache(), fa.get_alignment(), fa.get_file_locking()]
+    fa.set_libver_bounds(h5f.LIBVER_V18, h5f.LIBVER_V112)
+    fa.set_alignment(10240, 1 << 20)
+    fa.set_file_locking(False, True)
+    fa.set_mdc_config(fa.get_mdc_config())
+    out += [fa.get_libver_bounds(), fa.get_alignment(), fa.get_file_locking()]
+    da = h5p.create(h5p.DATASET_ACCESS)
+    out += [da.get_chunk_cache(), da.get_efile_prefix(), da.get_virtual_prefix()]
+    da.set_chunk_cache(10000, 10 ** 6, 0.5)
+    da.set_efile_prefix(b"${ORIGIN}")
+    out += [da.get_chunk_cache(), da.get_efile_prefix()]
+    la = h5p.create(h5p.LINK_ACCESS)
+    out += [la.get_nlinks(), la.get_elink_prefix(), la.get_elink_acc_flags()]
+    la.set_elink_fapl(fa)
+    out.append(la.get_elink_fapl().get_file_locking())
+    oc = h5p.create(h5p.OBJECT_CREATE)
+    out += [oc.get_attr_phase_change(), bool(oc.get_obj_track_times())]
+    oc.set_attr_phase_change(0, 0)
+    out.append(oc.get_attr_phase_change())
+    gc = h5p.create(h5p.GROUP_CREATE)
+    gc.set_link_creation_order(h5p.CRT_ORDER_TRACKED | h5p.CRT_ORDER_INDEXED)
+    out.append(gc.get_link_creation_order())
+    dc = h5p.create(h5p.DATASET_CREATE)
+    out += [dc.get_fill_time(), dc.get_alloc_time(), dc.get_layout()]
+    out.append(_run(lambda lib, tmp: oc.set_attr_phase_change(65536, 6), lib, tmp))
+    return out
+
+
+@case
+def dataset_creation_lists(lib, tmp):
+    out = []
+    with lib.File(_path(tmp), "w") as f:
+        for n, kw in enumerate([{}, dict(fill_time="never"), dict(fill_time="alloc"),
+                                dict(fill_time="ifset", chunks=(2,)), dict(compression="gzip"),
+                                dict(maxshape=(None,))]):
+            ds = f.create_dataset(f"d{n}", (10,), "f4", fillvalue=4.0, **kw)
+            p = ds.id.get_create_plist()
+            out.append((p.get_fill_time(), p.get_alloc_time(), p.get_layout(),
+                        bool(p.get_obj_track_times()), ds[0].item(), ds.fillvalue.item(),
+                        ds.id.get_access_plist().get_chunk_cache()))
+        ds = f.create_dataset("w", (50,), "f4", fillvalue=4.0, fill_time="never",
+                              chunks=(5,), maxshape=(100,))
+        ds.resize((100,))
+        out.append(bool(np.isclose(ds[:], 4.0).any()))
+    return out
+
+
+@case
+def alignment(lib, tmp):
+    out = []
+    for threshold, interval, size in ((1000, 4096, 1033), (1000, 4096, 1000), (0, 512, 10)):
+        with lib.File(_path(tmp, f"{size}.h5"), "w", alignment_threshold=threshold,
+                      alignment_interval=interval) as f:
+            offsets = []
+            for i in range(12):
+                ds = f.create_dataset(f"d{i}", (size,), dtype="u1")
+                ds[...] = i
+                offsets.append(ds.id.get_offset() % interval)
+            out.append(offsets)
+        with lib.File(_path(tmp, f"{size}.h5")) as f:
+            out.append([int(f[f"d{i}"][0]) for i in range(12)])
+    return out
+
+
+@case
+def config_track_order(lib, tmp):
+    cfg = lib.get_config()
+    names = (cfg.complex_names, cfg.bool_names, cfg is lib.get_config())
+    cfg.track_order = True
+    try:
+        with lib.File(_path(tmp), "w") as f:
+            for name in ("b", "a", "c"):
+                f.create_group(name)
+            g = f.create_group("g")
+            for name in ("z", "y"):
+                g.create_group(name)
+            ds = f.create_dataset("d", (1,), "i4")
+            for name in ("q", "p"):
+                ds.attrs[name] = 1
+    finally:
+        cfg.track_order = False
+    with h5py.File(_path(tmp)) as f:
+        return names, list(f), list(f["g"]), list(f["d"].attrs)
+
+
+@case
+def config_names_checked(lib, tmp):
+    return _run(lambda lib, tmp: setattr(lib.get_config(), "complex_names", ("q", "i", "v")),
+                lib, tmp)
+
+
+@case
+def write_checks(lib, tmp):
+    out = []
+    with lib.File(_path(tmp), "w") as f:
+        arr = f.create_dataset("a", (10,), dtype=np.dtype("(3,)i"))
+        out.append(_run(lambda lib, tmp: arr.__setitem__(Ellipsis, 42), lib, tmp))
+        arr[1:3] = np.ones((2, 3))
+        out.append(arr[:3].tolist())
+        ds = f.create_dataset("x", data=np.arange(12))
+        refs = f.create_dataset("r", (1,), dtype=lib.ref_dtype)
+        out.append(_run(lambda lib, tmp: refs.__setitem__(0, ds.regionref[:6]), lib, tmp))
+        s = f.create_dataset("s", (2,), dtype=lib.string_dtype("ascii"))
+        out.append(_run(lambda lib, tmp: s.__setitem__(0, "f\u00e0ilte"), lib, tmp))
+        s[1] = "ok"
+        out.append(s[1])
+        out.append(_run(lambda lib, tmp: f.create_dataset("so", data=np.linspace(0, 1, 10),
+                                                          fletcher32=True, scaleoffset=3),
+                        lib, tmp))
+        out.append(f.create_dataset("m", (20,), maxshape=20, dtype="f4").chunks is not None)
+    return out
+
+
+@case
+def locking_values(lib, tmp):
+    with lib.File(_path(tmp, "ext.h5"), "w") as f:
+        f["data"] = 1
+    with lib.File(_path(tmp), "w") as f:
+        f["link"] = lib.ExternalLink(_path(tmp, "ext.h5"), "/data")
+    out = [_run(lambda lib, tmp: lib.File(_path(tmp), "r", locking="unsupported"), lib, tmp)]
+    for locking in (False, True, "best-effort"):
+        with lib.File(_path(tmp), "r", locking=locking) as f:
+            out.append((f.id.get_access_plist().get_file_locking(),
+                        f["link"].file.id.get_access_plist().get_file_locking()))
+    return out
+
+
+@case
+def filter_availability(lib, tmp):
+    h5z = _module(lib, "h5z")
+    ids = [h5z.FILTER_DEFLATE, h5z.FILTER_SHUFFLE, h5z.FILTER_FLETCHER32,
+           h5z.FILTER_SCALEOFFSET, h5z.FILTER_NBIT, h5z.FILTER_LZF]
+    return ids, [bool(h5z.filter_avail(i)) for i in ids], bool(h5z.filter_avail(31999))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_as_h5py(name, tmp_path):
+    func = CASES[name]
+    (tmp_path / "h").mkdir()
+    (tmp_path / "p").mkdir()
+    expected = _run(func, h5py, str(tmp_path / "h"))
+    got = _run(func, purehep, str(tmp_path / "p"))
+    assert got == expected
