@@ -58,8 +58,10 @@ def test_index_lists(tmp_path, index):
         with lib.File(tmp_path / lib.__name__ / "f.h5", "w") as f:
             ds = f.create_dataset("x", data=np.arange(10.0))
             out.append(_run(lambda lib, tmp: ds[index].tolist(), lib, None))
-            out.append(_run(lambda lib, tmp: ds._fast_reader.read((index,)).tolist(), lib, None))
-    assert out[:2] == out[2:]
+            if np.asarray(index).dtype != bool:    # (h5py's fast reader takes no masks)
+                out.append(_run(lambda lib, tmp: ds._fast_reader.read((index,)).tolist(), lib,
+                                None))
+    assert out[:len(out) // 2] == out[len(out) // 2:]
 
 
 def test_phil_is_a_reentrant_process_lock():
