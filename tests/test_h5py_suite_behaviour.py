@@ -101,6 +101,17 @@ def vlen_rows(lib, tmp):
 
 
 @case
+def vlen_string_fill_values(lib, tmp):
+    with lib.File(_path(tmp), "w") as f:
+        a = f.create_dataset("a", (5,), dtype=lib.string_dtype("ascii"), fillvalue=b"bar")
+        b = f.create_dataset("b", (5,), dtype=lib.string_dtype(), fillvalue="b\u00e1r")
+        b[1] = "x"
+        live = [a[0], a.asstr()[0], a.fillvalue, b[...].tolist(), b.fillvalue]
+    with h5py.File(_path(tmp)) as f:       # as h5py reads what was written
+        return live, f["a"][...].tolist(), f["b"].fillvalue, f["b"][...].tolist()
+
+
+@case
 def file_access_lists(lib, tmp):
     out = []
     for n, kw in enumerate([{}, dict(rdcc_nbytes=1024), dict(rdcc_nslots=125, rdcc_w0=0.25),

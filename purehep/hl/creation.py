@@ -255,6 +255,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              fill, early, track_order=default_order(track_order),
                              track_times=bool(track_times))
     node.fill_time = fill_time
+    if fillvalue is not None and V.needs_heap(dtype):
+        node.heap_fill = fillvalue      # its heap data is written with the fill value message
     if track_times:
         node.times = writer.now()
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
