@@ -243,6 +243,26 @@ def write_checks(lib, tmp):
 
 
 @case
+def region_shapes_and_deleted_refs(lib, tmp):
+    with lib.File(_path(tmp), "w") as f:
+        ds = f.create_dataset("x", data=np.zeros((100, 100)))
+        out = []
+        for s in (np.s_[25:35, 10:100:5], np.s_[...], np.s_[3, 4], np.s_[0:0, :]):
+            r = ds.regionref[s]
+            out.append((ds.regionref.shape(r), ds.regionref.selection(r)))
+        f.create_group("a")
+        ref = f["a"].ref
+        del f["a"]
+        out.append(_run(lambda lib, tmp: f[ref], lib, tmp))
+        c = f.create_dataset("c", (4,), dtype=lib.complex_compat_dtype(np.complex64))
+        c[:] = np.arange(4, dtype="c8") * (1 + 2j)
+        c[0] = 5 - 1j
+        t = f.create_dataset("t", data=["foo", "longer"], dtype=lib.string_dtype())
+        t[0] = np.asarray(b"1234", dtype="S5")
+        return out, c.dtype.str, c[...].tolist(), t[...].tolist()
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1

@@ -188,7 +188,8 @@ def pytest_sessionfinish(session, exitstatus):
 '''
 
 LOW_SRC = re.compile(r"\bh5py\.h5[a-z]*\b|\b(from (h5py|\.\.) import .*\bh5[a-z]*)|"
-                     r"\bh5(a|d|ds|f|fd|g|i|l|o|p|pl|r|s|t|z)\.[A-Za-z_]|\.id\b(?!\s*==)|\bh5\.")
+                     r"\bh5(a|d|ds|f|fd|g|i|l|o|p|pl|r|s|t|z)\.[A-Za-z_]|\.id\b(?!\s*==)|\bh5\.|"
+                     r"\bgetattr\(h5[a-z]*,")
 PRIVATE_SRC = re.compile(r"\bh5py\._|\b(?<!self)\._(?!_)[a-z]\w*|\bphil\b|_fast_reader|"
                          r"is_empty_dataspace|\bproduct\(|filename_encode|direct_vfd|_drivers|"
                          r"make_fapl|\bsel2?\.|Selector\b")

@@ -279,6 +279,11 @@ class File(Group):
         node = getattr(ref, "_node", None)
         if node is not None and self._writer is not None:
             from .writing import bind
+            writer = self._writer
+            if writer.dirty:
+                writer.stage()
+            if id(node) not in writer.addresses:     # deleted since (as h5py: KeyError)
+                raise KeyError("Unable to open object by token (the object was deleted)")
             return bind(self, node, None)
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")

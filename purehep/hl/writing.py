@@ -354,6 +354,17 @@ def _check_refs(val, kind):
                             f"{'hdset_reg_ref_t' if region else 'hobj_ref_t'}")
 
 
+def _complex_as_compound(val, dtype):
+    """Complex values for a dataset of ('r', 'i') compounds (h5py's complex_compat_dtype):
+    their real and imaginary parts as the two members (numpy's cast would put the real part
+    in both)."""
+    if dtype.names is None or not np.iscomplexobj(val):
+        return val
+    from ..dtypes import check_complex_dtype
+    cdt = check_complex_dtype(dtype)
+    return val if cdt is None else np.ascontiguousarray(val, cdt).view(dtype)
+
+
 def _check_ascii(val):
     """h5py's UnicodeEncodeError for a str that is not ASCII written to a dataset of ASCII
     strings (string_dtype('ascii'): values stored as given bytes, str encoded as ASCII)."""
@@ -416,6 +427,7 @@ class DatasetWriter(WritableObject):
         base = (node.dtype.metadata or {}).get("vlen")
         if base is not None and base not in (str, bytes):
             val = _vlen_sequences(val, base)
+        val = _complex_as_compound(val, node.dtype)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
@@ -514,6 +526,26 @@ class _RegionMaker:
         ref._node = ds._node
         ref._file = ds._file
         return ref
+
+    def shape(self, ref):
+        """The shape of the dataspace ``ref`` selects in: its dataset's (h5py's)."""
+        return self._ds._file[ref].shape
+
+    def selection(self, ref):
+        """The shape h5py gives what ``ref`` selects: the dataset's for "all", (n,) for n
+        points, a regular hyperslab's counts times blocks, else (n,) elements; None for
+        "none"."""
+        from ..format import selection as S
+        sel, shape = ref.selection, self.shape(ref)
+        if sel.kind == S.ALL:
+            return shape
+        if sel.kind == S.NONE:
+            return None
+        n = sel.count_selected(shape)
+        regular = sel.as_regular() if sel.kind == S.HYPERSLABS and n else None
+        if regular is None:
+            return (n,) if n or sel.kind == S.POINTS else (0,) * len(shape)
+        return tuple(int(c) * int(b) for c, b in zip(regular[2], regular[3]))
 
 
 # --- references ---------------------------------------------------------------------------------
