@@ -1,13 +1,19 @@
 """h5py's ``h5t`` as far as purehep has it: the datatype class codes (spec IV.A.2.d, the
-"Class" bit field of the Datatype message) and ``TypeID``, what ``Dataset.id.get_type()`` and
-``Datatype.id`` give: the class of a stored datatype as libhdf5's H5Tget_class reports it.
+"Class" bit field of the Datatype message) and type identifiers, what ``Dataset.id.get_type()``
+and ``Datatype.id`` give and what ``py_create`` makes of a numpy dtype: a decoded Datatype
+message (the one purehep writes for that dtype), with the getters h5py's TypeID classes have
+(H5Tget_class, H5Tget_size, H5Tget_order, H5Tget_cset, compound members).
 """
+import numpy as np
+
 NO_CLASS, INTEGER, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, \
     ARRAY, COMPLEX = range(-1, 12)
+ORDER_LE, ORDER_BE = 0, 1
+CSET_ASCII, CSET_UTF8 = 0, 1
 
 
 class TypeID:
-    """A stored datatype (a decoded Datatype message), read-only."""
+    """A datatype (a decoded Datatype message); ``type_id`` gives the class-specific one."""
 
     def __init__(self, datatype):
         self._type = datatype
@@ -22,9 +28,132 @@ class TypeID:
         types and references hold pointers there), the stored size otherwise."""
         return self._type.mem_size or self._type.size
 
+    def get_order(self):
+        return ORDER_BE if self._type.order == ">" else ORDER_LE
+
+    def copy(self):
+        return type_id(self._type)
+
+    def equal(self, other):
+        """H5Tequal: the same datatype."""
+        return isinstance(other, TypeID) and other._type == self._type
+
+    __eq__ = equal
+    __hash__ = None
+
     @property
     def dtype(self):
         return self._type.dtype
 
     def __repr__(self):
-        return f"<purehep.h5t.TypeID class {self.get_class()} size {self.get_size()}>"
+        return f"<purehep.h5t.{type(self).__name__} class {self.get_class()} " \
+               f"size {self.get_size()}>"
+
+
+class TypeAtomicID(TypeID):
+    pass
+
+
+class TypeIntegerID(TypeAtomicID):
+    pass
+
+
+class TypeFloatID(TypeAtomicID):
+    pass
+
+
+class TypeTimeID(TypeAtomicID):
+    pass
+
+
+class TypeBitfieldID(TypeAtomicID):
+    pass
+
+
+class TypeReferenceID(TypeAtomicID):
+    pass
+
+
+class TypeStringID(TypeAtomicID):
+    def get_cset(self):
+        """H5Tget_cset: CSET_ASCII or CSET_UTF8 (the stored character set)."""
+        return self._type.charset
+
+    def is_variable_str(self):
+        return self._type.kind == "vlen_str"
+
+    def set_size(self, size):
+        """H5Tset_size of a fixed-length string: the type of ``size`` bytes (its padding and
+        character set kept, as libhdf5 keeps them)."""
+        if self.is_variable_str():
+            raise TypeError("the size of a variable-length string is not set")
+        self._type = _replace_size(self._type, size)
+
+
+class TypeOpaqueID(TypeID):
+    def get_tag(self):
+        return self._type.tag
+
+
+class TypeCompoundID(TypeID):
+    def get_nmembers(self):
+        return len(self._type.members)
+
+    def get_member_name(self, index):
+        return self._type.members[index].name.encode()
+
+    def get_member_type(self, index):
+        return type_id(self._type.members[index].type)
+
+    def get_member_offset(self, index):
+        return self._type.members[index].offset
+
+
+class TypeEnumID(TypeID):
+    pass
+
+
+class TypeVlenID(TypeID):
+    pass
+
+
+class TypeArrayID(TypeID):
+    pass
+
+
+class TypeComplexID(TypeID):
+    pass
+
+
+_CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING: TypeStringID,
+            BITFIELD: TypeBitfieldID, OPAQUE: TypeOpaqueID, COMPOUND: TypeCompoundID,
+            REFERENCE: TypeReferenceID, ENUM: TypeEnumID, VLEN: TypeVlenID,
+            ARRAY: TypeArrayID, COMPLEX: TypeComplexID}
+
+
+def type_id(datatype):
+    """The TypeID of a decoded datatype, of its class's kind (h5py's TypeStringID, …)."""
+    cls = STRING if datatype.kind == "vlen_str" else datatype.cls
+    return _CLASSES.get(cls, TypeID)(datatype)
+
+
+def _decoded(dtype):
+    """The Datatype message purehep writes for ``dtype``, decoded."""
+    from .format.context import Cursor
+    from .format.messages.datatype import decode, encode_dtype
+    body = bytes(encode_dtype(np.dtype(dtype)))
+    return decode(Cursor(body, 0, "datatype"))
+
+
+def py_create(dtype, logical=False, aligned=False):
+    """h5py's py_create: the datatype a numpy dtype is stored as."""
+    return type_id(_decoded(dtype))
+
+
+def _replace_size(datatype, size):
+    import dataclasses
+    new = _decoded(np.dtype(f"S{int(size)}"))
+    return dataclasses.replace(new, padding=datatype.padding, charset=datatype.charset)
+
+
+C_S1 = py_create("S1")

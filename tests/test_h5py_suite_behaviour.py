@@ -263,6 +263,35 @@ def region_shapes_and_deleted_refs(lib, tmp):
 
 
 @case
+def lowlevel_create_and_bind(lib, tmp):
+    h5s, h5t, h5d, h5a = (_module(lib, m) for m in ("h5s", "h5t", "h5d", "h5a"))
+    with lib.File(_path(tmp), "w") as f:
+        null = h5s.create(h5s.NULL)
+        tid = h5t.C_S1.copy()
+        tid.set_size(10)
+        ds = lib.Dataset(h5d.create(f.id, b"x", tid, null))
+        out = [ds.shape, ds.dtype.str, ds[()].dtype.str, ds.ndim, ds.size, ds.nbytes]
+        aid = h5a.create(f.id, b"y", tid, null)
+        out += [f.attrs["y"].dtype.str, aid.shape, aid.dtype.str, aid.get_type().get_size(),
+                aid.get_space().get_simple_extent_type(), f.attrs.get_id("y").name]
+        simple = h5s.create_simple((4, 5))
+        d2 = lib.Dataset(h5d.create(f.id, b"z", h5t.py_create(np.dtype("i4")), simple))
+        out += [d2.shape, d2.dtype.str, type(h5d.open(f.id, b"z")).__name__]
+        out += [_run(lambda lib, tmp: lib.Dataset(f["/"].id), lib, tmp),
+                _run(lambda lib, tmp: lib.Group(ds.id), lib, tmp)]
+        for dt in (h5t.C_S1.dtype, lib.string_dtype(), lib.string_dtype("ascii"), "S3",
+                   [("a", "i4"), ("b", "f8")], "<f4", ">i2"):
+            t = f.create_dataset(f"t{len(out)}", (2,), dtype=dt).id.get_type()
+            out.append((type(t).__name__, t.get_class(), t.get_size(), t.get_order()
+                        if t.get_class() in (h5t.INTEGER, h5t.FLOAT) else None,
+                        (t.get_cset(), t.is_variable_str()) if t.get_class() == h5t.STRING
+                        else None))
+        c = f.create_dataset("cmp", (2,), dtype=[("a", "i4"), ("b", "f8")]).id.get_type()
+        out.append((c.get_nmembers(), c.get_member_name(1), type(c.get_member_type(1)).__name__))
+        return out
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1

@@ -10,8 +10,8 @@ class Datatype(HLObject):
     @property
     def id(self):
         """h5py's TypeID: the stored type's class (``get_class()``), see purehep.h5t."""
-        from ..h5t import TypeID
-        return TypeID(self.datatype)
+        from ..h5t import type_id
+        return type_id(self.datatype)
 
     @property
     def dtype(self):
