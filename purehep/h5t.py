@@ -15,8 +15,14 @@ CSET_ASCII, CSET_UTF8 = 0, 1
 class TypeID:
     """A datatype (a decoded Datatype message); ``type_id`` gives the class-specific one."""
 
-    def __init__(self, datatype):
+    def __init__(self, datatype, committed=False):
         self._type = datatype
+        self._committed = committed
+
+    def committed(self):
+        """H5Tcommitted: whether this is a named (committed) datatype of a file, or the type
+        of an object that shares one."""
+        return self._committed
 
     def get_class(self):
         """H5Tget_class: the stored class, except that a variable-length string (stored as
@@ -32,7 +38,7 @@ class TypeID:
         return ORDER_BE if self._type.order == ">" else ORDER_LE
 
     def copy(self):
-        return type_id(self._type)
+        return type_id(self._type)      # a copy is transient (libhdf5's H5Tcopy)
 
     def equal(self, other):
         """H5Tequal: the same datatype."""
@@ -131,10 +137,10 @@ _CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING
             ARRAY: TypeArrayID, COMPLEX: TypeComplexID}
 
 
-def type_id(datatype):
+def type_id(datatype, committed=False):
     """The TypeID of a decoded datatype, of its class's kind (h5py's TypeStringID, …)."""
     cls = STRING if datatype.kind == "vlen_str" else datatype.cls
-    return _CLASSES.get(cls, TypeID)(datatype)
+    return _CLASSES.get(cls, TypeID)(datatype, committed)
 
 
 def _decoded(dtype):

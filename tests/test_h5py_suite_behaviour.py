@@ -292,6 +292,16 @@ def lowlevel_create_and_bind(lib, tmp):
 
 
 @case
+def empty_objects(lib, tmp):
+    with lib.File(_path(tmp), "w") as f:
+        f.attrs["x"] = lib.Empty("S10")
+        d = f.create_dataset("d", data=lib.Empty("f4"))
+        return [_run(lambda lib, tmp: f.attrs.modify("x", 1), lib, tmp),
+                _run(lambda lib, tmp: d["field"], lib, tmp), d[()] == lib.Empty("f4"),
+                lib.VirtualSource("t", "t", 20, maxshape=30).maxshape]
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1

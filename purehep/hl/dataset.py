@@ -377,7 +377,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         conversion is returned as a read-only view of the file's memory map (zero-copy)."""
         whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
         if self.shape is None:
-            if not whole:
+            if not whole or names:
                 raise ValueError("Empty datasets cannot be sliced")
             return Empty(self.dtype)
         if self.shape == ():

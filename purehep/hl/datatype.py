@@ -11,7 +11,7 @@ class Datatype(HLObject):
     def id(self):
         """h5py's TypeID: the stored type's class (``get_class()``), see purehep.h5t."""
         from ..h5t import type_id
-        return type_id(self.datatype)
+        return type_id(self.datatype, committed=True)
 
     @property
     def dtype(self):

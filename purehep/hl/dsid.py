@@ -19,7 +19,8 @@ class DatasetID:
     def get_type(self):
         """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t."""
         from ..h5t import type_id
-        return type_id(self._ds._type)
+        raw = self._ds._oh.first(0x03)
+        return type_id(self._ds._type, committed=raw is not None and raw.shared)
 
     def __eq__(self, other):
         """Ids of one object compare equal, as h5py's ObjectID do."""

@@ -660,14 +660,15 @@ class AttributesWriter:
     def modify(self, name, value):
         if name in self and self._wnode is not None:
             old = self._wnode.attrs[name]
-            if old.shape is not None:
-                arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
-                    _prepare(value, old.dtype)[0]
-                if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
-                    old.value = arr.reshape(old.shape)
-                    self._parent._writer.touch()
-                    return
-                raise TypeError("Shape of data is incompatible with existing attribute")
+            if old.shape is None:
+                raise OSError("Empty attributes can't be modified")
+            arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
+                _prepare(value, old.dtype)[0]
+            if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
+                old.value = arr.reshape(old.shape)
+                self._parent._writer.touch()
+                return
+            raise TypeError("Shape of data is incompatible with existing attribute")
         self.create(name, value)
 
     def __delitem__(self, name):
