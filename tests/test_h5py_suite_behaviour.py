@@ -302,6 +302,27 @@ def empty_objects(lib, tmp):
 
 
 @case
+def file_space_options(lib, tmp):
+    lib.File(_path(tmp), "w").close()
+    out = []
+    for mode, kw in (("w", dict(fs_strategy="invalid")), ("a", dict(fs_strategy="page")),
+                     ("r", dict(fs_strategy="fsm")), ("w", dict(page_buf_size=16384)),
+                     ("w", dict(fs_strategy="fsm", page_buf_size=16384)),
+                     ("w", dict(fs_strategy="fsm", fs_persist=False, fs_threshold=1))):
+        out.append(_run(lambda lib, tmp: lib.File(_path(tmp), mode, **kw).close(), lib, tmp))
+    return out
+
+
+def test_file_space_options_purehep_refuses(tmp_path):
+    """Strategies other than libhdf5's default, page buffering and metadata block sizes are
+    refused by name, not ignored."""
+    for kw in (dict(fs_strategy="page"), dict(fs_persist=True, fs_strategy="fsm"),
+               dict(fs_strategy="page", page_buf_size=16384), dict(meta_block_size=4096)):
+        with pytest.raises(purehep.UnsupportedFeatureError, match=next(iter(kw))):
+            purehep.File(tmp_path / "f.h5", "w", **kw)
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1

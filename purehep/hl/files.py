@@ -74,17 +74,49 @@ def _check_access(mode, driver, swmr, locking):
         raise UnsupportedFeatureError("writing in SWMR mode")
 
 
+FS_STRATEGIES = ("fsm", "page", "aggregate", "none")
+
+
+def _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
+                 page_buf_size, min_meta_keep, min_raw_keep, meta_block_size):
+    """h5py's file space options: its ValueError for an unknown strategy or one given for a
+    file that exists, libhdf5's OSError for a page buffer without paged allocation. purehep
+    allocates as libhdf5's default strategy does ("fsm", free space not kept in the file, no
+    threshold): any other strategy, page buffering or metadata block size is refused
+    (UnsupportedFeatureError) rather than ignored."""
+    if fs_strategy is not None:
+        if fs_strategy not in FS_STRATEGIES:
+            raise ValueError(f"Invalid file space strategy type {fs_strategy!r}")
+        exists = isinstance(name, (str, bytes, os.PathLike)) and os.path.exists(name)
+        if mode in ("r", "r+") or (mode == "a" and exists):
+            raise ValueError("Unable to set file space strategy of an existing file")
+    if page_buf_size and fs_strategy != "page" and mode not in ("r", "r+", "a"):
+        raise OSError("Unable to create file (page buffering is disabled for a file that "
+                      "does not use paged aggregation)")
+    asked = dict(fs_strategy=fs_strategy not in (None, "fsm"), fs_persist=bool(fs_persist),
+                 fs_threshold=fs_threshold != 1, fs_page_size=fs_page_size is not None,
+                 page_buf_size=bool(page_buf_size), min_meta_keep=bool(min_meta_keep),
+                 min_raw_keep=bool(min_raw_keep), meta_block_size=meta_block_size is not None)
+    refused = [k for k, v in asked.items() if v]
+    if refused:
+        raise UnsupportedFeatureError(f"the file space options {refused} (purehep allocates "
+                                      f"as libhdf5's default 'fsm' strategy, not persisted)")
+
+
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 
     ``name`` is a path, a binary file-like object, a buffer, or a range-reading callable
     ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
-    ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 1 MiB, as
-    h5py's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them but do not apply:
-    purehep's cache is least-recently-used by bytes, with no hash slots to size. ``driver``,
-    ``swmr`` and ``locking`` are h5py's, as far as purehep has them (see _check_access;
-    ``locking`` governs modify mode's exclusive lock).
+    ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 8 MiB, as
+    libhdf5 2.0's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them and
+    reported by ``get_access_plist`` but do not apply: purehep's cache is least-recently-used
+    by bytes, with no hash slots to size. ``driver``, ``swmr`` and ``locking`` are h5py's, as
+    far as purehep has them (see _check_access; ``locking`` governs modify mode's exclusive
+    lock); ``alignment_threshold`` and ``alignment_interval`` place new objects of the
+    threshold's size or more at multiples of the interval (purehep.write.allocator); the file
+    space options (``fs_strategy``, …) are checked by _check_space.
     """
 
     _writer = None
@@ -96,8 +128,12 @@ class File(Group):
                  block_size=64 * 1024, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
                  driver=None, swmr=False, locking=None, backing_store=None,
-                 alignment_threshold=1, alignment_interval=1):
+                 alignment_threshold=1, alignment_interval=1, fs_strategy=None,
+                 fs_persist=False, fs_threshold=1, fs_page_size=None, page_buf_size=None,
+                 min_meta_keep=0, min_raw_keep=0, meta_block_size=None):
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
+        _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
+                     page_buf_size, min_meta_keep, min_raw_keep, meta_block_size)
         _check_access(mode, driver, swmr, locking)
         alignment = _check_alignment(alignment_threshold, alignment_interval)
         self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking, alignment)
