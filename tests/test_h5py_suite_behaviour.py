@@ -323,6 +323,29 @@ def test_file_space_options_purehep_refuses(tmp_path):
 
 
 @case
+def file_object_read_errors(lib, tmp):
+    import io
+
+    class Broken(io.BytesIO):
+        broken = False
+
+        def readinto(self, b):
+            if self.broken:
+                raise RuntimeError("I am broken")
+            return super().readinto(b)
+
+    bio = Broken()
+    f = lib.File(bio, "w")
+    f.create_dataset("test", data=list(range(12)))
+    out = [f["test"][:].tolist()]
+    bio.broken = True
+    out.append(_run(lambda lib, tmp: f["test"][:].tolist(), lib, tmp))
+    bio.broken = False
+    f.close()
+    return out
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1
