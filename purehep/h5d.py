@@ -2,9 +2,19 @@
 Value message (spec IV.A.2.f) and the layout classes of the Data Layout message (IV.A.2.i),
 numbered as libhdf5's H5D_fill_time_t, H5D_alloc_time_t and H5D_layout_t; H5Dcreate and
 H5Dopen on a group's id mapped onto create_dataset and item access (DatasetID: hl.dsid)."""
-FILL_TIME_ALLOC, FILL_TIME_NEVER, FILL_TIME_IFSET = 0, 1, 2
-ALLOC_TIME_DEFAULT, ALLOC_TIME_EARLY, ALLOC_TIME_LATE, ALLOC_TIME_INCR = 0, 1, 2, 3
-COMPACT, CONTIGUOUS, CHUNKED, VIRTUAL = 0, 1, 2, 3
+from .format.messages.fill_value import (ALLOC_EARLY as ALLOC_TIME_EARLY,
+                                        ALLOC_INCREMENTAL as ALLOC_TIME_INCR,
+                                        ALLOC_LATE as ALLOC_TIME_LATE,
+                                        FILL_IF_SET as FILL_TIME_IFSET,
+                                        FILL_NEVER as FILL_TIME_NEVER,
+                                        FILL_ON_ALLOC as FILL_TIME_ALLOC)
+from .format.messages.layout import CHUNKED, COMPACT, CONTIGUOUS, VIRTUAL
+
+ALLOC_TIME_DEFAULT = 0
+
+__all__ = ["FILL_TIME_ALLOC", "FILL_TIME_NEVER", "FILL_TIME_IFSET", "ALLOC_TIME_DEFAULT",
+           "ALLOC_TIME_EARLY", "ALLOC_TIME_LATE", "ALLOC_TIME_INCR", "COMPACT", "CONTIGUOUS",
+           "CHUNKED", "VIRTUAL", "create", "open"]
 
 
 def location(loc):
@@ -33,10 +43,11 @@ def value_args(tid, space):
 def create(loc, name, tid, space, dcpl=None, lcpl=None, dapl=None):
     """H5Dcreate: dataset ``name`` of type ``tid`` over ``space`` in the group ``loc``
     (creation and access lists other than the defaults are not taken)."""
+    from . import h5s
     _defaults_only(dcpl, dapl)
     group = location(loc)
     kw = value_args(tid, space)
-    if space.get_simple_extent_type() == 1 and space.maxshape() != space.shape:
+    if space.get_simple_extent_type() == h5s.SIMPLE and space.maxshape() != space.shape:
         kw["maxshape"] = space.maxshape()
     return group.create_dataset(name.decode() if isinstance(name, bytes) else name, **kw).id
 

@@ -12,6 +12,8 @@ was given them (``file_access``).
 """
 import copy
 
+from . import h5d
+
 CRT_ORDER_TRACKED, CRT_ORDER_INDEXED = 0x01, 0x02
 # H5Pset_libver_bounds' values (h5py.h5f.LIBVER_*), and h5py's names for them
 LIBVER = {"earliest": 0, "v108": 1, "v110": 2, "v112": 3, "v114": 4, "v200": 5, "latest": 5}
@@ -87,11 +89,11 @@ class PropFCID(PropGCID):
 
 
 class PropDCID(PropOCID):
-    """A dataset creation property list: fill time, allocation time, layout class."""
-    FILL_TIME_ALLOC, FILL_TIME_NEVER, FILL_TIME_IFSET = 0, 1, 2
-    ALLOC_TIME_EARLY, ALLOC_TIME_LATE, ALLOC_TIME_INCR = 1, 2, 3
+    """A dataset creation property list: fill time, allocation time, layout class (the
+    values of purehep.h5d)."""
 
-    def __init__(self, fill_time=2, alloc_time=2, layout=1, **settings):
+    def __init__(self, fill_time=h5d.FILL_TIME_IFSET, alloc_time=h5d.ALLOC_TIME_LATE,
+                 layout=h5d.CONTIGUOUS, **settings):
         super().__init__(**settings)
         self._fill_time, self._alloc_time, self._layout = fill_time, alloc_time, layout
 
@@ -99,13 +101,15 @@ class PropDCID(PropOCID):
         return self._fill_time
 
     def set_fill_time(self, fill_time):
-        self._fill_time = _choice(fill_time, (0, 1, 2), "fill time")
+        self._fill_time = _choice(fill_time, (h5d.FILL_TIME_ALLOC, h5d.FILL_TIME_NEVER,
+                                              h5d.FILL_TIME_IFSET), "fill time")
 
     def get_alloc_time(self):
         return self._alloc_time
 
     def set_alloc_time(self, alloc_time):
-        self._alloc_time = _choice(alloc_time, (1, 2, 3), "allocation time")
+        self._alloc_time = _choice(alloc_time, (h5d.ALLOC_TIME_EARLY, h5d.ALLOC_TIME_LATE,
+                                                h5d.ALLOC_TIME_INCR), "allocation time")
 
     def get_layout(self):
         """H5D_COMPACT 0, H5D_CONTIGUOUS 1, H5D_CHUNKED 2, H5D_VIRTUAL 3."""

@@ -8,13 +8,13 @@ import numpy as np
 
 from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
+from ..format.messages.fill_value import FILL_NEVER
 from . import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
 from .writing import DatasetWriter
 from ..sparse.api import SparseDatasetMixin
 
 FILL_OLD, FILL, EXTERNAL_FILES, FILTERS = 0x04, 0x05, 0x07, 0x0B
-FILL_TIME_NEVER = 1
 _H5PY_FILTER_NAMES = {1: "gzip", 4: "szip", 2: "shuffle", 3: "fletcher32", 32000: "lzf",
                       6: "scaleoffset"}
 SZIP_EC, SZIP_NN = 4, 32             # szip option mask bits (H5_SZIP_EC/NN_OPTION_MASK)
@@ -217,7 +217,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         """What reading storage never written gives: the fill value, but zeros (what h5py
         reads into) when the Fill Value message's fill time is "never" (spec IV.A.2.f)."""
         fill = self._msg(FILL, required=False)
-        if fill is not None and fill.fill_time == FILL_TIME_NEVER:
+        if fill is not None and fill.fill_time == FILL_NEVER:
             return np.zeros_like(self._fill_array)
         return self._fill_array
 

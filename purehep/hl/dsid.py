@@ -33,12 +33,13 @@ class DatasetID:
         """The dataset's creation settings as stored (purehep.h5p.PropDCID): fill and
         allocation times of its Fill Value message (libhdf5's defaults without one: if set,
         late), its layout class, its object header's settings."""
+        from ..h5d import ALLOC_TIME_LATE, FILL_TIME_IFSET
         from ..h5p import PropDCID
         from .objid import object_settings
         ds = self._ds
         fill = ds._msg(0x05, required=False)
         times = (fill.fill_time, fill.alloc_time) if fill is not None else \
-            (PropDCID.FILL_TIME_IFSET, PropDCID.ALLOC_TIME_LATE)
+            (FILL_TIME_IFSET, ALLOC_TIME_LATE)
         return PropDCID(*times, ds._layout.layout_class, **object_settings(ds._oh))
 
     def get_access_plist(self):
