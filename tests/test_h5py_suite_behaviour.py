@@ -346,6 +346,23 @@ def file_object_read_errors(lib, tmp):
 
 
 @case
+def fixed_length_strings(lib, tmp):
+    with lib.File(_path(tmp), "w") as f:
+        ds = f.create_dataset("x", (10,), dtype=lib.string_dtype("utf-8", 5))
+        s = "c\u00f9"
+        out = []
+        for key, v in ((0, s.encode()), (1, s), (slice(2, 4), [s, s]),
+                       (slice(4, 6), np.array([s, s], dtype=object)),
+                       (slice(6, 8), np.array([s.encode()] * 2, dtype=ds.dtype)),
+                       (slice(8, 10), np.array([s, s], dtype="U"))):
+            out.append(_run(lambda lib, tmp: ds.__setitem__(key, v), lib, tmp))
+        a = f.create_dataset("a", (2,), dtype="S5")
+        out.append(_run(lambda lib, tmp: a.__setitem__(0, s), lib, tmp))
+        a[1] = "abcdefgh"
+        return out, ds[:8].tolist(), a[...].tolist()
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1

@@ -365,6 +365,23 @@ def _complex_as_compound(val, dtype):
     return val if cdt is None else np.ascontiguousarray(val, cdt).view(dtype)
 
 
+def _encoded_strings(val, dtype):
+    """Values for fixed-length strings (h5py's ``string_dtype(encoding, length)``): str
+    encoded with the type's encoding (UTF-8, else ASCII), as h5py writes them. Arrays of
+    numpy unicode are left as they are (h5py has no conversion path for them)."""
+    if dtype.kind != "S" or (isinstance(val, np.ndarray) and val.dtype.kind != "O"):
+        return val
+    encoding = (dtype.metadata or {}).get("h5py_encoding", "ascii")
+    if isinstance(val, str):
+        return np.array(val.encode(encoding), dtype=dtype)
+    if isinstance(val, (list, tuple, np.ndarray)):
+        items = np.asarray(val, dtype=object)
+        if any(isinstance(v, str) for v in items.ravel()):
+            flat = [v.encode(encoding) if isinstance(v, str) else v for v in items.ravel()]
+            return np.array(flat, dtype=dtype).reshape(items.shape)
+    return val
+
+
 def _check_ascii(val):
     """h5py's UnicodeEncodeError for a str that is not ASCII written to a dataset of ASCII
     strings (string_dtype('ascii'): values stored as given bytes, str encoded as ASCII)."""
@@ -414,6 +431,7 @@ class DatasetWriter(WritableObject):
         if names:
             self._write_fields(args, names, val)
             return
+        val = _encoded_strings(val, node.dtype)
         if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind != "T" \
                 and (val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
             from ..format.messages.datatype import encode_dtype
