@@ -47,6 +47,20 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     return out
 
 
+# h5py's dataset access property list options of create_dataset / require_dataset
+ACCESS_OPTIONS = {"rdcc_nbytes", "rdcc_nslots", "rdcc_w0", "efile_prefix", "virtual_prefix"}
+
+
+def refuse_access_options(kwds):
+    """UnsupportedFeatureError naming the dataset access options given (not ignored)."""
+    access = sorted(set(kwds) & ACCESS_OPTIONS)
+    if access:
+        from ..errors import UnsupportedFeatureError
+        raise UnsupportedFeatureError(
+            f"h5py's dataset access options {access} (purehep finds external and virtual "
+            f"source files as libhdf5 does without a prefix, and uses the file's chunk cache)")
+
+
 def default_order(track_order):
     """``track_order`` as given, else the default of purehep.h5.get_config()."""
     from ..h5 import get_config
@@ -140,6 +154,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
     from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
     from .base import Empty
+    refuse_access_options(unused)
     if unused:
         raise TypeError(f"unexpected arguments {sorted(unused)}")
     if sparse:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .create_checks import link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, default_order, fill_bytes,
-                       make_dataset)
+                       make_dataset, refuse_access_options)
 from .selections import check_broadcast, numpy_index
 
 
@@ -289,6 +289,7 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+        refuse_access_options(kwds)
         node = self._existing(name, "DatasetNode")
         if node is None:
             return self.create_dataset(name, shape, dtype, **kwds)
