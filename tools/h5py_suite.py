@@ -5,9 +5,11 @@ directory, beside a package named ``h5py`` that re-exports purehep's h5py-like A
 there in subprocesses (memory-capped, with a timeout), so ``import h5py`` in the tests finds the
 shim; a guard plugin records any module of the real h5py that gets imported (none may).
 
-purehep has no low-level layer: the shim's ``h5py.h5t``, ``h5py.h5s``, … and h5py's private
-modules (``h5py._hl.*``, ``h5py._objects``, …) are modules whose every name is a placeholder that
-raises ``ShimUnavailable`` when used (names h5py also exports publicly resolve to purehep's).
+purehep has part of h5py's low-level layer (purehep.h5, h5a, h5d, h5ds, h5f, h5p, h5s, h5t,
+h5z, and ``phil``, h5py's ``_objects`` lock: FROM_PUREHEP); the shim's modules of that layer
+and h5py's private modules (``h5py._hl.*``, …) offer those names and a placeholder for every
+other one, which raises ``ShimUnavailable`` when used (names h5py also exports publicly
+resolve to purehep's).
 A test failing through one of them, or whose source uses the low-level API (``h5py.h5*``,
 ``.id.`` internals) or private names, is counted as low-level / private rather than as a
 purehep failure.
