@@ -1,9 +1,20 @@
 """h5py's ``h5s`` as far as purehep has it: dataspaces (spec IV.A.2.b, the Dataspace
 message) as libhdf5's H5S calls make them — null, scalar, or simple with an extent and a
-maximum extent — for the calls that create datasets and attributes (purehep.h5d, purehep.h5a).
-Selections within a dataspace are not offered."""
+maximum extent — for the calls that create datasets and attributes (purehep.h5d, purehep.h5a),
+and selections within them (H5Sselect_*: all, none, hyperslabs combined by the SELECT_*
+operators), held as a mask of the extent; a selection's blocks are listed as libhdf5 lists
+them (H5Sget_select_hyper_blocklist: runs along the last dimension, equal runs of adjacent
+positions of the dimensions before merged, in order).
+"""
+import numpy as np
+
 SCALAR, SIMPLE, NULL = 0, 1, 2
 UNLIMITED = 2 ** 64 - 1          # H5S_UNLIMITED as h5py gives it
+SELECT_SET, SELECT_OR, SELECT_AND, SELECT_XOR, SELECT_NOTB, SELECT_NOTA = range(6)
+SEL_NONE, SEL_POINTS, SEL_HYPERSLABS, SEL_ALL = range(4)
+_COMBINE = {SELECT_SET: lambda a, b: b, SELECT_OR: np.logical_or, SELECT_AND: np.logical_and,
+            SELECT_XOR: np.logical_xor, SELECT_NOTB: lambda a, b: a & ~b,
+            SELECT_NOTA: lambda a, b: b & ~a}
 
 
 class SpaceID:
@@ -13,6 +24,79 @@ class SpaceID:
         self._cls = cls
         self._dims = tuple(int(d) for d in dims)
         self._maxdims = self._dims if maxdims is None else tuple(int(d) for d in maxdims)
+        self._kind = SEL_NONE if cls == NULL else SEL_ALL
+        self._mask = None                 # the hyperslab selection's elements
+
+    # -- selections ----------------------------------------------------------------------
+    def _selected(self):
+        if self._kind == SEL_ALL:
+            return np.ones(self._dims, bool)
+        if self._kind == SEL_NONE:
+            return np.zeros(self._dims, bool)
+        return self._mask
+
+    def select_all(self):
+        self._kind, self._mask = SEL_ALL, None
+
+    def select_none(self):
+        self._kind, self._mask = SEL_NONE, None
+
+    def select_hyperslab(self, start, count, stride=None, block=None, op=SELECT_SET):
+        """H5Sselect_hyperslab: count blocks of ``block`` elements every ``stride`` from
+        ``start`` in each dimension, combined with the selection by ``op``."""
+        from .io.memory import check_size
+        check_size(self._dims, 1, "dataspace selection")
+        rank = len(self._dims)
+        stride = stride or (1,) * rank
+        block = block or (1,) * rank
+        slab = np.zeros(self._dims, bool)
+        axes = []
+        for s, c, t, b, n in zip(start, count, stride, block, self._dims):
+            idx = (s + np.arange(c)[:, None] * t + np.arange(b)[None, :]).ravel()
+            if len(idx) and (idx.min() < 0 or idx.max() >= n):
+                raise ValueError("hyperslab selection extends beyond the dataspace")
+            axes.append(idx)
+        slab[np.ix_(*axes)] = True
+        self._set(_COMBINE[op](self._selected(), slab))
+
+    def _set(self, mask):
+        self._kind, self._mask = SEL_HYPERSLABS, mask
+
+    def get_select_type(self):
+        return self._kind
+
+    def get_select_npoints(self):
+        return int(self._selected().sum())
+
+    def get_select_bounds(self):
+        """(lowest corner, highest corner) of the selection."""
+        where = np.nonzero(self._selected())
+        if not len(where[0]):
+            raise ValueError("no selection bounds: nothing is selected")
+        return tuple(int(w.min()) for w in where), tuple(int(w.max()) for w in where)
+
+    def get_select_hyper_nblocks(self):
+        return len(_blocks(self._selected()))
+
+    def get_select_hyper_blocklist(self):
+        """The selected blocks, (nblocks, 2, rank): each block's first and last corner."""
+        blocks = _blocks(self._selected())
+        return np.array(blocks, np.uint64).reshape(len(blocks), 2, len(self._dims))
+
+    def select_copy(self, other):
+        """H5Sselect_copy: ``other``'s selection, here."""
+        self._kind = other._kind
+        self._mask = None if other._mask is None else other._mask.copy()
+
+    def combine_select(self, other, op):
+        """H5Scombine_select: a new dataspace whose selection combines the two."""
+        out = self.copy()
+        out._set(_COMBINE[op](self._selected(), other._selected()))
+        return out
+
+    def modify_select(self, other, op):
+        """H5Smodify_select: this selection combined with ``other``'s."""
+        self._set(_COMBINE[op](self._selected(), other._selected()))
 
     @property
     def shape(self):
@@ -32,7 +116,9 @@ class SpaceID:
         return 0 if self._cls == NULL else math.prod(self._dims)
 
     def copy(self):
-        return SpaceID(self._cls, self._dims, self._maxdims)
+        out = SpaceID(self._cls, self._dims, self._maxdims)
+        out.select_copy(self)
+        return out
 
     def maxshape(self):
         """The maximum shape as h5py's create_dataset takes it (None: unlimited)."""
@@ -54,3 +140,19 @@ def create_simple(dims, maxdims=None):
     if maxdims is not None and any(m != UNLIMITED and m < d for d, m in zip(dims, maxdims)):
         raise ValueError("maxdims must not be smaller than dims")
     return SpaceID(SIMPLE, dims, maxdims)
+
+
+def _blocks(mask):
+    """The blocks of a boolean mask as libhdf5's span trees list them: [(first, last)]."""
+    if mask.ndim == 1:
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+        return [((int(a),), (int(b) - 1,)) for a, b in zip(edges[::2], edges[1::2])]
+    rows = [_blocks(row) for row in mask]
+    out, i = [], 0
+    while i < len(rows):
+        j = i
+        while j + 1 < len(rows) and rows[j + 1] == rows[i]:
+            j += 1
+        out += [((i,) + lo, (j,) + hi) for lo, hi in rows[i]]
+        i = j + 1
+    return out

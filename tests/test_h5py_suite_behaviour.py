@@ -374,6 +374,34 @@ def test_dataset_access_options_purehep_refuses(tmp_path):
 
 
 @case
+def dataspace_selections(lib, tmp):
+    h5s = _module(lib, "h5s")
+    s = h5s.create_simple((6, 8))
+    s.select_hyperslab((1, 1), (2, 2), stride=(3, 4), block=(2, 2))
+    out = [s.get_select_hyper_blocklist().tolist(), s.get_select_npoints(),
+           s.get_select_type(), s.get_select_bounds()]
+    for start, count, block, op in (((0, 0), (1, 1), (1, 8), h5s.SELECT_OR),
+                                    ((0, 2), (6, 1), (1, 2), h5s.SELECT_XOR),
+                                    ((2, 0), (1, 1), (3, 3), h5s.SELECT_NOTB),
+                                    ((0, 0), (1, 1), (4, 4), h5s.SELECT_AND)):
+        s.select_hyperslab(start, count, block=block, op=op)
+        out.append((s.get_select_hyper_blocklist().tolist(), s.get_select_npoints()))
+    s1, s2 = h5s.create_simple((50,)), h5s.create_simple((50,))
+    s1.select_hyperslab((5,), (1,), block=(5,))
+    s2.select_hyperslab((20,), (1,), block=(2,))
+    s3 = s1.combine_select(s2, h5s.SELECT_OR)
+    out += [s3.get_select_hyper_blocklist().tolist(), s1.get_select_hyper_blocklist().tolist()]
+    s1.modify_select(s3, h5s.SELECT_NOTA)
+    s2.select_copy(s1)
+    out.append(s2.get_select_hyper_blocklist().tolist())
+    t = h5s.create_simple((5,))
+    out.append((t.get_select_type(), t.get_select_npoints()))
+    t.select_none()
+    out.append((t.get_select_type(), t.get_select_npoints()))
+    return out
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1
