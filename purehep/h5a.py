@@ -27,11 +27,8 @@ class AttrID:
         return type_id(self._attr.datatype)
 
     def get_space(self):
-        from . import h5s
-        shape = self._attr.dataspace.shape
-        if shape is None:
-            return h5s.create(h5s.NULL)
-        return h5s.create_simple(shape) if shape else h5s.create(h5s.SCALAR)
+        from .h5s import of_shape
+        return of_shape(self._attr.dataspace.shape)
 
 
 def create(loc, name, tid, space, acpl=None, aapl=None):

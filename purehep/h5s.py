@@ -125,6 +125,18 @@ class SpaceID:
         return tuple(None if m == UNLIMITED else m for m in self._maxdims)
 
 
+def of_shape(shape, maxshape=None):
+    """The dataspace of an object of h5py's ``shape`` and ``maxshape`` (None: null
+    dataspace; (): scalar; None in maxshape: unlimited)."""
+    if shape is None:
+        return create(NULL)
+    if shape == ():
+        return create(SCALAR)
+    maxdims = None if maxshape is None else \
+        tuple(UNLIMITED if m is None else m for m in maxshape)
+    return create_simple(shape, maxdims)
+
+
 def create(cls):
     """H5Screate: an empty dataspace of class SCALAR or NULL (SIMPLE: of rank 0)."""
     if cls not in (SCALAR, SIMPLE, NULL):

@@ -286,6 +286,11 @@ def lowlevel_create_and_bind(lib, tmp):
                         if t.get_class() in (h5t.INTEGER, h5t.FLOAT) else None,
                         (t.get_cset(), t.is_variable_str()) if t.get_class() == h5t.STRING
                         else None))
+        for n, kw in enumerate((dict(data=lib.Empty("f4")), dict(shape=(), dtype="f4"),
+                                dict(shape=(3, 4), dtype="i4", maxshape=(None, 4)))):
+            sp = f.create_dataset(f"sp{n}", **kw).id.get_space()
+            out.append((sp.get_simple_extent_type(), sp.shape,
+                        sp.get_simple_extent_dims(True) if sp.shape else None))
         c = f.create_dataset("cmp", (2,), dtype=[("a", "i4"), ("b", "f8")]).id.get_type()
         out.append((c.get_nmembers(), c.get_member_name(1), type(c.get_member_type(1)).__name__))
         return out

@@ -142,10 +142,11 @@ purehep_version = _purehep.__version__
 NOT_RUN = {"test_h5pl.py": "h5py.h5pl plugin search paths",
            "test_h5z.py": "h5py.h5z filter registration"}
 # private names with a plain meaning for purehep (it reads and writes virtual datasets)
-# and of its file system (h5py's filename_encode is os.fsencode on POSIX); it has no 'direct'
-# file driver
+# and of its file system (h5py's filename_encode is os.fsencode on POSIX; its product of a
+# shape is math.prod); it has no 'direct' file driver
 PRIVATE_VALUES = {"_hl.vds": {"vds_support": True}, "_hl.files": {"direct_vfd": False}}
-PRIVATE_CODE = {"_hl.compat": "from os import fsencode as filename_encode  # noqa: F401\n"}
+PRIVATE_CODE = {"_hl.compat": "from os import fsencode as filename_encode  # noqa: F401\n",
+                "_hl.base": "from math import prod as product  # noqa: F401\n"}
 # names h5py's private modules share with its public API
 PUBLIC_IN_PRIVATE = ("Empty", "is_hdf5", "MultiBlockSlice", "File", "Group", "Dataset",
                      "Datatype", "AttributeManager", "HardLink", "SoftLink", "ExternalLink")

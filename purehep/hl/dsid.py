@@ -29,6 +29,11 @@ class DatasetID:
     def __hash__(self):
         return hash(self._ds)
 
+    def get_space(self):
+        """The dataset's dataspace (purehep.h5s.SpaceID), everything selected."""
+        from ..h5s import of_shape
+        return of_shape(self._ds.shape, self._ds.maxshape)
+
     def get_create_plist(self):
         """The dataset's creation settings as stored (purehep.h5p.PropDCID): fill and
         allocation times of its Fill Value message (libhdf5's defaults without one: if set,
