@@ -125,6 +125,18 @@ class SpaceID:
         return tuple(None if m == UNLIMITED else m for m in self._maxdims)
 
 
+def as_selection(space):
+    """The selection of ``space`` as the Dataspace Selection of a region reference (spec
+    VIII.C: all, none, or its blocks as a hyperslab block list)."""
+    from .format import selection as S
+    rank = len(space._dims)
+    kind = space.get_select_type()
+    if kind != SEL_HYPERSLABS:
+        return S.Selection(S.ALL if kind == SEL_ALL else S.NONE, 1, rank)
+    blocks = np.array(_blocks(space._selected()), np.int64).reshape(-1, 2, rank)
+    return S.Selection(S.HYPERSLABS, 1, rank, blocks=blocks)
+
+
 def of_shape(shape, maxshape=None):
     """The dataspace of an object of h5py's ``shape`` and ``maxshape`` (None: null
     dataspace; (): scalar; None in maxshape: unlimited)."""

@@ -407,6 +407,26 @@ def dataspace_selections(lib, tmp):
 
 
 @case
+def references_from_dataspaces(lib, tmp):
+    h5s, h5r = _module(lib, "h5s"), _module(lib, "h5r")
+    with lib.File(_path(tmp), "w") as f:
+        ds = f.create_dataset("s", data=1.0, dtype="f4")
+        sid = h5s.create(h5s.SCALAR)
+        sid.select_none()
+        out = [ds[h5r.create(ds.id, b".", h5r.DATASET_REGION, sid)] == lib.Empty("f4")]
+        sid.select_all()
+        out.append(ds[h5r.create(ds.id, b".", h5r.DATASET_REGION, sid)].item())
+        m = f.create_dataset("m", data=np.arange(48).reshape(6, 8))
+        sp = h5s.create_simple((6, 8))
+        sp.select_hyperslab((1, 1), (2, 2), stride=(3, 4), block=(2, 2))
+        r = h5r.create(m.id, b".", h5r.DATASET_REGION, sp)
+        out += [m[r].tolist(), m.regionref.selection(r), m[m.regionref[...]].shape]
+        out += [f[h5r.create(f.id, b"m", h5r.OBJECT)].name, isinstance(m.ref, h5r.Reference),
+                bool(h5r.Reference()), _run(lambda lib, tmp: f[h5r.Reference()], lib, tmp)]
+        return out
+
+
+@case
 def locking_values(lib, tmp):
     with lib.File(_path(tmp, "ext.h5"), "w") as f:
         f["data"] = 1

@@ -46,7 +46,7 @@ FROM_PUREHEP = {"h5ds": "purehep.h5ds", "_objects": "purehep.io.lock",
                 "h5py_warnings": "purehep.h5py_warnings", "h5p": "purehep.h5p",
                 "h5d": "purehep.h5d", "h5f": "purehep.h5f", "h5z": "purehep.h5z",
                 "h5": "purehep.h5", "h5t": "purehep.h5t", "h5s": "purehep.h5s",
-                "h5a": "purehep.h5a"}
+                "h5a": "purehep.h5a", "h5r": "purehep.h5r"}
 # the HDF5 release whose behaviour purehep follows: its oracle (h5py 3.16 over libhdf5 2.0.0)
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"

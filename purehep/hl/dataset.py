@@ -426,9 +426,11 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         shape for a hyperslab that forms one, else 1-D in selection order)."""
         from ..format import selection as S
         sel = ref.selection
-        coords = sel.coords(self.shape)
         if sel.kind == S.ALL:
             return self.read((), names=names)
+        if sel.kind == S.NONE and self.shape == ():       # nothing of a scalar: h5py's Empty
+            return Empty(self.dtype)
+        coords = sel.coords(self.shape)
         n = len(coords)
         if n == 0:
             return np.zeros((0,) * max(1, self.ndim if sel.kind != S.POINTS else 1), self.dtype)

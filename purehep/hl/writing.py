@@ -537,13 +537,14 @@ class _RegionMaker:
 
     def __getitem__(self, args):
         from ..format import selection as S
-        from ..reference import RegionReference
-        ds = self._ds
-        shape = ds.shape
-        sel = S.from_args(shape, args if isinstance(args, tuple) else (args,))
+        sel = S.from_args(self._ds.shape, args if isinstance(args, tuple) else (args,))
+        return self.of_selection(sel)
+
+    def of_selection(self, sel):
+        """A reference to the region ``sel`` (a purehep.format.selection.Selection)."""
         ref = NodeRegionReference(None, sel)
-        ref._node = ds._node
-        ref._file = ds._file
+        ref._node = self._ds._node
+        ref._file = self._ds._file
         return ref
 
     def shape(self, ref):
