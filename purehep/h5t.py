@@ -2,9 +2,15 @@
 "Class" bit field of the Datatype message) and type identifiers, what ``Dataset.id.get_type()``
 and ``Datatype.id`` give and what ``py_create`` makes of a numpy dtype: a decoded Datatype
 message (the one purehep writes for that dtype), with the getters h5py's TypeID classes have
-(H5Tget_class, H5Tget_size, H5Tget_order, H5Tget_cset, compound members).
+(H5Tget_class, H5Tget_size, H5Tget_order, H5Tget_cset, compound members); libhdf5's predefined
+integer, float, reference and C string types (those numpy dtypes purehep writes), and h5py's
+dtype helpers, which h5py.h5t holds too.
 """
 import numpy as np
+
+from .dtypes import (check_dtype, check_enum_dtype, check_opaque_dtype, check_ref_dtype,  # noqa
+                     check_string_dtype, check_vlen_dtype, enum_dtype, opaque_dtype,
+                     special_dtype, string_dtype, vlen_dtype)
 
 NO_CLASS, INTEGER, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, \
     ARRAY, COMPLEX = range(-1, 12)
@@ -162,4 +168,23 @@ def _replace_size(datatype, size):
     return dataclasses.replace(new, padding=datatype.padding, charset=datatype.charset)
 
 
-C_S1 = py_create("S1")
+def _predefined():
+    """libhdf5's predefined types purehep writes, by name: STD_I8LE … IEEE_F64BE, NATIVE_*,
+    STD_REF_OBJ / STD_REF_DSETREG, C_S1 (not the big-endian bytes, STD_I8BE and STD_U8BE:
+    numpy's one-byte dtypes have no byte order, and purehep writes them little-endian)."""
+    from .dtypes import ref_dtype, regionref_dtype
+    out = {"C_S1": "S1", "STD_REF_OBJ": ref_dtype, "STD_REF_DSETREG": regionref_dtype}
+    for order, tag in (("<", "LE"), (">", "BE")):
+        for bits in (8, 16, 32, 64) if tag == "LE" else (16, 32, 64):
+            out[f"STD_I{bits}{tag}"] = f"{order}i{bits // 8}"
+            out[f"STD_U{bits}{tag}"] = f"{order}u{bits // 8}"
+        for bits in (16, 32, 64):
+            out[f"IEEE_F{bits}{tag}"] = f"{order}f{bits // 8}"
+    for name, code in (("INT8", "i1"), ("UINT8", "u1"), ("INT16", "i2"), ("UINT16", "u2"),
+                       ("INT32", "i4"), ("UINT32", "u4"), ("INT64", "i8"), ("UINT64", "u8"),
+                       ("FLOAT", "f4"), ("DOUBLE", "f8")):
+        out[f"NATIVE_{name}"] = f"={code}"
+    return out
+
+
+globals().update({name: py_create(dt) for name, dt in _predefined().items()})

@@ -456,3 +456,17 @@ def test_same_as_h5py(name, tmp_path):
     expected = _run(func, h5py, str(tmp_path / "h"))
     got = _run(func, purehep, str(tmp_path / "p"))
     assert got == expected
+
+
+def test_predefined_types_match_h5py():
+    """purehep.h5t's predefined types: h5py's dtype, size, class and byte order."""
+    from purehep import h5t
+    names = [n for n in dir(h5t) if n.startswith(("STD_", "IEEE_", "NATIVE_", "C_S1"))]
+    assert len(names) > 30
+    for name in names:
+        mine, theirs = getattr(h5t, name), getattr(h5py.h5t, name)
+        assert (mine.dtype, mine.get_size(), mine.get_class()) == \
+            (theirs.dtype, theirs.get_size(), theirs.get_class()), name
+        if mine.get_class() in (h5t.INTEGER, h5t.FLOAT):
+            assert mine.get_order() == theirs.get_order(), name
+    assert h5t.vlen_dtype(int) == h5py.h5t.vlen_dtype(int)
