@@ -1,29 +1,306 @@
-"""h5py's ``h5p`` as far as purehep has it: the creation-order flags of an object's creation
-property list, read back from the file as libhdf5 reads them — attribute creation order from
-the version 2 object header's flags (spec IV.A.1.b, bits 2 and 3), link creation order from
-the Link Info message (spec IV.A.2.c, bits 0 and 1).
+"""h5py's ``h5p`` as far as purehep has it: property lists, libhdf5's sets of settings for
+creating and opening files, groups, datasets and links (H5P), with the getters and setters
+h5py gives them.
+
+A list made by ``create(cls)`` holds libhdf5 2.0's defaults and what is set on it, checked as
+libhdf5 checks it. The lists of an object in a file report how it is stored or was opened:
+creation-order flags read back from the file as libhdf5 reads them (attributes: the version 2
+object header's flags, spec IV.A.1.b, bits 2 and 3; links: the Link Info message, IV.A.2.c,
+bits 0 and 1), a dataset's fill and allocation times from its Fill Value message (IV.A.2.f)
+and layout class from its Data Layout message (IV.A.2.i), a file's access settings as File
+was given them (``file_access``).
 """
+import copy
+
+from . import h5d
+
 CRT_ORDER_TRACKED, CRT_ORDER_INDEXED = 0x01, 0x02
+# H5Pset_libver_bounds' values (h5py.h5f.LIBVER_*), and h5py's names for them
+LIBVER = {"earliest": 0, "v108": 1, "v110": 2, "v112": 3, "v114": 4, "v200": 5, "latest": 5}
+MiB = 1 << 20
 
 
-class PropOCID:
-    """An object creation property list (what ``obj.id.get_create_plist()`` gives)."""
+class PropID:
+    """A property list: its settings, copied by ``copy``; ``close`` frees nothing."""
 
-    def __init__(self, attr_order):
+    def copy(self):
+        return copy.deepcopy(self)
+
+    def close(self):
+        pass
+
+    def __eq__(self, other):
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    __hash__ = None
+
+
+class PropOCID(PropID):
+    """An object creation property list (H5P_OBJECT_CREATE)."""
+
+    def __init__(self, attr_order=0, track_times=True, phase_change=(8, 6)):
         self._attr_order = attr_order
+        self._track_times = bool(track_times)
+        self._phase_change = tuple(phase_change)
 
     def get_attr_creation_order(self):
         """CRT_ORDER_TRACKED | CRT_ORDER_INDEXED bits for the object's attributes."""
         return self._attr_order
 
+    def set_attr_creation_order(self, flags):
+        self._attr_order = _order_flags(flags)
+
+    def get_obj_track_times(self):
+        return self._track_times
+
+    def set_obj_track_times(self, track):
+        self._track_times = bool(track)
+
+    def get_attr_phase_change(self):
+        """(max_compact, min_dense): attributes kept in the object header up to max_compact,
+        moved back from dense storage below min_dense (libhdf5's 8 and 6 by default)."""
+        return self._phase_change
+
+    def set_attr_phase_change(self, max_compact=8, min_dense=6):
+        if max_compact >= 65536:
+            raise ValueError("Max compact value must be < 65536")
+        if min_dense > max_compact + 1:
+            raise ValueError("Minimum dense value must be no more than max compact value + 1")
+        self._phase_change = (int(max_compact), int(min_dense))
+
 
 class PropGCID(PropOCID):
     """A group creation property list: adds the order of the group's links."""
 
-    def __init__(self, attr_order, link_order):
-        super().__init__(attr_order)
+    def __init__(self, link_order=0, **settings):
+        super().__init__(**settings)
         self._link_order = link_order
 
     def get_link_creation_order(self):
         """CRT_ORDER_TRACKED | CRT_ORDER_INDEXED bits for the group's links."""
         return self._link_order
+
+    def set_link_creation_order(self, flags):
+        self._link_order = _order_flags(flags)
+
+
+class PropFCID(PropGCID):
+    """A file creation property list (its root group's settings among them)."""
+
+
+class PropDCID(PropOCID):
+    """A dataset creation property list: fill time, allocation time, layout class (the
+    values of purehep.h5d)."""
+
+    def __init__(self, fill_time=h5d.FILL_TIME_IFSET, alloc_time=h5d.ALLOC_TIME_LATE,
+                 layout=h5d.CONTIGUOUS, **settings):
+        super().__init__(**settings)
+        self._fill_time, self._alloc_time, self._layout = fill_time, alloc_time, layout
+
+    def get_fill_time(self):
+        return self._fill_time
+
+    def set_fill_time(self, fill_time):
+        self._fill_time = _choice(fill_time, (h5d.FILL_TIME_ALLOC, h5d.FILL_TIME_NEVER,
+                                              h5d.FILL_TIME_IFSET), "fill time")
+
+    def get_alloc_time(self):
+        return self._alloc_time
+
+    def set_alloc_time(self, alloc_time):
+        self._alloc_time = _choice(alloc_time, (h5d.ALLOC_TIME_EARLY, h5d.ALLOC_TIME_LATE,
+                                                h5d.ALLOC_TIME_INCR), "allocation time")
+
+    def get_layout(self):
+        """H5D_COMPACT 0, H5D_CONTIGUOUS 1, H5D_CHUNKED 2, H5D_VIRTUAL 3."""
+        return self._layout
+
+
+class PropFAID(PropID):
+    """A file access property list."""
+
+    def __init__(self, libver=(1, 5), cache=(0, 8191, 8 * MiB, 0.75), locking=(1, 1)):
+        self._libver = tuple(libver)
+        self._cache = tuple(cache)
+        self._locking = tuple(locking)
+        self._alignment = (1, 1)
+        self._fclose_degree = 0
+        self._mdc_config = CacheConfig()
+
+    def get_libver_bounds(self):
+        return self._libver
+
+    def set_libver_bounds(self, low, high):
+        if not (0 <= low <= high <= LIBVER["latest"]) or high < LIBVER["v108"]:
+            raise ValueError(f"Invalid (low, high) library version bounds ({low}, {high})")
+        self._libver = (int(low), int(high))
+
+    def get_cache(self):
+        """(unused, rdcc_nslots, rdcc_nbytes, rdcc_w0): the raw data chunk cache."""
+        return self._cache
+
+    def set_cache(self, mdc, nslots, nbytes, w0):
+        self._cache = (int(mdc),) + _chunk_cache(nslots, nbytes, w0)
+
+    def get_alignment(self):
+        """(threshold, alignment): objects of threshold bytes or more start at multiples of
+        alignment."""
+        return self._alignment
+
+    def set_alignment(self, threshold, alignment):
+        if alignment < 1:
+            raise ValueError("Alignment must be positive")
+        self._alignment = (int(threshold), int(alignment))
+
+    def get_file_locking(self):
+        """(use_file_locking, ignore_when_disabled)."""
+        return self._locking
+
+    def set_file_locking(self, use, ignore_when_disabled):
+        self._locking = (int(bool(use)), int(bool(ignore_when_disabled)))
+
+    def get_fclose_degree(self):
+        return self._fclose_degree
+
+    def set_fclose_degree(self, degree):
+        self._fclose_degree = _choice(degree, (0, 1, 2, 3), "file close degree")
+
+    def get_mdc_config(self):
+        return copy.copy(self._mdc_config)
+
+    def set_mdc_config(self, config):
+        if not isinstance(config, CacheConfig):
+            raise TypeError(f"a CacheConfig is needed, not {type(config).__name__}")
+        self._mdc_config = copy.copy(config)
+
+
+class CacheConfig:
+    """The metadata cache settings (h5py's h5ac.CacheConfig); purehep keeps no metadata
+    cache of libhdf5's kind: the settings are held, as a list holds them."""
+
+    def __init__(self):
+        self.version, self.rpt_fcn_enabled, self.open_trace_file = 1, False, False
+        self.set_initial_size, self.initial_size = True, 2 * MiB
+        self.min_clean_fraction, self.max_size, self.min_size = 0.3, 32 * MiB, MiB
+        self.epoch_length = 50000
+
+    def __eq__(self, other):
+        return isinstance(other, CacheConfig) and vars(other) == vars(self)
+
+
+class PropDAID(PropID):
+    """A dataset access property list: chunk cache, external and virtual file prefixes."""
+
+    def __init__(self, chunk_cache=(8191, 8 * MiB, 0.75)):
+        self._chunk_cache = tuple(chunk_cache)
+        self._efile_prefix = self._virtual_prefix = b""
+
+    def get_chunk_cache(self):
+        return self._chunk_cache
+
+    def set_chunk_cache(self, nslots, nbytes, w0):
+        self._chunk_cache = _chunk_cache(nslots, nbytes, w0)
+
+    def get_efile_prefix(self):
+        return self._efile_prefix
+
+    def set_efile_prefix(self, prefix):
+        self._efile_prefix = bytes(prefix)
+
+    def get_virtual_prefix(self):
+        return self._virtual_prefix
+
+    def set_virtual_prefix(self, prefix):
+        self._virtual_prefix = bytes(prefix)
+
+
+class PropLAID(PropID):
+    """A link access property list: soft link depth, external link prefix and access."""
+
+    def __init__(self):
+        self._nlinks, self._elink_prefix, self._elink_flags = 16, b"", 0xFFFF
+        self._elink_fapl = PropFAID()
+
+    def get_nlinks(self):
+        return self._nlinks
+
+    def set_nlinks(self, nlinks):
+        if nlinks < 1:
+            raise ValueError("number of links must be positive")
+        self._nlinks = int(nlinks)
+
+    def get_elink_prefix(self):
+        return self._elink_prefix
+
+    def set_elink_prefix(self, prefix):
+        self._elink_prefix = bytes(prefix)
+
+    def get_elink_acc_flags(self):
+        return self._elink_flags
+
+    def set_elink_acc_flags(self, flags):
+        self._elink_flags = int(flags)
+
+    def get_elink_fapl(self):
+        return self._elink_fapl.copy()
+
+    def set_elink_fapl(self, fapl):
+        self._elink_fapl = fapl.copy()
+
+
+class PropClassID:
+    """A property list class (h5py's h5p.FILE_ACCESS, …): ``create`` makes its lists."""
+
+    def __init__(self, name, make):
+        self.name, self._make = name, make
+
+    def __repr__(self):
+        return f"<purehep.h5p.PropClassID {self.name}>"
+
+
+OBJECT_CREATE = PropClassID("OBJECT_CREATE", PropOCID)
+FILE_CREATE = PropClassID("FILE_CREATE", PropFCID)
+FILE_ACCESS = PropClassID("FILE_ACCESS", PropFAID)
+DATASET_CREATE = PropClassID("DATASET_CREATE", PropDCID)
+DATASET_ACCESS = PropClassID("DATASET_ACCESS", PropDAID)
+GROUP_CREATE = PropClassID("GROUP_CREATE", PropGCID)
+LINK_ACCESS = PropClassID("LINK_ACCESS", PropLAID)
+
+
+def create(cls):
+    """H5Pcreate: a new list of class ``cls`` holding libhdf5's defaults."""
+    if not isinstance(cls, PropClassID):
+        raise TypeError(f"a property list class is needed, not {cls!r}")
+    return cls._make()
+
+
+def file_access(libver, rdcc, locking, alignment):
+    """The access list of an open file: its (low, high) libver names, (nslots, nbytes, w0)
+    as File was given them (None: libhdf5 2.0's defaults), h5py's ``locking`` argument
+    (None: libhdf5's default, locking that is ignored where the file system has none) and
+    its (threshold, interval) alignment."""
+    defaults = (8191, 8 * MiB, 0.75)
+    cache = tuple(d if v is None else v for v, d in zip(rdcc, defaults))
+    use = {None: (1, 1), True: (1, 0), False: (0, 0), "best-effort": (1, 1)}[locking]
+    fapl = PropFAID(tuple(LIBVER[v] for v in libver), (0,) + cache, use)
+    fapl.set_alignment(*alignment)
+    return fapl
+
+
+def _order_flags(flags):
+    flags = int(flags)
+    if flags & ~(CRT_ORDER_TRACKED | CRT_ORDER_INDEXED) or flags == CRT_ORDER_INDEXED:
+        raise ValueError(f"creation order flags {flags}: INDEXED needs TRACKED")
+    return flags
+
+
+def _choice(value, allowed, what):
+    if value not in allowed:
+        raise ValueError(f"invalid {what} {value!r} (one of {allowed})")
+    return int(value)
+
+
+def _chunk_cache(nslots, nbytes, w0):
+    if not 0 <= w0 <= 1:
+        raise ValueError("rdcc_w0 must be between 0 and 1")
+    return int(nslots), int(nbytes), float(w0)

@@ -1,16 +1,34 @@
 """h5py's ``h5t`` as far as purehep has it: the datatype class codes (spec IV.A.2.d, the
-"Class" bit field of the Datatype message) and ``TypeID``, what ``Dataset.id.get_type()`` and
-``Datatype.id`` give: the class of a stored datatype as libhdf5's H5Tget_class reports it.
+"Class" bit field of the Datatype message) and type identifiers, what ``Dataset.id.get_type()``
+and ``Datatype.id`` give and what ``py_create`` makes of a numpy dtype: a decoded Datatype
+message (the one purehep writes for that dtype), with the getters h5py's TypeID classes have
+(H5Tget_class, H5Tget_size, H5Tget_order, H5Tget_cset, compound members); libhdf5's predefined
+integer, float, reference and C string types (those numpy dtypes purehep writes), and h5py's
+dtype helpers, which h5py.h5t holds too.
 """
+import numpy as np
+
+from .dtypes import (check_dtype, check_enum_dtype, check_opaque_dtype, check_ref_dtype,  # noqa
+                     check_string_dtype, check_vlen_dtype, enum_dtype, opaque_dtype,
+                     special_dtype, string_dtype, vlen_dtype)
+
 NO_CLASS, INTEGER, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, \
     ARRAY, COMPLEX = range(-1, 12)
+ORDER_LE, ORDER_BE = 0, 1
+CSET_ASCII, CSET_UTF8 = 0, 1
 
 
 class TypeID:
-    """A stored datatype (a decoded Datatype message), read-only."""
+    """A datatype (a decoded Datatype message); ``type_id`` gives the class-specific one."""
 
-    def __init__(self, datatype):
+    def __init__(self, datatype, committed=False):
         self._type = datatype
+        self._committed = committed
+
+    def committed(self):
+        """H5Tcommitted: whether this is a named (committed) datatype of a file, or the type
+        of an object that shares one."""
+        return self._committed
 
     def get_class(self):
         """H5Tget_class: the stored class, except that a variable-length string (stored as
@@ -22,9 +40,151 @@ class TypeID:
         types and references hold pointers there), the stored size otherwise."""
         return self._type.mem_size or self._type.size
 
+    def get_order(self):
+        return ORDER_BE if self._type.order == ">" else ORDER_LE
+
+    def copy(self):
+        return type_id(self._type)      # a copy is transient (libhdf5's H5Tcopy)
+
+    def equal(self, other):
+        """H5Tequal: the same datatype."""
+        return isinstance(other, TypeID) and other._type == self._type
+
+    __eq__ = equal
+    __hash__ = None
+
     @property
     def dtype(self):
         return self._type.dtype
 
     def __repr__(self):
-        return f"<purehep.h5t.TypeID class {self.get_class()} size {self.get_size()}>"
+        return f"<purehep.h5t.{type(self).__name__} class {self.get_class()} " \
+               f"size {self.get_size()}>"
+
+
+class TypeAtomicID(TypeID):
+    pass
+
+
+class TypeIntegerID(TypeAtomicID):
+    pass
+
+
+class TypeFloatID(TypeAtomicID):
+    pass
+
+
+class TypeTimeID(TypeAtomicID):
+    pass
+
+
+class TypeBitfieldID(TypeAtomicID):
+    pass
+
+
+class TypeReferenceID(TypeAtomicID):
+    pass
+
+
+class TypeStringID(TypeAtomicID):
+    def get_cset(self):
+        """H5Tget_cset: CSET_ASCII or CSET_UTF8 (the stored character set)."""
+        return self._type.charset
+
+    def is_variable_str(self):
+        return self._type.kind == "vlen_str"
+
+    def set_size(self, size):
+        """H5Tset_size of a fixed-length string: the type of ``size`` bytes (its padding and
+        character set kept, as libhdf5 keeps them)."""
+        if self.is_variable_str():
+            raise TypeError("the size of a variable-length string is not set")
+        self._type = _replace_size(self._type, size)
+
+
+class TypeOpaqueID(TypeID):
+    def get_tag(self):
+        return self._type.tag
+
+
+class TypeCompoundID(TypeID):
+    def get_nmembers(self):
+        return len(self._type.members)
+
+    def get_member_name(self, index):
+        return self._type.members[index].name.encode()
+
+    def get_member_type(self, index):
+        return type_id(self._type.members[index].type)
+
+    def get_member_offset(self, index):
+        return self._type.members[index].offset
+
+
+class TypeEnumID(TypeID):
+    pass
+
+
+class TypeVlenID(TypeID):
+    pass
+
+
+class TypeArrayID(TypeID):
+    pass
+
+
+class TypeComplexID(TypeID):
+    pass
+
+
+_CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING: TypeStringID,
+            BITFIELD: TypeBitfieldID, OPAQUE: TypeOpaqueID, COMPOUND: TypeCompoundID,
+            REFERENCE: TypeReferenceID, ENUM: TypeEnumID, VLEN: TypeVlenID,
+            ARRAY: TypeArrayID, COMPLEX: TypeComplexID}
+
+
+def type_id(datatype, committed=False):
+    """The TypeID of a decoded datatype, of its class's kind (h5py's TypeStringID, …)."""
+    cls = STRING if datatype.kind == "vlen_str" else datatype.cls
+    return _CLASSES.get(cls, TypeID)(datatype, committed)
+
+
+def _decoded(dtype):
+    """The Datatype message purehep writes for ``dtype``, decoded."""
+    from .format.context import Cursor
+    from .format.messages.datatype import decode, encode_dtype
+    body = bytes(encode_dtype(np.dtype(dtype)))
+    return decode(Cursor(body, 0, "datatype"))
+
+
+def py_create(dtype, logical=False, aligned=False):
+    """h5py's py_create: the datatype a numpy dtype is stored as."""
+    return type_id(_decoded(dtype))
+
+
+def _replace_size(datatype, size):
+    import dataclasses
+    new = _decoded(np.dtype(f"S{int(size)}"))
+    return dataclasses.replace(new, padding=datatype.padding, charset=datatype.charset)
+
+
+def _predefined():
+    """libhdf5's predefined types purehep writes, by name: STD_I8LE … IEEE_F64BE, NATIVE_*,
+    STD_REF_OBJ / STD_REF_DSETREG, C_S1 (not the big-endian bytes, STD_I8BE and STD_U8BE:
+    numpy's one-byte dtypes have no byte order, and purehep writes them little-endian)."""
+    from .dtypes import ref_dtype, regionref_dtype
+    out = {"C_S1": "S1", "STD_REF_OBJ": ref_dtype, "STD_REF_DSETREG": regionref_dtype}
+    for order, tag in (("<", "LE"), (">", "BE")):
+        for bits in (8, 16, 32, 64) if tag == "LE" else (16, 32, 64):
+            out[f"STD_I{bits}{tag}"] = f"{order}i{bits // 8}"
+            out[f"STD_U{bits}{tag}"] = f"{order}u{bits // 8}"
+        for bits in (16, 32, 64):
+            out[f"IEEE_F{bits}{tag}"] = f"{order}f{bits // 8}"
+    for name, code in (("INT8", "i1"), ("UINT8", "u1"), ("INT16", "i2"), ("UINT16", "u2"),
+                       ("INT32", "i4"), ("UINT32", "u4"), ("INT64", "i8"), ("UINT64", "u8"),
+                       ("FLOAT", "f4"), ("DOUBLE", "f8")):
+        out[f"NATIVE_{name}"] = f"={code}"
+    return out
+
+
+globals().update({name: py_create(dt) for name, dt in _predefined().items()})

@@ -16,7 +16,7 @@ class Reference:
     """An object reference: ``address`` of the target's object header (0/None = null)."""
     __slots__ = ("address", "file_name", "attr_name", "ref_type")
 
-    def __init__(self, address, file_name=None, attr_name=None, ref_type=H5R_OBJECT1):
+    def __init__(self, address=None, file_name=None, attr_name=None, ref_type=H5R_OBJECT1):
         self.address = address
         self.file_name = file_name
         self.attr_name = attr_name

@@ -119,10 +119,10 @@ def _expand_ellipsis(args, rank):
     return args[:i] + (slice(None),) * fill + args[i + 1:]
 
 
-def select(shape, args, one_fancy=False):
-    """A Selection for ``dataset[args]`` on a dataset of ``shape`` (h5py's rules, relaxed:
-    fancy indices may be unsorted or repeated, and on several axes unless ``one_fancy``,
-    which raises h5py's TypeError for more than one)."""
+def select(shape, args, strict=False):
+    """A Selection for ``dataset[args]`` on a dataset of ``shape``: h5py's rules if
+    ``strict`` (its TypeError for more than one index list, or for a list whose positions do
+    not increase), else relaxed ones (index lists unsorted, repeated, on several axes)."""
     if not isinstance(args, tuple):
         args = (args,)
     rank = len(shape)
@@ -135,7 +135,7 @@ def select(shape, args, one_fancy=False):
     args = tuple(slice(None) if a is Ellipsis else a for a in args)
     if len(args) != rank:
         raise ValueError(f"{len(args)} indices for a dataset of rank {rank}")
-    if one_fancy and sum(1 for a in args if isinstance(a, (list, np.ndarray, range))) > 1:
+    if strict and sum(1 for a in args if isinstance(a, (list, np.ndarray, range))) > 1:
         raise TypeError("Only one indexing vector or array is currently allowed for fancy "
                         "indexing")
     dims, mshape, finish, take_axes, drop = [], [], [], [], []
@@ -175,6 +175,8 @@ def select(shape, args, one_fancy=False):
             idx = np.where(idx < 0, idx + n, idx)
             if idx.size and (idx.min() < 0 or idx.max() >= n):
                 raise IndexError(f"Index out of range for an axis of length {n}")
+            if strict and np.any(idx[1:] <= idx[:-1]):
+                raise TypeError("Indexing elements must be in increasing order")
             uniq, inverse = np.unique(idx, return_inverse=True)
             dims.append(uniq)
             mshape.append(len(idx))

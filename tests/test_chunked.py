@@ -396,7 +396,7 @@ def test_decoded_chunk_cache(tmp_path):
                 assert cache is None
             else:
                 assert 0 < cache.used <= cache.nbytes
-                assert cache.nbytes == (nbytes or 1 << 20)
+                assert cache.nbytes == (nbytes or 8 << 20)
     with pytest.raises(ValueError):
         purehep.File(p, "r", rdcc_w0=1.5)
     cache = ChunkCache(10)

@@ -638,7 +638,9 @@ def test_array_dtype_written_in_modify_mode(tmp_path, storage):
         d = f["x"]
         assert d.shape == (4,) and d.dtype == np.dtype(("<f4", (3, 2)))
         d[1] = np.arange(6).reshape(3, 2)
-        d[2:4] = 7
+        with pytest.raises(TypeError):        # as h5py: a constant is no (3, 2) array
+            d[2:4] = 7
+        d[2:4] = np.full((2, 3, 2), 7)
         f.attrs.create("b", np.arange(4).reshape(2, 2), dtype="(2,)i4")
     expected = np.zeros((4, 3, 2), "f4")
     expected[1] = np.arange(6).reshape(3, 2)

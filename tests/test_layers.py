@@ -29,7 +29,7 @@ LAYERS = (
     ("format",),                           # spec structures and messages, their codecs
     ("chunks",),                           # the storage of each layout class, chunk indexes
     ("write",),                            # the one writer: knows structures, not objects
-    ("hl", "h5t", "h5p", "h5ds"),          # h5py-like objects and low-level modules
+    ("hl",),                               # h5py-like objects and h5py's low-level modules
     ("sparse", "table", "index", "query", "versioned", "arkouda", "inspect"),   # extensions
     ("integrations", "h5netcdf", "dask", "cli", "demo", "__main__", ""),  # bridges, commands, face
 )
@@ -65,12 +65,20 @@ def _targets(module, is_pkg, node):
     return [f"{base}.{a.name}" if base == "purehep" else base for a in node.names]
 
 
+# h5py's low-level modules (purehep.h5t, purehep.h5d, ...) are the other face of hl/'s
+# objects (the ids behind Dataset, Group, File): one layer with hl/, calling each other
+LOW_LEVEL = {"h5", "h5a", "h5d", "h5ds", "h5f", "h5p", "h5r", "h5s", "h5t", "h5z",
+             "h5py_warnings"}
+
+
 def _package(dotted):
     """The layer name of a dotted purehep module: its package, its top-level module, or ""."""
     parts = dotted.split(".")
     if len(parts) == 1:
         return ""
     name = parts[1]
+    if name in LOW_LEVEL:
+        return "hl"
     if len(parts) == 2 and name not in LAYER and not os.path.exists(os.path.join(ROOT, name)):
         return ""                       # a name defined in purehep/__init__.py (File, ...)
     return name

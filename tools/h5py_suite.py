@@ -5,9 +5,11 @@ directory, beside a package named ``h5py`` that re-exports purehep's h5py-like A
 there in subprocesses (memory-capped, with a timeout), so ``import h5py`` in the tests finds the
 shim; a guard plugin records any module of the real h5py that gets imported (none may).
 
-purehep has no low-level layer: the shim's ``h5py.h5t``, ``h5py.h5s``, … and h5py's private
-modules (``h5py._hl.*``, ``h5py._objects``, …) are modules whose every name is a placeholder that
-raises ``ShimUnavailable`` when used (names h5py also exports publicly resolve to purehep's).
+purehep has part of h5py's low-level layer (purehep.h5, h5a, h5d, h5ds, h5f, h5p, h5s, h5t,
+h5z, and ``phil``, h5py's ``_objects`` lock: FROM_PUREHEP); the shim's modules of that layer
+and h5py's private modules (``h5py._hl.*``, …) offer those names and a placeholder for every
+other one, which raises ``ShimUnavailable`` when used (names h5py also exports publicly
+resolve to purehep's).
 A test failing through one of them, or whose source uses the low-level API (``h5py.h5*``,
 ``.id.`` internals) or private names, is counted as low-level / private rather than as a
 purehep failure.
@@ -39,8 +41,12 @@ LOWLEVEL = ("h5", "h5a", "h5d", "h5ds", "h5f", "h5fd", "h5g", "h5i", "h5l", "h5o
 PRIVATE = ("_objects", "_selector", "_errors", "_conv", "_proxy", "utils", "_hl",
            "_hl.base", "_hl.files", "_hl.compat", "_hl.vds", "_hl.selections", "_hl.selections2",
            "_hl.dataset", "_hl.group", "_hl.filters", "_hl.dims", "_hl.attrs", "_hl.datatype")
-# low-level modules purehep does offer, in part (the rest of their names are placeholders)
-LOWLEVEL_FROM_PUREHEP = {"h5ds": "purehep.h5ds"}
+# modules purehep does offer, in part (the rest of their names are placeholders)
+FROM_PUREHEP = {"h5ds": "purehep.h5ds", "_objects": "purehep.io.lock",
+                "h5py_warnings": "purehep.h5py_warnings", "h5p": "purehep.h5p",
+                "h5d": "purehep.h5d", "h5f": "purehep.h5f", "h5z": "purehep.h5z",
+                "h5": "purehep.h5", "h5t": "purehep.h5t", "h5s": "purehep.h5s",
+                "h5a": "purehep.h5a", "h5r": "purehep.h5r"}
 # the HDF5 release whose behaviour purehep follows: its oracle (h5py 3.16 over libhdf5 2.0.0)
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"
@@ -131,17 +137,16 @@ purehep_version = _purehep.__version__
 '''
 
 # whole modules of h5py's low-level layer left out unless --all: none of their tests can pass
-# here, and they cost most of the run (each test of the first two starts a Python process; the
-# third hangs on a placeholder lock until the per-test timeout). With --oracle their tests
-# count as low-level failures.
+# here, and they cost most of the run (each of their tests starts a Python process). With
+# --oracle their tests count as low-level failures.
 NOT_RUN = {"test_h5pl.py": "h5py.h5pl plugin search paths",
-           "test_h5z.py": "h5py.h5z filter registration",
-           "test_objects.py": "h5py._objects ObjectID and its phil lock"}
+           "test_h5z.py": "h5py.h5z filter registration"}
 # private names with a plain meaning for purehep (it reads and writes virtual datasets)
-# and of its file system (h5py's filename_encode is os.fsencode on POSIX); it has no 'direct'
-# file driver
+# and of its file system (h5py's filename_encode is os.fsencode on POSIX; its product of a
+# shape is math.prod); it has no 'direct' file driver
 PRIVATE_VALUES = {"_hl.vds": {"vds_support": True}, "_hl.files": {"direct_vfd": False}}
-PRIVATE_CODE = {"_hl.compat": "from os import fsencode as filename_encode  # noqa: F401\n"}
+PRIVATE_CODE = {"_hl.compat": "from os import fsencode as filename_encode  # noqa: F401\n",
+                "_hl.base": "from math import prod as product  # noqa: F401\n"}
 # names h5py's private modules share with its public API
 PUBLIC_IN_PRIVATE = ("Empty", "is_hdf5", "MultiBlockSlice", "File", "Group", "Dataset",
                      "Datatype", "AttributeManager", "HardLink", "SoftLink", "ExternalLink")
@@ -187,7 +192,8 @@ def pytest_sessionfinish(session, exitstatus):
 '''
 
 LOW_SRC = re.compile(r"\bh5py\.h5[a-z]*\b|\b(from (h5py|\.\.) import .*\bh5[a-z]*)|"
-                     r"\bh5(a|d|ds|f|fd|g|i|l|o|p|pl|r|s|t|z)\.[A-Za-z_]|\.id\b(?!\s*==)|\bh5\.")
+                     r"\bh5(a|d|ds|f|fd|g|i|l|o|p|pl|r|s|t|z)\.[A-Za-z_]|\.id\b(?!\s*==)|\bh5\.|"
+                     r"\bgetattr\(h5[a-z]*,")
 PRIVATE_SRC = re.compile(r"\bh5py\._|\b(?<!self)\._(?!_)[a-z]\w*|\bphil\b|_fast_reader|"
                          r"is_empty_dataspace|\bproduct\(|filename_encode|direct_vfd|_drivers|"
                          r"make_fapl|\bsel2?\.|Selector\b")
@@ -219,7 +225,7 @@ def build_shim(dest):
             if name == "_hl":
                 target = pkg / "_hl" / "__init__.py"
             target.parent.mkdir(parents=True, exist_ok=True)
-            offered = LOWLEVEL_FROM_PUREHEP.get(name)
+            offered = FROM_PUREHEP.get(name)
             target.write_text(
                 PRIVATE_CODE.get(name, "") +
                 (f"from {offered} import *  # noqa: F401,F403\n" if offered else "") +

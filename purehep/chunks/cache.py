@@ -3,13 +3,13 @@
 A decoded-chunk cache: the counterpart of libhdf5's raw data chunk cache (``rdcc``).
 
 Filtered chunks are kept decoded, least recently used first out, up to a byte budget per
-dataset (default 1 MiB, as libhdf5's); a chunk larger than the budget is not kept. Reading
+dataset (default 8 MiB, as libhdf5 2.0's H5D_CHUNK_CACHE_NBYTES_DEFAULT); a chunk larger than the budget is not kept. Reading
 row by row through a compressed dataset then decodes each chunk once, not once a row.
 """
 import threading
 from collections import OrderedDict, deque
 
-DEFAULT_NBYTES = 1 << 20
+DEFAULT_NBYTES = 8 << 20
 LEAVES_KEPT = 4096                    # decoded leaf nodes a NodeCache keeps
 
 

@@ -6,6 +6,7 @@ lengths, base address) and the byte source, caches and options; decoders take it
 import struct
 
 from ..errors import FormatError, TruncatedError
+from ..io.lock import phil
 
 _UNPACK = {1: struct.Struct("<B").unpack_from, 2: struct.Struct("<H").unpack_from,
            4: struct.Struct("<I").unpack_from, 8: struct.Struct("<Q").unpack_from}
@@ -80,11 +81,16 @@ class Context:
                                  f"({self.source.size} bytes)", structure, start)
 
     def cached(self, kind, addr, make):
+        """The decoded structure ``kind`` at ``addr``, made on first use under ``phil`` (so
+        that threads sharing the file decode it once)."""
         key = (kind, addr)
         value = self.cache.get(key)
         if value is None:
-            value = make()
-            self.cache[key] = value
+            with phil:
+                value = self.cache.get(key)
+                if value is None:
+                    value = make()
+                    self.cache[key] = value
         return value
 
 

@@ -71,7 +71,10 @@ def _convert(ctx, dt, arr, depth):
         raise FormatError("datatype nesting too deep to convert", "datatype conversion")
     if not dt.needs_conversion:
         return arr
-    return _CONVERTERS[dt.kind](ctx, dt, arr, depth)
+    out = _CONVERTERS[dt.kind](ctx, dt, arr, depth)
+    if out.dtype.kind == "O" and out.dtype.metadata is None and dt.dtype.metadata:
+        out = out.view(dt.dtype)   # h5py's object arrays carry the type: vlen or ref metadata
+    return out
 
 
 def _bytes(arr, size):

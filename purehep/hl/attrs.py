@@ -104,6 +104,15 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
             return name in self._wnode.attrs
         return name in self._attrs
 
+    def get_id(self, name):
+        """h5py's low-level AttrID of attribute ``name`` (purehep.h5a)."""
+        from ..h5a import AttrID
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        if name not in self:
+            raise KeyError(f"Can't open attribute (can't locate attribute: '{name}')")
+        return AttrID(self._attrs[name])
+
     def get_dtype(self, name):
         return self._attrs[name].datatype.dtype
 

@@ -148,13 +148,27 @@ def open_object(file, address, name):
     return cls(file, address, name, header)
 
 
+def _identified(cls, oid):
+    """The object of class ``cls`` that the identifier ``oid`` (a DatasetID, GroupID)
+    stands for; h5py's ValueError for an identifier of another kind of object."""
+    obj = getattr(oid, "_ds", None)
+    if obj is None:
+        obj = getattr(oid, "_group", None)
+    if not isinstance(obj, cls):
+        raise ValueError(f"{type(oid).__name__} is not an identifier of a {cls.__name__}")
+    return obj
+
+
 from .writing import WritableObject  # noqa: E402
 
 
 class HLObject(WritableObject):
     """Base of Group, Dataset and Datatype."""
 
-    def __init__(self, file, address, name, header=None):
+    def __init__(self, file, address=None, name=None, header=None):
+        if address is None and name is None and not hasattr(file, "_ctx"):
+            self.__dict__.update(_identified(type(self), file).__dict__)   # h5py's Cls(id)
+            return
         self._file = file
         self._ctx = file._ctx
         self._address = address
@@ -193,7 +207,15 @@ class HLObject(WritableObject):
 
     @property
     def parent(self):
+        if self.name is None:
+            raise ValueError("Parent of an anonymous object is undefined")
         return self._file[posixpath.dirname(self.name) or "/"]
+
+    def _repr_name(self, anonymous="(anonymous)"):
+        """The name in h5py's repr of datasets and named types: the quoted base name."""
+        if self.name is None:
+            return anonymous
+        return f'"{posixpath.basename(posixpath.normpath(self.name)) or "/"}"'
 
     @property
     def attrs(self):

@@ -95,7 +95,8 @@ class _Copier:
             return group.create_dataset(name, data=Empty(ds.dtype))
         if ds.is_virtual:
             return self._virtual(ds, group, name)
-        kw = dict(shape=ds.shape, dtype=ds.dtype, maxshape=ds.maxshape, chunks=ds.chunks)
+        kw = dict(shape=ds.shape, dtype=ds.dtype, chunks=ds.chunks,   # (a maximum shape
+                  maxshape=ds.maxshape if ds.chunks is not None else None)   # makes chunks)
         fill = ds._msg(0x05, required=False)
         if fill is not None and fill.value:
             kw["fillvalue"] = ds.fillvalue

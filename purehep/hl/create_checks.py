@@ -5,7 +5,7 @@ import numpy as np
 
 
 def check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
-                      scaleoffset, fillvalue, track_times, fill_time=None):
+                      scaleoffset, fillvalue, track_times, fill_time=None, fletcher32=False):
     """Raise h5py's TypeError / ValueError for arguments it refuses (``dtype`` as given, or
     None when it comes from ``data``)."""
     if shape is None and data is None:
@@ -33,6 +33,9 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
     if scaleoffset is not None and scaleoffset is not False:
         if scaleoffset < 0:
             raise ValueError("scale factor must be >= 0")
+        if fletcher32:
+            raise ValueError("fletcher32 cannot be used with potentially lossy scale/offset "
+                             "filter")
         if dt is not None and dt.kind not in "iuf":
             raise TypeError("scale/offset filter only supported for integer and "
                             "floating-point types")

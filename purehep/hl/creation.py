@@ -47,6 +47,35 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
     return out
 
 
+# h5py's dataset access property list options of create_dataset / require_dataset
+ACCESS_OPTIONS = {"rdcc_nbytes", "rdcc_nslots", "rdcc_w0", "efile_prefix", "virtual_prefix"}
+
+
+def refuse_access_options(kwds):
+    """UnsupportedFeatureError naming the dataset access options given (not ignored)."""
+    access = sorted(set(kwds) & ACCESS_OPTIONS)
+    if access:
+        from ..errors import UnsupportedFeatureError
+        raise UnsupportedFeatureError(
+            f"h5py's dataset access options {access} (purehep finds external and virtual "
+            f"source files as libhdf5 does without a prefix, and uses the file's chunk cache)")
+
+
+def default_order(track_order):
+    """``track_order`` as given, else the default of purehep.h5.get_config()."""
+    from ..h5 import get_config
+    return bool(track_order) if track_order is not None else get_config().track_order
+
+
+def _no_dtype_deprecated():
+    """h5py 3.16's deprecation of a dataset created with a shape alone (f4 by default)."""
+    import warnings
+    from ..h5py_warnings import H5pyDeprecationWarning
+    warnings.warn("Creating a dataset without passing data or dtype is deprecated. Pass an "
+                  "explicit dtype. Using dtype='f4' will keep the current default behaviour.",
+                  H5pyDeprecationWarning, stacklevel=4)
+
+
 def _prepare(data, dtype):
     """(array, dtype) of the values given to create_dataset / attrs, by h5py's rules: without
     a dtype, Python ``str`` and ``bytes`` (alone or all the items of lists, tuples and object
@@ -125,6 +154,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
     from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
     from .base import Empty
+    refuse_access_options(unused)
     if unused:
         raise TypeError(f"unexpected arguments {sorted(unused)}")
     if sparse:
@@ -135,7 +165,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if section_filters is not None or chunk_index is not None:
         raise TypeError("section_filters and chunk_index are options of sparse datasets")
     check_create_args(shape, dtype, data, chunks, maxshape, compression, compression_opts,
-                      scaleoffset, fillvalue, track_times, fill_time)
+                      scaleoffset, fillvalue, track_times, fill_time, fletcher32)
     if dtype is not None:
         dtype = h5py_dtype(dtype)
     external = _external_slots(external)
@@ -166,6 +196,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     else:
         if shape is None and dtype is None:
             raise TypeError("One of data, shape or dtype must be specified")
+        if dtype is None:
+            _no_dtype_deprecated()
         dtype = np.dtype("f4") if dtype is None else np.dtype(dtype)
         if dtype.kind == "U":
             raise TypeError(f"No conversion path for dtype: {dtype!r}")
@@ -203,7 +235,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
-    elif chunks is None and (filtered or (maxshape is not None and tuple(maxshape) != shape)):
+    elif chunks is None and (filtered or maxshape):   # h5py: any maxshape given (but ())
         chunks = True
     if layout == "chunked" and chunks is None:
         chunks = True
@@ -235,9 +267,11 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                                        shuffle, fletcher32, scaleoffset, fill,
                                        allow_unknown_filter))
                              if layout == "chunked" else (),
-                             fill, early, track_order=bool(track_order),
+                             fill, early, track_order=default_order(track_order),
                              track_times=bool(track_times))
     node.fill_time = fill_time
+    if fillvalue is not None and V.needs_heap(dtype):
+        node.heap_fill = fillvalue      # its heap data is written with the fill value message
     if track_times:
         node.times = writer.now()
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \

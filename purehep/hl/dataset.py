@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import UnsupportedFeatureError
 from ..format.messages import layout as L
+from ..format.messages.fill_value import FILL_NEVER
 from .. import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
 from .writing import DatasetWriter
@@ -149,7 +150,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
                                           "to read what was added")
         self._ctx.cache.clear()
         self._header = None
-        for key in ("_store", "_fill", "_fast_reader"):
+        for key in ("_store", "_fill", "_fast_box"):
             self.__dict__.pop(key, None)
         self._file.__dict__.pop("_stores", None)
 
@@ -212,6 +213,15 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return self.__dict__["_fill"]
 
     @property
+    def _unwritten(self):
+        """What reading storage never written gives: the fill value, but zeros (what h5py
+        reads into) when the Fill Value message's fill time is "never" (spec IV.A.2.f)."""
+        fill = self._msg(FILL, required=False)
+        if fill is not None and fill.fill_time == FILL_NEVER:
+            return np.zeros_like(self._fill_array)
+        return self._fill_array
+
+    @property
     def fillvalue(self):
         from ..format.convert import from_file
         from ..chunks.storage import as_elements
@@ -235,7 +245,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         from ..chunks.storage import check_layout, open_storage
         check_layout(self._layout, self._space, self._type)
         return open_storage(self._ctx, self._layout, self._space, self._type, self._pipeline,
-                            lambda: self._fill_array, self._msg(EXTERNAL_FILES, required=False),
+                            lambda: self._unwritten, self._msg(EXTERNAL_FILES, required=False),
                             self._file._threads, self._file._rdcc_nbytes)
 
     # -- dimension scales (purehep.hl.dims) ---------------------------------------------------
@@ -287,9 +297,11 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return source.shape
 
     def __repr__(self):
+        """h5py's repr (the base name, or "(anonymous)")."""
         if self._file.id is None:
-            return "<Closed purehep dataset>"
-        return f'<purehep Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+            return "<Closed HDF5 dataset>"
+        return f'<HDF5 dataset {self._repr_name()}: shape {self.shape}, ' \
+            f'type "{self.dtype.str}">'
 
     # -- reading --------------------------------------------------------------------------
     def __len__(self):
@@ -317,13 +329,23 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     def __getitem__(self, args):
         if self._file.id is None:
             self._live(RuntimeError)
-        fast = self.__dict__.get("_fast_reader", False)
+        fast = self.__dict__.get("_fast_box", False)
         if fast is False:
-            fast = self.__dict__["_fast_reader"] = self._make_fast_reader()
+            fast = self.__dict__["_fast_box"] = self._make_fast_reader()
         if fast is not None:
             out = fast(args)
             if out is not None:
                 return out
+        return self._read_args(args)
+
+    @property
+    def _fast_reader(self):
+        """h5py's ``Dataset._fast_reader`` (its _selector.Reader): ``read(args)`` reads a
+        tuple of indexing arguments, as ``ds[args]``."""
+        return _Reader(self)
+
+    def _read_args(self, args):
+        """``ds[args]`` by the general path (selections, names, region references)."""
         args = args if isinstance(args, tuple) else (args,)
         names = [a for a in args if isinstance(a, str)]
         args = tuple(a for a in args if not isinstance(a, str))
@@ -355,7 +377,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         conversion is returned as a read-only view of the file's memory map (zero-copy)."""
         whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
         if self.shape is None:
-            if not whole:
+            if not whole or names:
                 raise ValueError("Empty datasets cannot be sliced")
             return Empty(self.dtype)
         if self.shape == ():
@@ -364,7 +386,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
             raw = self._storage.read(None, copy=copy)
             out = self._convert(raw, names, structured)
             return out[()] if len(args) == 0 else out
-        sel = None if whole else selections.select(self.shape, args, one_fancy=True)
+        sel = None if whole else selections.select(self.shape, args, strict=True)
         if sel is not None and sel.nselected == 0:
             from ..chunks.storage import element_dtype
             from ..io.memory import zeros
@@ -404,9 +426,11 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         shape for a hyperslab that forms one, else 1-D in selection order)."""
         from ..format import selection as S
         sel = ref.selection
-        coords = sel.coords(self.shape)
         if sel.kind == S.ALL:
             return self.read((), names=names)
+        if sel.kind == S.NONE and self.shape == ():       # nothing of a scalar: h5py's Empty
+            return Empty(self.dtype)
+        coords = sel.coords(self.shape)
         n = len(coords)
         if n == 0:
             return np.zeros((0,) * max(1, self.ndim if sel.kind != S.POINTS else 1), self.dtype)
@@ -477,6 +501,17 @@ def _no_copy_false(owner, copy):
     if copy is False:
         raise ValueError(f"{type(owner).__name__}.__array__ received copy=False but memory "
                          f"allocation cannot be avoided on read")
+
+
+class _Reader:
+    """What ``Dataset._fast_reader`` gives: ``read(args)`` is ``ds[args]`` (the fast path
+    for plain integers and slices of a read-only dataset, the general one otherwise)."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def read(self, args):
+        return self._ds[args]
 
 
 class _Wrapper:

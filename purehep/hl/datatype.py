@@ -10,14 +10,16 @@ class Datatype(HLObject):
     @property
     def id(self):
         """h5py's TypeID: the stored type's class (``get_class()``), see purehep.h5t."""
-        from ..h5t import TypeID
-        return TypeID(self.datatype)
+        from ..h5t import type_id
+        return type_id(self.datatype, committed=True)
 
     @property
     def dtype(self):
         return self.datatype.dtype
 
     def __repr__(self):
+        """h5py's repr (the base name, or "anonymous")."""
         if self._file.id is None:
-            return "<Closed purehep named type>"
-        return f'<purehep Datatype "{self._name}" {self.dtype}>'
+            return "<Closed HDF5 named type>"
+        name = self._repr_name('("anonymous")')
+        return f'<HDF5 named type {name} (dtype {self.dtype.str})>'

@@ -18,8 +18,9 @@ class DatasetID:
 
     def get_type(self):
         """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t."""
-        from ..h5t import TypeID
-        return TypeID(self._ds._type)
+        from ..h5t import type_id
+        raw = self._ds._oh.first(0x03)
+        return type_id(self._ds._type, committed=raw is not None and raw.shared)
 
     def __eq__(self, other):
         """Ids of one object compare equal, as h5py's ObjectID do."""
@@ -28,16 +29,41 @@ class DatasetID:
     def __hash__(self):
         return hash(self._ds)
 
+    def get_space(self):
+        """The dataset's dataspace (purehep.h5s.SpaceID), everything selected."""
+        from ..h5s import of_shape
+        return of_shape(self._ds.shape, self._ds.maxshape)
+
+    def get_create_plist(self):
+        """The dataset's creation settings as stored (purehep.h5p.PropDCID): fill and
+        allocation times of its Fill Value message (libhdf5's defaults without one: if set,
+        late), its layout class, its object header's settings."""
+        from ..h5d import ALLOC_TIME_LATE, FILL_TIME_IFSET
+        from ..h5p import PropDCID
+        from .objid import object_settings
+        ds = self._ds
+        fill = ds._msg(0x05, required=False)
+        times = (fill.fill_time, fill.alloc_time) if fill is not None else \
+            (FILL_TIME_IFSET, ALLOC_TIME_LATE)
+        return PropDCID(*times, ds._layout.layout_class, **object_settings(ds._oh))
+
+    def get_access_plist(self):
+        """The dataset's access settings (purehep.h5p.PropDAID): its chunk cache is its
+        file's."""
+        from ..h5p import PropDAID
+        return PropDAID(self._ds._file.get_access_plist().get_cache()[1:])
+
+    def get_offset(self):
+        """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when
+        it has no storage allocated or is not contiguous."""
+        layout = self._ds._layout
+        if layout.layout_class != 1 or layout.address is None:
+            return None
+        return self._ds._ctx.absolute(layout.address)
+
     def get_storage_size(self):
         """Bytes of file space the raw data occupies."""
         return self._ds._storage.storage_size
-
-    def get_offset(self):
-        """The absolute file offset of contiguous raw data, None for other layouts or when
-        no space is allocated (H5Dget_offset, as h5py returns it)."""
-        from ..chunks.storage import ContiguousStorage
-        st = self._ds._storage
-        return st.ctx.absolute(st.address) if isinstance(st, ContiguousStorage) else None
 
     # -- the chunk index -------------------------------------------------------------------
     def _chunked(self):

@@ -40,6 +40,16 @@ def _check_chunk_cache(nbytes, w0, nslots):
         raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
 
 
+def _check_alignment(threshold, interval):
+    """h5py's alignment_threshold and alignment_interval (H5Pset_alignment): objects of
+    threshold bytes or more are placed at multiples of interval (purehep.write.allocator)."""
+    threshold, interval = int(threshold), int(interval)
+    if threshold < 0 or interval < 1:
+        raise ValueError(f"alignment threshold ({threshold}) must be >= 0 and interval "
+                         f"({interval}) >= 1")
+    return threshold, interval
+
+
 def _check_userblock(mode, size):
     """h5py's rules for ``userblock_size``: an integer, given only when the file may be
     created ('w', 'w-', 'x', 'a'; with 'a' on an existing file it must be that file's)."""
@@ -70,14 +80,46 @@ def _remote_source(name, mode, storage_options, size, block_size):
     return bridge.open_fsspec(name, storage_options, size, block_size)
 
 
-def _check_access(mode, driver, swmr):
-    """h5py's ``driver`` and ``swmr`` options, as far as purehep has them: the default, sec2
-    and stdio drivers (one file on disk), core (in memory; in write modes the file is built
-    beside the target anyway), and SWMR for reading (what is on disk is read)."""
+def _check_access(mode, driver, swmr, locking):
+    """h5py's ``driver``, ``swmr`` and ``locking`` options, as far as purehep has them: the
+    default, sec2 and stdio drivers (one file on disk), core (in memory; in write modes the
+    file is built beside the target anyway), and SWMR for reading (what is on disk is read);
+    h5py's ValueError for a locking value it does not know, before any file is opened."""
+    if locking not in (None, True, False, "best-effort"):
+        raise ValueError(f"Unsupported locking value: {locking!r}")
     if driver not in (None, "sec2", "stdio", "core", "fileobj"):
         raise UnsupportedFeatureError(f"the {driver!r} file driver")
     if swmr and mode != "r":
         raise UnsupportedFeatureError("writing in SWMR mode")
+
+
+FS_STRATEGIES = ("fsm", "page", "aggregate", "none")
+
+
+def _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
+                 page_buf_size, min_meta_keep, min_raw_keep, meta_block_size):
+    """h5py's file space options: its ValueError for an unknown strategy or one given for a
+    file that exists, libhdf5's OSError for a page buffer without paged allocation. purehep
+    allocates as libhdf5's default strategy does ("fsm", free space not kept in the file, no
+    threshold): any other strategy, page buffering or metadata block size is refused
+    (UnsupportedFeatureError) rather than ignored."""
+    if fs_strategy is not None:
+        if fs_strategy not in FS_STRATEGIES:
+            raise ValueError(f"Invalid file space strategy type {fs_strategy!r}")
+        exists = isinstance(name, (str, bytes, os.PathLike)) and os.path.exists(name)
+        if mode in ("r", "r+") or (mode == "a" and exists):
+            raise ValueError("Unable to set file space strategy of an existing file")
+    if page_buf_size and fs_strategy != "page" and mode not in ("r", "r+", "a"):
+        raise OSError("Unable to create file (page buffering is disabled for a file that "
+                      "does not use paged aggregation)")
+    asked = dict(fs_strategy=fs_strategy not in (None, "fsm"), fs_persist=bool(fs_persist),
+                 fs_threshold=fs_threshold != 1, fs_page_size=fs_page_size is not None,
+                 page_buf_size=bool(page_buf_size), min_meta_keep=bool(min_meta_keep),
+                 min_raw_keep=bool(min_raw_keep), meta_block_size=meta_block_size is not None)
+    refused = [k for k, v in asked.items() if v]
+    if refused:
+        raise UnsupportedFeatureError(f"the file space options {refused} (purehep allocates "
+                                      f"as libhdf5's default 'fsm' strategy, not persisted)")
 
 
 class File(Group):
@@ -86,13 +128,16 @@ class File(Group):
     ``name`` is a path, a binary file-like object, a buffer, or a range-reading callable
     ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
-    ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 1 MiB, as
-    h5py's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them but do not apply:
-    purehep's cache is least-recently-used by bytes, with no hash slots to size. ``driver``,
-    ``swmr`` and ``locking`` are h5py's, as far as purehep has them (see _check_access;
-    ``locking`` governs modify mode's exclusive lock). An fsspec URL (``s3://``, ``https://``,
-    ``memory://``...; ``storage_options`` are its filesystem's) or fsspec file object is read
-    through ``io.fsspec``: read-only, with few requests.
+    ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 8 MiB, as
+    libhdf5 2.0's); ``rdcc_nslots`` and ``rdcc_w0`` are checked as h5py checks them and
+    reported by ``get_access_plist`` but do not apply: purehep's cache is least-recently-used
+    by bytes, with no hash slots to size. ``driver``, ``swmr`` and ``locking`` are h5py's, as
+    far as purehep has them (see _check_access; ``locking`` governs modify mode's exclusive
+    lock); ``alignment_threshold`` and ``alignment_interval`` place new objects of the
+    threshold's size or more at multiples of the interval (purehep.write.allocator); the file
+    space options (``fs_strategy``, …) are checked by _check_space. An fsspec URL
+    (``s3://``, ``https://``, ``memory://``...; ``storage_options`` are its filesystem's) or
+    fsspec file object is read through ``io.fsspec``: read-only, with few requests.
     """
 
     _writer = None
@@ -105,15 +150,21 @@ class File(Group):
                  block_size=None, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
                  driver=None, swmr=False, locking=None, backing_store=None,
-                 storage_options=None):
+                 alignment_threshold=1, alignment_interval=1, fs_strategy=None,
+                 fs_persist=False, fs_threshold=1, fs_page_size=None, page_buf_size=None,
+                 min_meta_keep=0, min_raw_keep=0, meta_block_size=None, storage_options=None):
         options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
         for key in ("self", "name", "mode", "_parent_cache", "__class__"):
             options.pop(key, None)
         from .reopen import reopen_spec
         reopen = reopen_spec(name, mode, options)
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
+        _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
+                     page_buf_size, min_meta_keep, min_raw_keep, meta_block_size)
         remote = _remote_source(name, mode, storage_options, size, block_size)
-        _check_access(mode, driver, swmr)
+        _check_access(mode, driver, swmr, locking)
+        alignment = _check_alignment(alignment_threshold, alignment_interval)
+        self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking, alignment)
         userblock_size = _check_userblock(mode, userblock_size)
         if remote is None and driver == "fileobj" and \
                 not all(hasattr(name, a) for a in ("read", "seek")):
@@ -135,7 +186,8 @@ class File(Group):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
         if mode in ("w", "w-", "x", "a", "r+"):
-            self._init_write(name, mode, threads, libver, userblock_size, track_order, locking)
+            self._init_write(name, mode, threads, libver, userblock_size, track_order, locking,
+                             alignment)
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
@@ -173,7 +225,8 @@ class File(Group):
         self.id = self
         super().__init__(self, sb.root_address, "/")
 
-    def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking):
+    def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking,
+                    alignment):
         """The write modes: 'r+' changes the file in place; 'w' (create or truncate), 'w-'/'x'
         (create) and 'a' (open, or create) write an empty file first and then change it as
         'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
@@ -188,8 +241,9 @@ class File(Group):
             raise TypeError(f"expected a path or a binary file object, got {name!r}")
         if mode == "a":
             mode = "r+" if exists else "x"
+        from .creation import default_order
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
-                        userblock_size or 0, track_order)
+                        userblock_size or 0, default_order(track_order), alignment)
         if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
             writer.close()
             raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
@@ -283,6 +337,12 @@ class File(Group):
             (self._libver or "earliest", LATEST)
         return tuple(LATEST if v == "latest" else v for v in (low, high))
 
+    def get_access_plist(self):
+        """h5py's FileID.get_access_plist (``f.id`` is the File): the settings it was opened
+        with (purehep.h5p.file_access)."""
+        from ..h5p import file_access
+        return file_access(self.libver, *self._access)
+
     def _root(self):
         return self
 
@@ -290,6 +350,11 @@ class File(Group):
         node = getattr(ref, "_node", None)
         if node is not None and self._writer is not None:
             from .writing import bind
+            writer = self._writer
+            if writer.dirty:
+                writer.stage()
+            if id(node) not in writer.addresses:     # deleted since (as h5py: KeyError)
+                raise KeyError("Unable to open object by token (the object was deleted)")
             return bind(self, node, None)
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")
@@ -325,7 +390,8 @@ class File(Group):
     def _external_file(self, filename, candidates=None, access=None):
         """Open (once) the target file of an external link, relative to this file's folder
         first, then the working directory, as libhdf5 does (or at ``candidates``); read-only,
-        with ``access`` (swmr, locking: Group.get's elink_ options) if given."""
+        with ``access`` (swmr, locking: Group.get's elink_ options) if given, else with this
+        file's locking (libhdf5 opens the target with the parent's file access list)."""
         here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
         if candidates is None:
             candidates = [filename] if os.path.isabs(filename) else [
@@ -337,7 +403,8 @@ class File(Group):
                 return self._externals[key]
             if os.path.isfile(path):      # (a directory is no file to open)
                 other = File(path, threads=self._threads, _parent_cache=self._externals,
-                             rdcc_nbytes=self._rdcc_nbytes, **(access or {}))
+                             rdcc_nbytes=self._rdcc_nbytes,
+                             **{"locking": self._access[1], **(access or {})})
                 self._externals[key] = other
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
@@ -408,9 +475,10 @@ class File(Group):
         self.close()
 
     def __repr__(self):
+        """h5py's repr (the file's base name and mode)."""
         if self.id is None:
-            return "<Closed purehep file>"
-        return f'<purehep File "{posixpath.basename(self.filename)}" (mode {self.mode})>'
+            return "<Closed HDF5 file>"
+        return f'<HDF5 file "{posixpath.basename(self.filename)}" (mode {self.mode})>'
 
 
 class _WriteSource:

@@ -183,9 +183,11 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
         return True
 
     def __repr__(self):
+        """h5py's repr (the full path, or "(anonymous)")."""
         if self._file.id is None:
-            return "<Closed purehep group>"
-        return f'<purehep Group "{self.name}" ({len(self)} members)>'
+            return "<Closed HDF5 group>"
+        name = "(anonymous)" if self.name is None else f'"{self.name}"'
+        return f'<HDF5 group {name} ({len(self)} members)>'
 
     def get(self, name, default=None, getclass=False, getlink=False, *, elink_mode=None,
             elink_swmr=None, elink_locking=None):

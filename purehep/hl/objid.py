@@ -4,6 +4,7 @@ from ..h5p import CRT_ORDER_INDEXED, CRT_ORDER_TRACKED, PropGCID
 from .base import LINK_INFO, message
 
 ATTR_TRACKED, ATTR_INDEXED = 0x04, 0x08      # version 2 object header flags (spec IV.A.1.b)
+MTIME_OLD, MTIME = 0x0E, 0x12                 # Object Modification Time messages (IV.A.2.o, .r)
 
 
 def attr_creation_order(header):
@@ -12,6 +13,16 @@ def attr_creation_order(header):
         return 0
     return (CRT_ORDER_TRACKED if header.flags & ATTR_TRACKED else 0) | \
         (CRT_ORDER_INDEXED if header.flags & ATTR_INDEXED else 0)
+
+
+def object_settings(header):
+    """The object creation settings an object header records: attribute creation order,
+    whether times are tracked (version 2: flag bit 5; version 1: an Object Modification
+    Time message, new or old) and the attribute phase change (v2 flag bit 4, else 8/6)."""
+    times = header.times is not None if header.version == 2 else \
+        any(header.first(t) is not None for t in (MTIME, MTIME_OLD))
+    return dict(attr_order=attr_creation_order(header), track_times=times,
+                phase_change=header.attr_phase_change or (8, 6))
 
 
 class GroupID:
@@ -25,4 +36,4 @@ class GroupID:
         links = 0 if info is None else \
             (CRT_ORDER_TRACKED if info.track_order else 0) | \
             (CRT_ORDER_INDEXED if info.index_order else 0)
-        return PropGCID(attr_creation_order(header), links)
+        return PropGCID(link_order=links, **object_settings(header))

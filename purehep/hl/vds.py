@@ -67,7 +67,8 @@ class VirtualSource:
         self.path, self.name = path, name
         self.dtype = np.dtype(dtype) if dtype is not None else None
         self.source_shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        self.maxshape = self.source_shape if maxshape is None else tuple(maxshape)
+        self.maxshape = self.source_shape if maxshape is None else \
+            (maxshape,) if isinstance(maxshape, (int, np.integer)) else tuple(maxshape)
         self.dims = None                  # None: the whole source ("all" selection)
         self.shape = self.source_shape    # the selection's shape, as h5py's ``shape``
         self.count = int(np.prod(self.source_shape, dtype=np.int64))

@@ -14,7 +14,8 @@ import posixpath
 import numpy as np
 
 from .create_checks import link_name
-from .creation import _array_dtype_attribute, _object_array, _prepare, fill_bytes, make_dataset
+from .creation import (_array_dtype_attribute, _object_array, _prepare, default_order, fill_bytes,
+                       make_dataset, refuse_access_options)
 from ..selections import check_broadcast, numpy_index
 
 
@@ -126,7 +127,7 @@ class GroupWriter(WritableObject):
         return entry     # external: resolved by __getitem__
 
     def _default_order(self, track_order):
-        return bool(track_order) if track_order is not None else False
+        return default_order(track_order)
 
     def _wpath(self, name):
         base = self.name if self.name else "/"
@@ -290,6 +291,7 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+        refuse_access_options(kwds)
         node = self._existing(name, "DatasetNode")
         if node is None:
             return self.create_dataset(name, shape, dtype, **kwds)
@@ -343,6 +345,80 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
 
+def _check_refs(val, kind):
+    """h5py's TypeError for a reference of the other kind (object or region) than the
+    dataset's, or a value that is no reference."""
+    from ..reference import RegionReference
+    region = issubclass(kind, RegionReference)
+    for v in np.ravel(np.asarray(val, dtype=object)):
+        if v is not None and (isinstance(v, RegionReference) != region or
+                              not isinstance(v, kind)):
+            raise TypeError(f"Can't convert element {v!r} to "
+                            f"{'hdset_reg_ref_t' if region else 'hobj_ref_t'}")
+
+
+def _complex_as_compound(val, dtype):
+    """Complex values for a dataset of ('r', 'i') compounds (h5py's complex_compat_dtype):
+    their real and imaginary parts as the two members (numpy's cast would put the real part
+    in both)."""
+    if dtype.names is None or not np.iscomplexobj(val):
+        return val
+    from ..dtypes import check_complex_dtype
+    cdt = check_complex_dtype(dtype)
+    return val if cdt is None else np.ascontiguousarray(val, cdt).view(dtype)
+
+
+def _encoded_strings(val, dtype):
+    """Values for fixed-length strings (h5py's ``string_dtype(encoding, length)``): str
+    encoded with the type's encoding (UTF-8, else ASCII), as h5py writes them. Arrays of
+    numpy unicode are left as they are (h5py has no conversion path for them)."""
+    if dtype.kind != "S" or (isinstance(val, np.ndarray) and val.dtype.kind != "O"):
+        return val
+    encoding = (dtype.metadata or {}).get("h5py_encoding", "ascii")
+    if isinstance(val, str):
+        return np.array(val.encode(encoding), dtype=dtype)
+    if isinstance(val, (list, tuple, np.ndarray)):
+        items = np.asarray(val, dtype=object)
+        if any(isinstance(v, str) for v in items.ravel()):
+            flat = [v.encode(encoding) if isinstance(v, str) else v for v in items.ravel()]
+            return np.array(flat, dtype=dtype).reshape(items.shape)
+    return val
+
+
+def _check_ascii(val):
+    """h5py's UnicodeEncodeError for a str that is not ASCII written to a dataset of ASCII
+    strings (string_dtype('ascii'): values stored as given bytes, str encoded as ASCII)."""
+    for v in np.ravel(np.asarray(val, dtype=object)):
+        if isinstance(v, str):
+            v.encode("ascii")
+
+
+def _check_array_values(shape, dtype):
+    """h5py's TypeError for values of an array datatype whose last dimensions are not the
+    array's (a constant is not broadcast into each array)."""
+    sub = dtype.subdtype
+    if sub is not None and tuple(shape[len(shape) - len(sub[1]):]) != sub[1]:
+        raise TypeError(f"When writing to array types, last N dimensions have to match (got "
+                        f"{tuple(shape[-len(sub[1]):])}, but should be {sub[1]})")
+
+
+def _vlen_sequences(val, base):
+    """Values for a dataset of variable-length sequences of ``base``, read as h5py's
+    Dataset.__setitem__ reads them: values that make a regular array of ``base`` are one
+    sequence per row of its last axis (a 1-d array: one sequence); others are left as given
+    (an object array of sequences, each converted to ``base`` when stored)."""
+    try:
+        arr = np.asarray(val, dtype=base)
+    except (ValueError, TypeError):
+        return val
+    if arr.ndim == 0:
+        return val
+    out = np.empty(arr.shape[:-1], object)
+    for index in np.ndindex(out.shape):
+        out[index] = arr[index]
+    return out
+
+
 class DatasetWriter(WritableObject):
 
     def __setitem__(self, args, val):
@@ -358,6 +434,7 @@ class DatasetWriter(WritableObject):
         if names:
             self._write_fields(args, names, val)
             return
+        val = _encoded_strings(val, node.dtype)
         if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind != "T" \
                 and (val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
             from ..format.messages.datatype import encode_dtype
@@ -368,10 +445,18 @@ class DatasetWriter(WritableObject):
                 (node.dtype.names is None or isinstance(val, np.ndarray)):   # (a tuple: a record)
             check_broadcast(np.shape(val), node.shape, args)
         from ..write.storage import MemoryStore
+        base = (node.dtype.metadata or {}).get("vlen")
+        if base is not None and base not in (str, bytes):
+            val = _vlen_sequences(val, base)
+        val = _complex_as_compound(val, node.dtype)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
+            if "ref" in meta:
+                _check_refs(val, meta["ref"])
+            if meta.get("vlen") is bytes:
+                _check_ascii(val)
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
                 if isinstance(val, (str, bytes)) or not hasattr(val, "__len__"):
                     tmp = np.empty((), object)
@@ -381,6 +466,7 @@ class DatasetWriter(WritableObject):
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
+            _check_array_values(np.shape(val), node.dtype)
             dtype = node.store.dtype.base
             val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
             if val.dtype != dtype:
@@ -453,14 +539,35 @@ class _RegionMaker:
 
     def __getitem__(self, args):
         from ..format import selection as S
-        from ..reference import RegionReference
-        ds = self._ds
-        shape = ds.shape
-        sel = S.from_args(shape, args if isinstance(args, tuple) else (args,))
+        sel = S.from_args(self._ds.shape, args if isinstance(args, tuple) else (args,))
+        return self.of_selection(sel)
+
+    def of_selection(self, sel):
+        """A reference to the region ``sel`` (a purehep.format.selection.Selection)."""
         ref = NodeRegionReference(None, sel)
-        ref._node = ds._node
-        ref._file = ds._file
+        ref._node = self._ds._node
+        ref._file = self._ds._file
         return ref
+
+    def shape(self, ref):
+        """The shape of the dataspace ``ref`` selects in: its dataset's (h5py's)."""
+        return self._ds._file[ref].shape
+
+    def selection(self, ref):
+        """The shape h5py gives what ``ref`` selects: the dataset's for "all", (n,) for n
+        points, a regular hyperslab's counts times blocks, else (n,) elements; None for
+        "none"."""
+        from ..format import selection as S
+        sel, shape = ref.selection, self.shape(ref)
+        if sel.kind == S.ALL:
+            return shape
+        if sel.kind == S.NONE:
+            return None
+        n = sel.count_selected(shape)
+        regular = sel.as_regular() if sel.kind == S.HYPERSLABS and n else None
+        if regular is None:
+            return (n,) if n or sel.kind == S.POINTS else (0,) * len(shape)
+        return tuple(int(c) * int(b) for c, b in zip(regular[2], regular[3]))
 
 
 # --- references ---------------------------------------------------------------------------------
@@ -575,14 +682,15 @@ class AttributesWriter:
     def modify(self, name, value):
         if name in self and self._wnode is not None:
             old = self._wnode.attrs[name]
-            if old.shape is not None:
-                arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
-                    _prepare(value, old.dtype)[0]
-                if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
-                    old.value = arr.reshape(old.shape)
-                    self._parent._writer.touch()
-                    return
-                raise TypeError("Shape of data is incompatible with existing attribute")
+            if old.shape is None:
+                raise OSError("Empty attributes can't be modified")
+            arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
+                _prepare(value, old.dtype)[0]
+            if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
+                old.value = arr.reshape(old.shape)
+                self._parent._writer.touch()
+                return
+            raise TypeError("Shape of data is incompatible with existing attribute")
         self.create(name, value)
 
     def __delitem__(self, name):

@@ -197,8 +197,14 @@ class ObjectSink(FileSink):
         self.size = max(self.size, offset + len(view))
 
     def read(self, offset, n):
+        """``n`` bytes at ``offset``, read with the object's ``readinto`` as h5py's fileobj
+        driver reads (its errors raised as they come), else with ``read``."""
         self.fileobj.seek(offset)
-        return self.fileobj.read(n)
+        if not hasattr(self.fileobj, "readinto"):
+            return self.fileobj.read(n)
+        buf = bytearray(n)
+        got = self.fileobj.readinto(buf) or 0
+        return bytes(buf) if got == n else bytes(buf[:got])
 
     def truncate(self, size):
         if size > self.size:

@@ -11,10 +11,15 @@ class Allocator:
     does (``pending`` until ``commit``). A block allocated since the last commit (``fresh``)
     is referred to by nothing on disk, so it is free again once the stage that released it
     is done (``end_stage``: until then the session may still read it): a session that grows
-    a structure many times between commits reuses its own space."""
+    a structure many times between commits reuses its own space.
 
-    def __init__(self, eoa):
+    ``alignment`` = (threshold, interval), libhdf5's H5Pset_alignment (h5py's
+    alignment_threshold and alignment_interval): a block of threshold bytes or more starts at
+    a multiple of interval (addresses relative to the base address, past the user block)."""
+
+    def __init__(self, eoa, alignment=(1, 1)):
         self.eoa = eoa
+        self.alignment = alignment
         self.free = []            # sorted [address, size]
         self.pending = []
         self.fresh = {}           # address -> size, allocated since the last commit
@@ -25,25 +30,37 @@ class Allocator:
         n = max(int(n), 1)
         a = self._take(n) if reuse else None
         if a is None:
-            a = (self.eoa + 7) & ~7
+            a = self._aligned((self.eoa + 7) & ~7, n)
+            if a > self.eoa:
+                self._insert(self.eoa, a - self.eoa)      # the gap: free, referred to by none
             self.eoa = a + n
         self.fresh[a] = n
         self.recycled.discard(a)
         return a
 
+    def _aligned(self, a, n):
+        threshold, interval = self.alignment
+        return -(-a // interval) * interval if interval > 1 and n >= threshold else a
+
     def _take(self, n):
         free = self.free
         for i, (a, s) in enumerate(free):
-            if s >= n:
-                if s == n:
-                    del free[i]
-                else:
-                    free[i] = [a + n, s - n]
-                return a
+            start = self._aligned(a, n)
+            if start + n <= a + s:
+                rest = [[a, start - a]] if start > a else []
+                if start + n < a + s:
+                    rest.append([start + n, a + s - start - n])
+                free[i:i + 1] = rest
+                return start
         if free and free[-1][0] + free[-1][1] >= self.eoa:     # the free end of the file
-            a = free.pop()[0]
-            self.eoa = a + n
-            return a
+            a = free[-1][0]
+            start = self._aligned(a, n)
+            if start > a:
+                free[-1][1] = start - a
+            else:
+                free.pop()
+            self.eoa = start + n
+            return start
         return None
 
     def release(self, addr, n):

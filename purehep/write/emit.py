@@ -288,7 +288,9 @@ class Emitter:
         fill_time = {"alloc": m_fill.FILL_ON_ALLOC, "never": m_fill.FILL_NEVER,
                      "ifset": m_fill.FILL_IF_SET}.get(node.fill_time) if node.fill_time else \
             m_fill.FILL_ON_ALLOC if "vlen" in meta else m_fill.FILL_IF_SET
-        fill = m_fill.FillValue(pol.fill_version, node.fill, alloc, fill_time, True)
+        value = node.fill if node.heap_fill is None else \
+            V.to_file(np.asarray(node.heap_fill, dtype=node.dtype), node.dtype, R).tobytes()
+        fill = m_fill.FillValue(pol.fill_version, value, alloc, fill_time, True)
         msgs.append((FILL, 0x01, m_fill.encode(fill)))
         if node.filters:
             pipe = m_filters.FilterPipeline(pol.pipeline_version, node.filters)

@@ -81,6 +81,8 @@ class DatasetNode(Node):
     external = None               # contiguous in external files: [(name, offset, size)]
     virtual = None                # layout "virtual": [(file, dataset, sdims, vdims)]
     fill_time = None              # h5py's fill_time ('alloc', 'never', 'ifset'); None: default
+    heap_fill = None              # a fill value of a variable-length type: the value itself,
+    #                               its heap data written when its message is emitted
 
     def __init__(self, shape, maxshape, dtype, layout, chunks=None, filters=(), fill=None,
                  early=False, track_order=False, track_times=False, stored_dtype=None):

@@ -64,7 +64,7 @@ class MemoryStore:
         _fill(self.array, fill if fill is not None else _zero(dtype))
 
     def write(self, args, values):
-        if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 0:
+        if isinstance(values, np.ndarray) and values.ndim == 0 and self.array.dtype == object:
             values = values[()]       # the element itself, not a 0-d array as the element
         self.array[args] = values
 

@@ -91,7 +91,7 @@ class Writer:
     file is changed as any existing file is. The file is locked for writing while open."""
 
     def __init__(self, path, mode="r+", locking=None, libver=None, userblock_size=0,
-                 track_order=None):
+                 track_order=None, alignment=(1, 1)):
         from ..io.sink import Overlay, make_sink
         new = mode != "r+"
         if new:
@@ -121,7 +121,7 @@ class Writer:
             level = 0 if sb.version < 2 else 1 if sb.version == 2 else 2
             policy = FilePolicy(level, ("earliest", "v108", "v110")[level], sb=sb.version)
         self.policy = policy
-        self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base))
+        self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment)
         self.eoa_on_disk = sb.eof_address
         self.overlay = Overlay()     # in-place patches staged, not yet committed
         self.gheap_tail = None       # the global heap collection this session fills

@@ -1,0 +1,63 @@
+"""h5py's ``h5`` as far as purehep has it: ``get_config()``, the process-wide settings h5py
+reads its defaults from (its H5PYConfig).
+
+``track_order`` is honoured: the default of ``track_order`` for new files, groups and
+datasets. The names purehep gives the members of complex compounds and the FALSE/TRUE enum
+that stands for numpy bool are those h5py uses by default and fixed: setting others raises
+UnsupportedFeatureError (checked first as h5py checks them: two names, TypeError otherwise).
+No MPI, ROS3 or direct file driver; HDF5 2.0's complex datatype class is read and written.
+"""
+from .errors import UnsupportedFeatureError
+
+COMPLEX_NAMES = ("r", "i")            # purehep.dtypes.complex_compat_dtype's members
+BOOL_NAMES = (b"FALSE", b"TRUE")      # the enum purehep.format.messages.datatype maps to bool
+
+
+class H5PYConfig:
+    """The settings (one object: ``get_config()``)."""
+    mpi = ros3 = direct_vfd = False
+    has_native_complex = True
+
+    def __init__(self):
+        self._track_order = False
+
+    @property
+    def track_order(self):
+        """Whether new files, groups and datasets track creation order by default."""
+        return self._track_order
+
+    @track_order.setter
+    def track_order(self, value):
+        self._track_order = bool(value)
+
+    @property
+    def complex_names(self):
+        return COMPLEX_NAMES
+
+    @complex_names.setter
+    def complex_names(self, names):
+        _fixed(names, COMPLEX_NAMES, "complex compound member names", str)
+
+    @property
+    def bool_names(self):
+        return BOOL_NAMES
+
+    @bool_names.setter
+    def bool_names(self, names):
+        _fixed(names, BOOL_NAMES, "bool enum names", bytes)
+
+
+def _fixed(names, fixed, what, kind):
+    if not (isinstance(names, tuple) and len(names) == 2 and
+            all(isinstance(n, kind) for n in names)):
+        raise TypeError(f"{what} must be a tuple of two {kind.__name__}")
+    if names != fixed:
+        raise UnsupportedFeatureError(f"{what} other than {fixed} (purehep's are fixed)")
+
+
+_CONFIG = H5PYConfig()
+
+
+def get_config():
+    """The process-wide settings object (always the same one)."""
+    return _CONFIG

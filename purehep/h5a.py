@@ -1,0 +1,44 @@
+"""h5py's ``h5a`` as far as purehep has it: attribute identifiers (``AttrID``: the stored
+datatype and dataspace of an Attribute message, spec IV.A.2.m) and H5Acreate / H5Aopen on a
+file, group or dataset (its id) mapped onto the object's ``attrs``."""
+from .h5d import location, value_args
+
+
+class AttrID:
+    """An attribute of an object: its name, stored datatype and dataspace."""
+
+    def __init__(self, message):
+        self._attr = message
+
+    @property
+    def name(self):
+        return self._attr.name.encode()
+
+    @property
+    def shape(self):
+        return self._attr.dataspace.shape
+
+    @property
+    def dtype(self):
+        return self._attr.datatype.dtype
+
+    def get_type(self):
+        from .h5t import type_id
+        return type_id(self._attr.datatype)
+
+    def get_space(self):
+        from .h5s import of_shape
+        return of_shape(self._attr.dataspace.shape)
+
+
+def create(loc, name, tid, space, acpl=None, aapl=None):
+    """H5Acreate: attribute ``name`` of type ``tid`` over ``space`` on the object ``loc``."""
+    obj = location(loc)
+    name = name.decode() if isinstance(name, bytes) else name
+    obj.attrs.create(name, **value_args(tid, space))
+    return open(loc, name)
+
+
+def open(loc, name):     # noqa: A001 - h5py's name
+    """H5Aopen: the attribute ``name`` of the object ``loc``."""
+    return location(loc).attrs.get_id(name)

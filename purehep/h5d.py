@@ -1,0 +1,68 @@
+"""h5py's ``h5d`` as far as purehep has it: the fill times and allocation times of the Fill
+Value message (spec IV.A.2.f) and the layout classes of the Data Layout message (IV.A.2.i),
+numbered as libhdf5's H5D_fill_time_t, H5D_alloc_time_t and H5D_layout_t; H5Dcreate and
+H5Dopen on a group's id mapped onto create_dataset and item access (DatasetID: hl.dsid)."""
+from .format.messages.fill_value import (ALLOC_EARLY as ALLOC_TIME_EARLY,
+                                        ALLOC_INCREMENTAL as ALLOC_TIME_INCR,
+                                        ALLOC_LATE as ALLOC_TIME_LATE,
+                                        FILL_IF_SET as FILL_TIME_IFSET,
+                                        FILL_NEVER as FILL_TIME_NEVER,
+                                        FILL_ON_ALLOC as FILL_TIME_ALLOC)
+from .format.messages.layout import CHUNKED, COMPACT, CONTIGUOUS, VIRTUAL
+
+ALLOC_TIME_DEFAULT = 0
+
+__all__ = ["FILL_TIME_ALLOC", "FILL_TIME_NEVER", "FILL_TIME_IFSET", "ALLOC_TIME_DEFAULT",
+           "ALLOC_TIME_EARLY", "ALLOC_TIME_LATE", "ALLOC_TIME_INCR", "COMPACT", "CONTIGUOUS",
+           "CHUNKED", "VIRTUAL", "create", "open"]
+
+
+def location(loc):
+    """The file, group or dataset an identifier stands for (``f.id`` is the File itself)."""
+    for attr in ("_group", "_ds"):
+        obj = getattr(loc, attr, None)
+        if obj is not None:
+            return obj
+    if hasattr(loc, "attrs"):
+        return loc
+    raise TypeError(f"not a location identifier: {loc!r}")
+
+
+def value_args(tid, space):
+    """create_dataset / attrs.create keywords for a value of type ``tid`` over ``space``."""
+    from . import h5s
+    from .hl.base import Empty
+    cls = space.get_simple_extent_type()
+    if cls == h5s.NULL:
+        return dict(data=Empty(tid.dtype))
+    if cls == h5s.SCALAR:
+        return dict(shape=(), dtype=tid.dtype)
+    return dict(shape=space.shape, dtype=tid.dtype)
+
+
+def create(loc, name, tid, space, dcpl=None, lcpl=None, dapl=None):
+    """H5Dcreate: dataset ``name`` of type ``tid`` over ``space`` in the group ``loc``
+    (creation and access lists other than the defaults are not taken)."""
+    from . import h5s
+    _defaults_only(dcpl, dapl)
+    group = location(loc)
+    kw = value_args(tid, space)
+    if space.get_simple_extent_type() == h5s.SIMPLE and space.maxshape() != space.shape:
+        kw["maxshape"] = space.maxshape()
+    return group.create_dataset(name.decode() if isinstance(name, bytes) else name, **kw).id
+
+
+def open(loc, name, dapl=None):     # noqa: A001 - h5py's name
+    """H5Dopen: the dataset ``name`` in the group ``loc``."""
+    _defaults_only(None, dapl)
+    ds = location(loc)[name.decode() if isinstance(name, bytes) else name]
+    if not hasattr(ds, "id") or type(ds).__name__ != "Dataset":
+        raise TypeError(f"{name!r} is not a dataset")
+    return ds.id
+
+
+def _defaults_only(dcpl, dapl):
+    from .errors import UnsupportedFeatureError
+    from .h5p import PropDAID, PropDCID
+    if (dcpl is not None and dcpl != PropDCID()) or (dapl is not None and dapl != PropDAID()):
+        raise UnsupportedFeatureError("property lists other than the defaults in h5d calls")

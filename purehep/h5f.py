@@ -1,0 +1,10 @@
+"""h5py's ``h5f`` constants as far as purehep has them: the library version bounds of
+H5Pset_libver_bounds (purehep.h5p.LIBVER, h5py's ``libver`` names) and the access flags of
+H5Fopen, numbered as libhdf5 2.0's H5F_libver_t and H5F_ACC_* ."""
+from .h5p import LIBVER
+
+LIBVER_EARLIEST, LIBVER_V18, LIBVER_V110, LIBVER_V112, LIBVER_V114, LIBVER_V200 = \
+    (LIBVER[n] for n in ("earliest", "v108", "v110", "v112", "v114", "v200"))
+LIBVER_LATEST = LIBVER["latest"]
+ACC_RDONLY, ACC_RDWR, ACC_TRUNC, ACC_EXCL = 0x00, 0x01, 0x02, 0x04
+ACC_SWMR_WRITE, ACC_SWMR_READ, ACC_DEFAULT = 0x20, 0x40, 0xFFFF

@@ -1,0 +1,182 @@
+"""h5py's ``h5s`` as far as purehep has it: dataspaces (spec IV.A.2.b, the Dataspace
+message) as libhdf5's H5S calls make them — null, scalar, or simple with an extent and a
+maximum extent — for the calls that create datasets and attributes (purehep.h5d, purehep.h5a),
+and selections within them (H5Sselect_*: all, none, hyperslabs combined by the SELECT_*
+operators), held as a mask of the extent; a selection's blocks are listed as libhdf5 lists
+them (H5Sget_select_hyper_blocklist: runs along the last dimension, equal runs of adjacent
+positions of the dimensions before merged, in order).
+"""
+import numpy as np
+
+SCALAR, SIMPLE, NULL = 0, 1, 2
+UNLIMITED = 2 ** 64 - 1          # H5S_UNLIMITED as h5py gives it
+SELECT_SET, SELECT_OR, SELECT_AND, SELECT_XOR, SELECT_NOTB, SELECT_NOTA = range(6)
+SEL_NONE, SEL_POINTS, SEL_HYPERSLABS, SEL_ALL = range(4)
+_COMBINE = {SELECT_SET: lambda a, b: b, SELECT_OR: np.logical_or, SELECT_AND: np.logical_and,
+            SELECT_XOR: np.logical_xor, SELECT_NOTB: lambda a, b: a & ~b,
+            SELECT_NOTA: lambda a, b: b & ~a}
+
+
+class SpaceID:
+    """A dataspace: its class and, when simple, its current and maximum dimensions."""
+
+    def __init__(self, cls, dims=(), maxdims=None):
+        self._cls = cls
+        self._dims = tuple(int(d) for d in dims)
+        self._maxdims = self._dims if maxdims is None else tuple(int(d) for d in maxdims)
+        self._kind = SEL_NONE if cls == NULL else SEL_ALL
+        self._mask = None                 # the hyperslab selection's elements
+
+    # -- selections ----------------------------------------------------------------------
+    def _selected(self):
+        if self._kind == SEL_ALL:
+            return np.ones(self._dims, bool)
+        if self._kind == SEL_NONE:
+            return np.zeros(self._dims, bool)
+        return self._mask
+
+    def select_all(self):
+        self._kind, self._mask = SEL_ALL, None
+
+    def select_none(self):
+        self._kind, self._mask = SEL_NONE, None
+
+    def select_hyperslab(self, start, count, stride=None, block=None, op=SELECT_SET):
+        """H5Sselect_hyperslab: count blocks of ``block`` elements every ``stride`` from
+        ``start`` in each dimension, combined with the selection by ``op``."""
+        from .io.memory import check_size
+        check_size(self._dims, 1, "dataspace selection")
+        rank = len(self._dims)
+        stride = stride or (1,) * rank
+        block = block or (1,) * rank
+        slab = np.zeros(self._dims, bool)
+        axes = []
+        for s, c, t, b, n in zip(start, count, stride, block, self._dims):
+            idx = (s + np.arange(c)[:, None] * t + np.arange(b)[None, :]).ravel()
+            if len(idx) and (idx.min() < 0 or idx.max() >= n):
+                raise ValueError("hyperslab selection extends beyond the dataspace")
+            axes.append(idx)
+        slab[np.ix_(*axes)] = True
+        self._set(_COMBINE[op](self._selected(), slab))
+
+    def _set(self, mask):
+        self._kind, self._mask = SEL_HYPERSLABS, mask
+
+    def get_select_type(self):
+        return self._kind
+
+    def get_select_npoints(self):
+        return int(self._selected().sum())
+
+    def get_select_bounds(self):
+        """(lowest corner, highest corner) of the selection."""
+        where = np.nonzero(self._selected())
+        if not len(where[0]):
+            raise ValueError("no selection bounds: nothing is selected")
+        return tuple(int(w.min()) for w in where), tuple(int(w.max()) for w in where)
+
+    def get_select_hyper_nblocks(self):
+        return len(_blocks(self._selected()))
+
+    def get_select_hyper_blocklist(self):
+        """The selected blocks, (nblocks, 2, rank): each block's first and last corner."""
+        blocks = _blocks(self._selected())
+        return np.array(blocks, np.uint64).reshape(len(blocks), 2, len(self._dims))
+
+    def select_copy(self, other):
+        """H5Sselect_copy: ``other``'s selection, here."""
+        self._kind = other._kind
+        self._mask = None if other._mask is None else other._mask.copy()
+
+    def combine_select(self, other, op):
+        """H5Scombine_select: a new dataspace whose selection combines the two."""
+        out = self.copy()
+        out._set(_COMBINE[op](self._selected(), other._selected()))
+        return out
+
+    def modify_select(self, other, op):
+        """H5Smodify_select: this selection combined with ``other``'s."""
+        self._set(_COMBINE[op](self._selected(), other._selected()))
+
+    @property
+    def shape(self):
+        return None if self._cls == NULL else self._dims
+
+    def get_simple_extent_type(self):
+        return self._cls
+
+    def get_simple_extent_ndims(self):
+        return len(self._dims)
+
+    def get_simple_extent_dims(self, maxdims=False):
+        return self._maxdims if maxdims else self._dims
+
+    def get_simple_extent_npoints(self):
+        import math
+        return 0 if self._cls == NULL else math.prod(self._dims)
+
+    def copy(self):
+        out = SpaceID(self._cls, self._dims, self._maxdims)
+        out.select_copy(self)
+        return out
+
+    def maxshape(self):
+        """The maximum shape as h5py's create_dataset takes it (None: unlimited)."""
+        return tuple(None if m == UNLIMITED else m for m in self._maxdims)
+
+
+def as_selection(space):
+    """The selection of ``space`` as the Dataspace Selection of a region reference (spec
+    VIII.C: all, none, or its blocks as a hyperslab block list)."""
+    from .format import selection as S
+    rank = len(space._dims)
+    kind = space.get_select_type()
+    if kind != SEL_HYPERSLABS:
+        return S.Selection(S.ALL if kind == SEL_ALL else S.NONE, 1, rank)
+    blocks = np.array(_blocks(space._selected()), np.int64).reshape(-1, 2, rank)
+    return S.Selection(S.HYPERSLABS, 1, rank, blocks=blocks)
+
+
+def of_shape(shape, maxshape=None):
+    """The dataspace of an object of h5py's ``shape`` and ``maxshape`` (None: null
+    dataspace; (): scalar; None in maxshape: unlimited)."""
+    if shape is None:
+        return create(NULL)
+    if shape == ():
+        return create(SCALAR)
+    maxdims = None if maxshape is None else \
+        tuple(UNLIMITED if m is None else m for m in maxshape)
+    return create_simple(shape, maxdims)
+
+
+def create(cls):
+    """H5Screate: an empty dataspace of class SCALAR or NULL (SIMPLE: of rank 0)."""
+    if cls not in (SCALAR, SIMPLE, NULL):
+        raise ValueError(f"invalid dataspace class {cls!r}")
+    return SpaceID(cls)
+
+
+def create_simple(dims, maxdims=None):
+    """H5Screate_simple: a simple dataspace of ``dims`` (maximum ``maxdims``)."""
+    dims = tuple(dims)
+    if maxdims is not None and len(tuple(maxdims)) != len(dims):
+        raise ValueError("maxdims must have the rank of dims")
+    if maxdims is not None and any(m != UNLIMITED and m < d for d, m in zip(dims, maxdims)):
+        raise ValueError("maxdims must not be smaller than dims")
+    return SpaceID(SIMPLE, dims, maxdims)
+
+
+def _blocks(mask):
+    """The blocks of a boolean mask as libhdf5's span trees list them: [(first, last)]."""
+    if mask.ndim == 1:
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+        return [((int(a),), (int(b) - 1,)) for a, b in zip(edges[::2], edges[1::2])]
+    rows = [_blocks(row) for row in mask]
+    out, i = [], 0
+    while i < len(rows):
+        j = i
+        while j + 1 < len(rows) and rows[j + 1] == rows[i]:
+            j += 1
+        out += [((i,) + lo, (j,) + hi) for lo, hi in rows[i]]
+        i = j + 1
+    return out
