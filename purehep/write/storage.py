@@ -181,6 +181,13 @@ class ExternalStore:
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
 
+def slot_size(n):
+    """Bytes allocated to a chunk of ``n`` bytes that outgrew its slot: room for an eighth
+    more, at least 4 KiB, at most as much again (libhdf5 keeps such a chunk in its chunk
+    cache until the file is closed; a commit here writes it, so it grows in its slot)."""
+    return (n + min(n, max(4096, n // 8)) + 7) & ~7
+
+
 class ChunkStore:
     """Chunks in the raw-data area plus partly written chunks in memory."""
 
@@ -193,7 +200,7 @@ class ChunkStore:
         self.chunks = tuple(node.chunks)
         self.itemsize = self.dtype.itemsize
         self.chunk_nbytes = int(np.prod(self.chunks)) * self.itemsize
-        self.records = {}          # scaled -> [address, stored size, mask, capacity]
+        self.records = {}          # scaled -> [address, stored size, mask, slot size]
         self.dirty = {}            # scaled -> chunk array
         self.dirty_bytes = 0
         self.fill = np.zeros((), self.dtype)
@@ -378,17 +385,29 @@ class ChunkStore:
         self._place(scaled, data, mask)
 
     def _place(self, scaled, data, mask):
+        """Write chunk ``scaled``: over its own slot when the slot holds it and was allocated
+        since the last commit (no committed structure refers to it: the allocator's rule for
+        reusing space), else in a new slot; a chunk that outgrows its slot gets room to grow
+        (:func:`slot_size`), so that one rewritten larger at every commit (a compressed
+        chunk appended to) moves seldom and the slots it leaves fit its next versions."""
         view = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \
             data.reshape(-1).view(np.uint8)
         n = len(view)
+        w = self.writer
         rec = self.records.get(scaled)
-        if rec is not None and n <= rec[3]:
+        own = rec is not None and (self.implicit_base is not None or
+                                   w.alloc.fresh.get(rec[0]) == rec[3])
+        if own and n <= rec[3]:
             rec[1], rec[2] = n, mask
             addr = rec[0]
+            w.touch()
         else:
-            addr = self.writer.alloc_raw(n)
-            self.records[scaled] = [addr, n, mask, n]
-        self.writer.sink.write(self.writer.absolute(addr), view)
+            slot = slot_size(n) if rec is not None and n > rec[3] else n
+            if own:
+                w.release(rec[0], rec[3])   # not on disk: free once this stage is written
+            addr = w.alloc_raw(slot)
+            self.records[scaled] = [addr, n, mask, slot]
+        w.sink.write(w.absolute(addr), view)
 
     def resize(self, old_shape, new_shape):
         """Drop chunks outside the new extent; reset the cut-off parts of edge chunks to the

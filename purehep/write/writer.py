@@ -217,10 +217,10 @@ class Writer:
         for i in range(len(table)):
             scaled = tuple(int(x) for x in table.scaled[i])
             store.records[scaled] = [int(table.addresses[i]), int(table.sizes[i]),
-                                     int(table.masks[i]), 0]
+                                     int(table.masks[i]), int(table.sizes[i])]
         if node.index[0] == L.IMPLICIT:
             raise UnsupportedFeatureError("writing chunks indexed implicitly (fixed in place)")
-        node._snap_records = {k: (r[0], r[1], r[2]) for k, r in store.records.items()}
+        node._snap_records = {k: tuple(r) for k, r in store.records.items()}
         return store
 
     def _open_sparse_store(self, node):
@@ -454,11 +454,10 @@ class Writer:
             lay_msg = node.layout_msg
             if isinstance(st, ChunkStore):
                 seen = set()
-                for r in list(st.records.values()) + [list(v) for v in
-                                                       (node._snap_records or {}).values()]:
-                    if (r[0], r[1]) not in seen:
-                        seen.add((r[0], r[1]))
-                        rel(r[0], r[1])
+                for r in list(st.records.values()) + list((node._snap_records or {}).values()):
+                    if r[0] not in seen:
+                        seen.add(r[0])
+                        rel(r[0], r[3])
             elif isinstance(st, ContiguousStore):
                 if st.address is not None:
                     rel(st.address, st.nbytes)
