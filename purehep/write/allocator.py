@@ -22,28 +22,37 @@ class Allocator:
         self.staged = []          # fresh blocks released, free at the end of the stage
 
     def alloc(self, n, reuse=True):
-        n = max(int(n), 1)
-        a = self._take(n) if reuse else None
-        if a is None:
-            a = (self.eoa + 7) & ~7
-            self.eoa = a + n
-        self.fresh[a] = n
-        self.recycled.discard(a)
-        return a
+        return self.alloc_slot(n, 0, reuse)[0]
 
-    def _take(self, n):
+    def alloc_slot(self, n, room=0, reuse=True):
+        """(address, size) of a block of ``n`` bytes and up to ``room`` more: the first free
+        block that holds ``n`` gives what it has up to ``n + room``, the end of the file
+        gives ``n + room``."""
+        n = max(int(n), 1)
+        want = n + max(int(room), 0)
+        got = self._take(n, want) if reuse else None
+        if got is None:
+            a = (self.eoa + 7) & ~7
+            self.eoa = a + want
+            got = (a, want)
+        self.fresh[got[0]] = got[1]
+        self.recycled.discard(got[0])
+        return got
+
+    def _take(self, n, want):
         free = self.free
         for i, (a, s) in enumerate(free):
             if s >= n:
-                if s == n:
+                k = min(s, want)
+                if s == k:
                     del free[i]
                 else:
-                    free[i] = [a + n, s - n]
-                return a
+                    free[i] = [a + k, s - k]
+                return a, k
         if free and free[-1][0] + free[-1][1] >= self.eoa:     # the free end of the file
             a = free.pop()[0]
-            self.eoa = a + n
-            return a
+            self.eoa = a + want
+            return a, want
         return None
 
     def release(self, addr, n):

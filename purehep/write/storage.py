@@ -181,11 +181,13 @@ class ExternalStore:
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
 
-def slot_size(n):
-    """Bytes allocated to a chunk of ``n`` bytes that outgrew its slot: room for an eighth
-    more, at least 4 KiB, at most as much again (libhdf5 keeps such a chunk in its chunk
-    cache until the file is closed; a commit here writes it, so it grows in its slot)."""
-    return (n + min(n, max(4096, n // 8)) + 7) & ~7
+def growth_room(n):
+    """Bytes a chunk of ``n`` bytes that grew since its last version is given to grow into:
+    an eighth more, at least 4 KiB, at most as much again (so that slots that end up
+    side by side once free merge into one). libhdf5 keeps such a chunk in its
+    chunk cache until the file is closed; a commit here writes it, so that a chunk appended
+    to at each commit (a compressed one) then grows in its slot, or moves to a free one."""
+    return ((n + min(n, max(4096, n // 8)) + 7) & ~7) - n    # slots end 8-byte aligned
 
 
 class ChunkStore:
@@ -387,9 +389,9 @@ class ChunkStore:
     def _place(self, scaled, data, mask):
         """Write chunk ``scaled``: over its own slot when the slot holds it and was allocated
         since the last commit (no committed structure refers to it: the allocator's rule for
-        reusing space), else in a new slot; a chunk that outgrows its slot gets room to grow
-        (:func:`slot_size`), so that one rewritten larger at every commit (a compressed
-        chunk appended to) moves seldom and the slots it leaves fit its next versions."""
+        reusing space), else in a new slot, with room to grow (:func:`growth_room`) when the
+        chunk grew: a chunk rewritten larger at every commit then moves seldom, and the slots
+        it leaves hold its next versions."""
         view = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \
             data.reshape(-1).view(np.uint8)
         n = len(view)
@@ -402,10 +404,10 @@ class ChunkStore:
             addr = rec[0]
             w.touch()
         else:
-            slot = slot_size(n) if rec is not None and n > rec[3] else n
+            room = growth_room(n) if rec is not None and n > rec[1] else 0
             if own:
                 w.release(rec[0], rec[3])   # not on disk: free once this stage is written
-            addr = w.alloc_raw(slot)
+            addr, slot = w.alloc_slot(n, room)
             self.records[scaled] = [addr, n, mask, slot]
         w.sink.write(w.absolute(addr), view)
 

@@ -142,14 +142,19 @@ class Writer:
 
     def alloc_raw(self, n):
         """Space for raw data; reused space is zeroed (unwritten parts must read as zeros)."""
-        addr = self.alloc.alloc(n, reuse=False) if n > (1 << 22) else self.alloc.alloc(n)
-        end = self.absolute(addr) + n
+        return self.alloc_slot(n)[0]
+
+    def alloc_slot(self, n, room=0):
+        """(address, size) of zeroed space for ``n`` bytes of raw data and up to ``room``
+        more (:meth:`Allocator.alloc_slot`)."""
+        addr, size = self.alloc.alloc_slot(n, room, reuse=n <= (1 << 22))
+        end = self.absolute(addr) + size
         if end <= self.sink.size:
-            self.sink.write(self.absolute(addr), bytes(n))
+            self.sink.write(self.absolute(addr), bytes(size))
         else:
             self.sink.truncate(end)
         self.dirty = True
-        return addr
+        return addr, size
 
     def release(self, addr, n):
         self.alloc.release(addr, n)
