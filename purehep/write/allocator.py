@@ -55,6 +55,26 @@ class Allocator:
             return a, want
         return None
 
+    def extend(self, addr, n, new):
+        """Grow the block at ``addr`` allocated since the last commit from ``n`` to ``new``
+        bytes where it stands, if the space after it is free or the end of the file."""
+        if self.fresh.get(addr) != n:
+            return False
+        end, need = addr + n, new - n
+        free = self.free
+        i = bisect.bisect_left(free, [end, 0])
+        if i < len(free) and free[i][0] == end and (free[i][1] >= need or
+                                                   end + free[i][1] >= self.eoa):
+            if free[i][1] > need:
+                free[i] = [end + need, free[i][1] - need]
+            else:
+                del free[i]
+        elif end < self.eoa:
+            return False
+        self.eoa = max(self.eoa, addr + new)
+        self.fresh[addr] = new
+        return True
+
     def release(self, addr, n):
         if addr is None or n <= 0:
             return

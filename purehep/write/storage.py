@@ -387,11 +387,11 @@ class ChunkStore:
         self._place(scaled, data, mask)
 
     def _place(self, scaled, data, mask):
-        """Write chunk ``scaled``: over its own slot when the slot holds it and was allocated
-        since the last commit (no committed structure refers to it: the allocator's rule for
-        reusing space), else in a new slot, with room to grow (:func:`growth_room`) when the
-        chunk grew: a chunk rewritten larger at every commit then moves seldom, and the slots
-        it leaves hold its next versions."""
+        """Write chunk ``scaled``: over its own slot when the slot was allocated since the
+        last commit (no committed structure refers to it: the allocator's rule for reusing
+        space) and holds it or can grow where it stands, else in a new slot; a chunk that grew
+        gets room to grow (:func:`growth_room`): rewritten larger at every commit, it then
+        moves seldom, and the slots it leaves hold its next versions."""
         view = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \
             data.reshape(-1).view(np.uint8)
         n = len(view)
@@ -399,12 +399,14 @@ class ChunkStore:
         rec = self.records.get(scaled)
         own = rec is not None and (self.implicit_base is not None or
                                    w.alloc.fresh.get(rec[0]) == rec[3])
+        room = growth_room(n) if rec is not None and n > rec[1] else 0
+        if own and n > rec[3] and w.extend_slot(rec[0], rec[3], n + room):
+            rec[3] = n + room
         if own and n <= rec[3]:
             rec[1], rec[2] = n, mask
             addr = rec[0]
             w.touch()
         else:
-            room = growth_room(n) if rec is not None and n > rec[1] else 0
             if own:
                 w.release(rec[0], rec[3])   # not on disk: free once this stage is written
             addr, slot = w.alloc_slot(n, room)

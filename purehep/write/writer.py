@@ -156,6 +156,18 @@ class Writer:
         self.dirty = True
         return addr, size
 
+    def extend_slot(self, addr, size, new):
+        """Grow raw-data space allocated since the last commit in place
+        (:meth:`Allocator.extend`); the space added is zeroed."""
+        if not self.alloc.extend(addr, size, new):
+            return False
+        end = self.absolute(addr) + new
+        if end <= self.sink.size:
+            self.sink.write(self.absolute(addr) + size, bytes(new - size))
+        else:
+            self.sink.truncate(end)
+        return True
+
     def release(self, addr, n):
         self.alloc.release(addr, n)
 
