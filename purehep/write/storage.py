@@ -181,13 +181,14 @@ class ExternalStore:
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
 
-def growth_room(n):
-    """Bytes a chunk of ``n`` bytes that grew since its last version is given to grow into:
-    an eighth more, at least 4 KiB, at most as much again (so that slots that end up
-    side by side once free merge into one). libhdf5 keeps such a chunk in its
-    chunk cache until the file is closed; a commit here writes it, so that a chunk appended
-    to at each commit (a compressed one) then grows in its slot, or moves to a free one."""
-    return ((n + min(n, max(4096, n // 8)) + 7) & ~7) - n    # slots end 8-byte aligned
+def growth_room(n, grown):
+    """Bytes a chunk of ``n`` bytes, ``grown`` more than its last version, is given to grow
+    into: an eighth more or twice the growth, at most as much again; its slot ends 8-byte
+    aligned (so that slots that end up side by side once free merge into one). libhdf5
+    keeps such a chunk in its chunk cache until the file is closed; a commit here writes it,
+    so that a chunk appended to at each commit (a compressed one) grows in its slot, or
+    moves to a free one, seldom."""
+    return ((n + min(n, max(n // 8, 2 * grown)) + 7) & ~7) - n
 
 
 class ChunkStore:
@@ -399,7 +400,7 @@ class ChunkStore:
         rec = self.records.get(scaled)
         own = rec is not None and (self.implicit_base is not None or
                                    w.alloc.fresh.get(rec[0]) == rec[3])
-        room = growth_room(n) if rec is not None and n > rec[1] else 0
+        room = growth_room(n, n - rec[1]) if rec is not None and n > rec[1] else 0
         if own and n > rec[3] and w.extend_slot(rec[0], rec[3], n + room):
             rec[3] = n + room
         if own and n <= rec[3]:
