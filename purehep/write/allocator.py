@@ -27,31 +27,40 @@ class Allocator:
         self.staged = []          # fresh blocks released, free at the end of the stage
 
     def alloc(self, n, reuse=True):
+        return self.alloc_slot(n, 0, reuse)[0]
+
+    def alloc_slot(self, n, room=0, reuse=True):
+        """(address, size) of a block of ``n`` bytes and up to ``room`` more: the first free
+        block that holds ``n`` gives what it has up to ``n + room``, the end of the file
+        gives ``n + room`` (blocks of the alignment threshold or more start aligned)."""
         n = max(int(n), 1)
-        a = self._take(n) if reuse else None
-        if a is None:
+        want = n + max(int(room), 0)
+        got = self._take(n, want) if reuse else None
+        if got is None:
             a = self._aligned((self.eoa + 7) & ~7, n)
             if a > self.eoa:
                 self._insert(self.eoa, a - self.eoa)      # the gap: free, referred to by none
-            self.eoa = a + n
-        self.fresh[a] = n
-        self.recycled.discard(a)
-        return a
+            self.eoa = a + want
+            got = (a, want)
+        self.fresh[got[0]] = got[1]
+        self.recycled.discard(got[0])
+        return got
 
     def _aligned(self, a, n):
         threshold, interval = self.alignment
         return -(-a // interval) * interval if interval > 1 and n >= threshold else a
 
-    def _take(self, n):
+    def _take(self, n, want):
         free = self.free
         for i, (a, s) in enumerate(free):
             start = self._aligned(a, n)
             if start + n <= a + s:
+                k = min(a + s - start, want)
                 rest = [[a, start - a]] if start > a else []
-                if start + n < a + s:
-                    rest.append([start + n, a + s - start - n])
+                if start + k < a + s:
+                    rest.append([start + k, a + s - start - k])
                 free[i:i + 1] = rest
-                return start
+                return start, k
         if free and free[-1][0] + free[-1][1] >= self.eoa:     # the free end of the file
             a = free[-1][0]
             start = self._aligned(a, n)
@@ -59,9 +68,29 @@ class Allocator:
                 free[-1][1] = start - a
             else:
                 free.pop()
-            self.eoa = start + n
-            return start
+            self.eoa = start + want
+            return start, want
         return None
+
+    def extend(self, addr, n, new):
+        """Grow the block at ``addr`` allocated since the last commit from ``n`` to ``new``
+        bytes where it stands, if the space after it is free or the end of the file."""
+        if self.fresh.get(addr) != n:
+            return False
+        end, need = addr + n, new - n
+        free = self.free
+        i = bisect.bisect_left(free, [end, 0])
+        if i < len(free) and free[i][0] == end and (free[i][1] >= need or
+                                                   end + free[i][1] >= self.eoa):
+            if free[i][1] > need:
+                free[i] = [end + need, free[i][1] - need]
+            else:
+                del free[i]
+        elif end < self.eoa:
+            return False
+        self.eoa = max(self.eoa, addr + new)
+        self.fresh[addr] = new
+        return True
 
     def release(self, addr, n):
         if addr is None or n <= 0:

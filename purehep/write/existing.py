@@ -271,9 +271,7 @@ class ExistingDataset(Existing, model.DatasetNode):
         st = self._store
         from .storage import ChunkStore, ContiguousStore
         if isinstance(st, ChunkStore):
-            for rec in st.records.values():
-                rec[3] = 0                   # committed chunks are never written over
-            self._snap_records = {k: (r[0], r[1], r[2]) for k, r in st.records.items()}
+            self._snap_records = {k: tuple(r) for k, r in st.records.items()}
         elif isinstance(st, ContiguousStore):
             self._snap_address = st.address
         elif self.layout == "sparse" and st is not None:
@@ -289,8 +287,7 @@ class ExistingDataset(Existing, model.DatasetNode):
             return False
         from .storage import ChunkStore, ContiguousStore
         if isinstance(st, ChunkStore):
-            cur = {k: (r[0], r[1], r[2]) for k, r in st.records.items()}
-            return cur != self._snap_records
+            return {k: tuple(r) for k, r in st.records.items()} != self._snap_records
         if isinstance(st, ContiguousStore):
             return st.address != self._snap_address
         if self.layout == "sparse":

@@ -181,6 +181,16 @@ class ExternalStore:
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
 
+def growth_room(n, grown):
+    """Bytes a chunk of ``n`` bytes, ``grown`` more than its last version, is given to grow
+    into: an eighth more or twice the growth, at most as much again; its slot ends 8-byte
+    aligned (so that slots that end up side by side once free merge into one). libhdf5
+    keeps such a chunk in its chunk cache until the file is closed; a commit here writes it,
+    so that a chunk appended to at each commit (a compressed one) grows in its slot, or
+    moves to a free one, seldom."""
+    return ((n + min(n, max(n // 8, 2 * grown)) + 7) & ~7) - n
+
+
 class ChunkStore:
     """Chunks in the raw-data area plus partly written chunks in memory."""
 
@@ -193,7 +203,7 @@ class ChunkStore:
         self.chunks = tuple(node.chunks)
         self.itemsize = self.dtype.itemsize
         self.chunk_nbytes = int(np.prod(self.chunks)) * self.itemsize
-        self.records = {}          # scaled -> [address, stored size, mask, capacity]
+        self.records = {}          # scaled -> [address, stored size, mask, slot size]
         self.dirty = {}            # scaled -> chunk array
         self.dirty_bytes = 0
         self.fill = np.zeros((), self.dtype)
@@ -378,17 +388,31 @@ class ChunkStore:
         self._place(scaled, data, mask)
 
     def _place(self, scaled, data, mask):
+        """Write chunk ``scaled``: over its own slot when the slot was allocated since the
+        last commit (no committed structure refers to it: the allocator's rule for reusing
+        space) and holds it or can grow where it stands, else in a new slot; a chunk that grew
+        gets room to grow (:func:`growth_room`): rewritten larger at every commit, it then
+        moves seldom, and the slots it leaves hold its next versions."""
         view = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else \
             data.reshape(-1).view(np.uint8)
         n = len(view)
+        w = self.writer
         rec = self.records.get(scaled)
-        if rec is not None and n <= rec[3]:
+        own = rec is not None and (self.implicit_base is not None or
+                                   w.alloc.fresh.get(rec[0]) == rec[3])
+        room = growth_room(n, n - rec[1]) if rec is not None and n > rec[1] else 0
+        if own and n > rec[3] and w.extend_slot(rec[0], rec[3], n + room):
+            rec[3] = n + room
+        if own and n <= rec[3]:
             rec[1], rec[2] = n, mask
             addr = rec[0]
+            w.touch()
         else:
-            addr = self.writer.alloc_raw(n)
-            self.records[scaled] = [addr, n, mask, n]
-        self.writer.sink.write(self.writer.absolute(addr), view)
+            if own:
+                w.release(rec[0], rec[3])   # not on disk: free once this stage is written
+            addr, slot = w.alloc_slot(n, room)
+            self.records[scaled] = [addr, n, mask, slot]
+        w.sink.write(w.absolute(addr), view)
 
     def resize(self, old_shape, new_shape):
         """Drop chunks outside the new extent; reset the cut-off parts of edge chunks to the

@@ -391,7 +391,7 @@ def _update_chunk_index(w, em, node, st):
     if any(k not in recs for k in snap):
         return False
     changed = sorted((k, r) for k, r in recs.items()
-                     if snap.get(k) != (r[0], r[1], r[2]))
+                     if snap.get(k) != tuple(r))
     if not changed:
         return False
     ctx = w.ctx
@@ -450,11 +450,12 @@ def _update_chunk_index(w, em, node, st):
 
 
 def _release_replaced_chunks(w, node, st):
+    """Free the slots of the chunks the last stage had that moved or were dropped since."""
     snap = node._snap_records or {}
-    live = {(r[0], r[1]) for r in st.records.values()}
-    for k, (a, n, _) in snap.items():
-        if (a, n) not in live:
-            w.alloc.release(a, n)
+    live = {r[0] for r in st.records.values()}
+    for a, _, _, slot in snap.values():
+        if a not in live:
+            w.alloc.release(a, slot)
 
 
 def _data_blocks(w, node, lay):

@@ -142,14 +142,31 @@ class Writer:
 
     def alloc_raw(self, n):
         """Space for raw data; reused space is zeroed (unwritten parts must read as zeros)."""
-        addr = self.alloc.alloc(n, reuse=False) if n > (1 << 22) else self.alloc.alloc(n)
-        end = self.absolute(addr) + n
+        return self.alloc_slot(n)[0]
+
+    def alloc_slot(self, n, room=0):
+        """(address, size) of zeroed space for ``n`` bytes of raw data and up to ``room``
+        more (:meth:`Allocator.alloc_slot`)."""
+        addr, size = self.alloc.alloc_slot(n, room, reuse=n <= (1 << 22))
+        end = self.absolute(addr) + size
         if end <= self.sink.size:
-            self.sink.write(self.absolute(addr), bytes(n))
+            self.sink.write(self.absolute(addr), bytes(size))
         else:
             self.sink.truncate(end)
         self.dirty = True
-        return addr
+        return addr, size
+
+    def extend_slot(self, addr, size, new):
+        """Grow raw-data space allocated since the last commit in place
+        (:meth:`Allocator.extend`); the space added is zeroed."""
+        if not self.alloc.extend(addr, size, new):
+            return False
+        end = self.absolute(addr) + new
+        if end <= self.sink.size:
+            self.sink.write(self.absolute(addr) + size, bytes(new - size))
+        else:
+            self.sink.truncate(end)
+        return True
 
     def release(self, addr, n):
         self.alloc.release(addr, n)
@@ -217,10 +234,10 @@ class Writer:
         for i in range(len(table)):
             scaled = tuple(int(x) for x in table.scaled[i])
             store.records[scaled] = [int(table.addresses[i]), int(table.sizes[i]),
-                                     int(table.masks[i]), 0]
+                                     int(table.masks[i]), int(table.sizes[i])]
         if node.index[0] == L.IMPLICIT:
             raise UnsupportedFeatureError("writing chunks indexed implicitly (fixed in place)")
-        node._snap_records = {k: (r[0], r[1], r[2]) for k, r in store.records.items()}
+        node._snap_records = {k: tuple(r) for k, r in store.records.items()}
         return store
 
     def _open_sparse_store(self, node):
@@ -454,11 +471,10 @@ class Writer:
             lay_msg = node.layout_msg
             if isinstance(st, ChunkStore):
                 seen = set()
-                for r in list(st.records.values()) + [list(v) for v in
-                                                       (node._snap_records or {}).values()]:
-                    if (r[0], r[1]) not in seen:
-                        seen.add((r[0], r[1]))
-                        rel(r[0], r[1])
+                for r in list(st.records.values()) + list((node._snap_records or {}).values()):
+                    if r[0] not in seen:
+                        seen.add(r[0])
+                        rel(r[0], r[3])
             elif isinstance(st, ContiguousStore):
                 if st.address is not None:
                     rel(st.address, st.nbytes)
