@@ -14,7 +14,6 @@ from ..format.messages import layout as L
 from ..io import memory
 from ..selections import Selection
 from . import ChunkedStorage
-from .structured import SparseAdapter, SparseStorage
 
 
 def fast_box(args, shape, read_box):
@@ -330,6 +329,7 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
                                              threads, maxshape=maxshape,
                                              cache_bytes=cache_bytes))
     if layout.layout_class == L.STRUCTURED:
+        from .structured import SparseAdapter, SparseStorage   # loaded for sparse data only
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return SparseAdapter(SparseStorage(ctx, layout, shape, maxshape, dtype, filters,
                                            make_fill()))
