@@ -92,3 +92,25 @@ def test_closed_write_file_holds_no_map_or_descriptor(files):
     with h5py.File(paths[0]) as f:
         np.testing.assert_array_equal(f["gzip"][:12], [-1] * 10 + [10, 11])
         np.testing.assert_array_equal(f["new"][()], np.arange(5))
+
+
+def test_kept_datasets_hold_few_chunk_caches(tmp_path):
+    """Reading one dataset after another keeps decoded chunks of only a few of them (h5py
+    frees a dataset's chunk cache with the dataset); the dataset in use keeps its own."""
+    from purehep.hl.files import KEPT_CACHES
+    p = tmp_path / "many.h5"
+    data = np.arange(8 * 4096, dtype="f8")
+    with h5py.File(p, "w") as f:
+        for i in range(40):
+            f.create_dataset(f"d{i}", data=data + i, chunks=(4096,), compression="gzip")
+    budget = 64 << 10
+    with purehep.File(p, rdcc_nbytes=budget) as f:
+        for i in range(40):
+            ds = f[f"d{i}"]
+            for k in range(8):          # one element per chunk: each chunk decoded and kept
+                assert ds[k * 4096 + 1] == data[k * 4096 + 1] + i
+            held = [s.chunked.cache.used for s in f._stores.values()]
+            assert held[-1] > 0
+            assert sum(held[:-1]) <= KEPT_CACHES * budget
+        for k in range(8):              # what was emptied reads again, equal
+            assert f["d0"][k * 4096 + 1] == data[k * 4096 + 1]

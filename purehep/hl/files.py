@@ -17,6 +17,7 @@ from .group import Group
 
 
 STORES_KEPT = 32
+KEPT_CACHES = 4           # decoded chunks kept for datasets not in use: this many chunk caches
 LATEST = "v200"          # h5py's name for the newest format bound (libhdf5 2.0)
 
 
@@ -61,6 +62,20 @@ def _check_userblock(mode, size):
         return int(size)
     except (TypeError, ValueError):
         raise ValueError("User block size must be an integer") from None
+
+
+def _trim_caches(kept, budget):
+    """Empty the decoded-chunk caches of the datasets used longest ago until those of all
+    but the one in use hold ``budget`` bytes at most: h5py frees a dataset's chunk cache
+    with the dataset, and kept storage objects must not hold more than a few of them."""
+    caches = [getattr(getattr(s, "chunked", None), "cache", None) for s in kept.values()]
+    caches = [c for c in caches[:-1] if c is not None and c.used]
+    held = sum(c.used for c in caches)
+    for cache in caches:
+        if held <= budget:
+            break
+        held -= cache.used
+        cache.clear()
 
 
 def _remote_source(name, mode, storage_options, size, block_size):
@@ -417,6 +432,8 @@ class File(Group):
             return make()
         with self._stores_lock:       # threads reading at once share one storage object
             kept = self.__dict__.setdefault("_stores", OrderedDict())
+            if kept and next(reversed(kept)) == address:
+                return kept[address]      # the dataset used last: nothing moves
             store = kept.get(address)
             if store is None:
                 store = kept[address] = make()
@@ -424,6 +441,7 @@ class File(Group):
                     kept.popitem(last=False)
             else:
                 kept.move_to_end(address)
+            _trim_caches(kept, KEPT_CACHES * (self._rdcc_nbytes or 0))
             return store
 
     def _vds_source(self, filename, dataset):
