@@ -321,10 +321,11 @@ def _contiguous_target(st, scaled, upos, geom):
 
 def decode_chunk_into(st, addr, size, mask, scaled, out):
     """Read the filtered chunk at ``addr`` and decode it straight into the uint8 array
-    ``out`` (its place in the read's output)."""
+    ``out`` (its place in the read's output). The stored bytes are a view of the map, not a
+    copy: whatever the filters give ends up copied into ``out``."""
     from ..filters import decode_pipeline
     where = _chunk_name(st, scaled)
-    decode_pipeline(st.ctx.read(addr, size, where), st.filters, mask, st.itemsize,
+    decode_pipeline(st.ctx.view(addr, size, where), st.filters, mask, st.itemsize,
                     st.chunk_nbytes, (where, st.ctx.absolute(addr)), out=out)
 
 
