@@ -358,6 +358,22 @@ def decode_chunk(st, addr, size, mask, scaled, filtered=True):
     return arr
 
 
+def _one_run(part, cs):
+    """(first element, elements) of the box ``part`` (a slice per dimension of a chunk of
+    shape ``cs``) when its elements are one run of the chunk in C order, else None: every
+    dimension after a partly selected one whole, every one before it selected once."""
+    first, n, stride, whole = 0, 1, 1, True
+    for sl, c in zip(reversed(part), reversed(cs)):
+        k = sl.stop - sl.start
+        if not whole and k != 1:
+            return None
+        first += sl.start * stride
+        n *= k
+        whole = whole and k == c
+        stride *= c
+    return first, n
+
+
 def _chunk_name(st, scaled):
     return f"raw data chunk at {[int(p) * c for p, c in zip(scaled, st.chunk_shape)]}"
 
@@ -376,6 +392,8 @@ def box_reader(st):
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
     source = st.ctx.source
     fetch_ahead = source.prefetch if source.prefetch_batch else None
+    itemsize = dtype.itemsize
+    one, c0 = len(cs) == 1, cs[0]
 
     def chunk_at(pos):
         """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
@@ -405,7 +423,26 @@ def box_reader(st):
             last = (addr, chunk)
         return chunk
 
+    def run_of(pos, first, n, out_shape):
+        """The ``n`` elements from element ``first`` of the unfiltered chunk at ``pos`` (read
+        alone) as an array of ``out_shape``; False when its address lies outside the file."""
+        rec = st.record_at(pos)
+        if rec is None:
+            return np.full(out_shape, st.fill, dtype)
+        at = base + rec[0]
+        if not (0 <= at and at + cn <= source.size):
+            return False
+        raw = source.read_small(at + first * itemsize, n * itemsize, "raw data chunk")
+        return np.frombuffer(raw, dtype).reshape(out_shape).copy()
+
     def read(starts, stops):
+        if one and mapped:        # the commonest small read: ds[a:b] inside one chunk
+            s, e = starts[0], stops[0]
+            p = s // c0
+            if (e - 1) // c0 == p:
+                got = run_of((p,), s - p * c0, e - s, e - s)
+                if got is not False:
+                    return got
         pos, part = [], []
         for s, e, c in zip(starts, stops, cs):
             p = s // c
@@ -413,6 +450,11 @@ def box_reader(st):
                 return read_several(starts, stops)
             pos.append(p)
             part.append(slice(s - p * c, e - p * c))
+        run = _one_run(part, cs) if mapped else None
+        if run is not None:       # an unfiltered chunk's bytes in one piece: read just those
+            got = run_of(pos, *run, [e - s for s, e in zip(starts, stops)])
+            if got is not False:
+                return got
         chunk = chunk_at(pos)
         if chunk is None:
             return np.full([e - s for s, e in zip(starts, stops)], st.fill, dtype)
