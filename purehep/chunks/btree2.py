@@ -52,8 +52,8 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root (records ordered by their scaled offsets as tuples, as the library compares
     them); only the nodes on the way are read (their checksums verified), each kept in a
-    NodeCache as (level, its records' bytes, their keys' first offsets, its children),
-    and a key in the range of the leaf searched last is looked for there first."""
+    NodeCache as (level, its records' bytes, their keys' first offsets, its children), and
+    a key in the range of the leaf searched last is looked for there first."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
@@ -63,52 +63,62 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
         recs = Records([so, tree.record_size - so - 4 - 8 * rank, 4] + [8] * rank, 3, rank)
     else:                         # address, scaled offsets
         recs = Records([so] + [8] * rank, 1, rank)
+    unpack, size, search, kk = recs.entry.unpack_from, recs.size, recs.search, recs.key
     nodes = NodeCache()
     cached = nodes.get
+    one, filtered_records = rank == 1, tree.type == 11
+    undefined = ctx.undefined
 
     def node(addr, nrec, level):
         raw, children, _ = tree._read_node(addr, nrec, level)
         return nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
 
-    last = [None]                 # (first key, last key, node) of the leaf found last
+    def record(r):
+        """(address, size, filter mask) of the unpacked record ``r`` (None: unallocated)."""
+        a = as_int(r[0])
+        if a == undefined:
+            return None
+        return (a, as_int(r[1]), r[2]) if filtered_records else (a, chunk_nbytes, 0)
 
-    def at(raw, firsts, key, i):
-        """(address, size, filter mask) of record ``i`` of a node if its key is ``key``
-        (None: an unallocated chunk), else False."""
-        if i < len(firsts) and firsts[i] == key[0]:
-            r = recs.record(raw, i)
-            if r[recs.key:] == key:
-                a = as_int(r[0])
-                if a == ctx.undefined:
-                    return None
-                return (a, as_int(r[1]), r[2]) if tree.type == 11 else (a, chunk_nbytes, 0)
-        return False
+    last = [(0, b"", (0,), ())]    # the leaf searched last
 
     def find(scaled):
-        key = tuple(map(int, scaled))
-        memo = last[0]
-        if memo is not None and memo[0] <= key <= memo[1]:
-            raw, firsts = memo[2]
-            return at(raw, firsts, key, recs.search(raw, firsts, key, "left")) or None
-        addr, nrec, level = tree.root_address, tree.root_nrecords, tree.depth
-        while addr is not None:
-            got = cached(addr)
-            if got is None or got[0] != level:
-                got = node(addr, nrec, level)   # levels fall by one a step: loops end
-            _, raw, firsts, children = got
-            if not level and len(firsts):
-                last[0] = (recs.record(raw, 0)[recs.key:],
-                           recs.record(raw, len(firsts) - 1)[recs.key:], (raw, firsts))
-            i = bisect.bisect_left(firsts, key[0])
-            if i < len(firsts) and firsts[i] == key[0]:   # keys sharing the first offset
-                i = recs.search(raw, firsts, key, "left")
-                found = at(raw, firsts, key, i)
-                if found is not False:
-                    return found
+        key = (int(scaled[0]),) if one else tuple([int(s) for s in scaled])
+        k0 = key[0]
+        got = last[0]
+        firsts = got[2]
+        # a key whose first offset lies inside a leaf's is in that leaf if anywhere
+        if firsts[0] < k0 < firsts[-1] or (one and firsts[0] <= k0 <= firsts[-1]):
+            level = 0
+        else:
+            got, addr, nrec, level = None, tree.root_address, tree.root_nrecords, tree.depth
+        while True:
+            if got is None:
+                if addr is None:
+                    return None
+                got = cached(addr)
+                if got is None or got[0] != level:
+                    got = node(addr, nrec, level)   # levels fall by one a step: loops end
+                if not level and len(got[2]):
+                    last[0] = got
+            raw, firsts = got[1], got[2]
+            n = len(firsts)
+            i = bisect.bisect_left(firsts, k0)
+            if i < n and firsts[i] == k0:           # keys sharing the first offset
+                if one or i + 1 == n or firsts[i + 1] != k0:   # only one: compare it
+                    r = unpack(raw, i * size)
+                    if r[kk:] == key:
+                        return record(r)
+                    i += r[kk:] < key
+                else:
+                    i = search(raw, firsts, key, "left")
+                    if i < n:
+                        r = unpack(raw, i * size)
+                        if r[kk:] == key:
+                            return record(r)
             if not level:
                 return None
-            addr, nrec, _ = children[i]
-            level -= 1
-        return None
+            addr, nrec, _ = got[3][i]
+            got, level = None, level - 1
 
     return find

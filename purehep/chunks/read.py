@@ -6,6 +6,7 @@ and ``kernels.copy.copy_chunks`` moves each chunk's overlap into the preallocate
 Unfiltered chunks of a memory-mapped file are copied straight from the map.
 """
 import itertools
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -358,22 +359,6 @@ def decode_chunk(st, addr, size, mask, scaled, filtered=True):
     return arr
 
 
-def _one_run(part, cs):
-    """(first element, elements) of the box ``part`` (a slice per dimension of a chunk of
-    shape ``cs``) when its elements are one run of the chunk in C order, else None: every
-    dimension after a partly selected one whole, every one before it selected once."""
-    first, n, stride, whole = 0, 1, 1, True
-    for sl, c in zip(reversed(part), reversed(cs)):
-        k = sl.stop - sl.start
-        if not whole and k != 1:
-            return None
-        first += sl.start * stride
-        n *= k
-        whole = whole and k == c
-        stride *= c
-    return first, n
-
-
 def _chunk_name(st, scaled):
     return f"raw data chunk at {[int(p) * c for p, c in zip(scaled, st.chunk_shape)]}"
 
@@ -394,6 +379,7 @@ def box_reader(st):
     fetch_ahead = source.prefetch if source.prefetch_batch else None
     itemsize = dtype.itemsize
     one, c0 = len(cs) == 1, cs[0]
+    strides = [math.prod(cs[d + 1:]) for d in range(len(cs))]   # elements per step in a chunk
 
     def chunk_at(pos):
         """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
@@ -443,22 +429,33 @@ def box_reader(st):
                 got = run_of((p,), s - p * c0, e - s, e - s)
                 if got is not False:
                     return got
-        pos, part = [], []
-        for s, e, c in zip(starts, stops, cs):
+        pos, ext = [], []
+        # the box as one run of the chunk's bytes in C order (unfiltered chunks): every
+        # dimension before the first one selected more than once selected once, every one
+        # after it whole
+        first, n, run, several = 0, 1, mapped, False
+        for s, e, c, stride in zip(starts, stops, cs, strides):
             p = s // c
             if (e - 1) // c != p:
                 return read_several(starts, stops)
             pos.append(p)
-            part.append(slice(s - p * c, e - p * c))
-        run = _one_run(part, cs) if mapped else None
-        if run is not None:       # an unfiltered chunk's bytes in one piece: read just those
-            got = run_of(pos, *run, [e - s for s, e in zip(starts, stops)])
+            k = e - s
+            ext.append(k)
+            first += (s - p * c) * stride
+            n *= k
+            if several:
+                run = run and k == c
+            else:
+                several = k > 1
+        if run:
+            got = run_of(pos, first, n, ext)
             if got is not False:
                 return got
         chunk = chunk_at(pos)
         if chunk is None:
-            return np.full([e - s for s, e in zip(starts, stops)], st.fill, dtype)
-        return chunk[tuple(part)].copy()
+            return np.full(ext, st.fill, dtype)
+        return chunk[tuple([slice(s - p * c, e - p * c) for s, e, c, p in
+                            zip(starts, stops, cs, pos)])].copy()
 
     def read_several(starts, stops):
         if st.chunks_touched(starts, stops) > SMALL_BOX_CHUNKS:

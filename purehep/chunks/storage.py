@@ -28,8 +28,7 @@ def fast_box(args, shape, read_box):
     if len(args) > len(shape):
         return None
     starts, stops, out = [], [], []
-    for d, n in enumerate(shape):
-        a = args[d] if d < len(args) else _ALL
+    for a, n in zip(args, shape):
         if type(a) is slice:
             if a.step is not None and a.step != 1:
                 return None
@@ -48,14 +47,17 @@ def fast_box(args, shape, read_box):
             stops.append(i + 1)
         else:
             return None
+    for n in shape[len(args):]:   # dimensions not indexed: whole
+        if not n:
+            return None
+        starts.append(0)
+        stops.append(n)
+        out.append(n)
     raw = read_box(starts, stops)
     if raw is None:
         return None
     raw = raw.reshape(out)
     return raw[()] if not out else raw
-
-
-_ALL = slice(None)
 
 
 def element_dtype(file_dtype):
