@@ -608,17 +608,17 @@ class _Children:
             raise IndexError(i)
         so, ms, cs = self.widths
         p = self.pos + i * (so + ms + cs)
-        field = self.buf[p:p + so + ms + cs]
-        caddr = int.from_bytes(field[:so], "little")
-        cn = int.from_bytes(field[so:so + ms], "little")
-        ctotal = int.from_bytes(field[so + ms:], "little") if cs else cn
+        buf = self.buf
+        caddr = int.from_bytes(buf[p:p + so], "little")
+        cn = int.from_bytes(buf[p + so:p + so + ms], "little")
+        ctotal = int.from_bytes(buf[p + so + ms:p + so + ms + cs], "little") if cs else cn
         info = self.tree.node_info[self.level - 1]
-        where = self.base + p + so + ms + cs
         if caddr == self.tree.ctx.undefined:
-            raise FormatError("undefined child node address", "v2 B-tree internal node", where)
+            raise FormatError("undefined child node address", "v2 B-tree internal node",
+                              self.base + p)
         if cn > info.max_nrec or ctotal > info.cum_max_nrec or ctotal < cn:
             raise FormatError(f"child node record counts ({cn}, total {ctotal}) out of range",
-                              "v2 B-tree internal node", where)
+                              "v2 B-tree internal node", self.base + p + so)
         return caddr, cn, ctotal
 
 
