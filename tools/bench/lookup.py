@@ -2,13 +2,20 @@
 several index sizes: open + 1,000 random 4-element reads (each inside one chunk of 16 int32),
 h5py and purehep side by side, and the time per read against the number of chunks.
 
+Two regimes, each side by side with h5py:
+
+- steady: best of 3 in a process that has loaded numba's lookup3 kernel, as any process
+  has once it hashed enough metadata to repay loading it (kernels/_jit.py);
+- fresh process: the first open + 1,000 reads of a new interpreter (median of 3
+  interpreters), purehep hashing in plain Python until it has hashed enough.
+
     python -m tools.bench.lookup [max chunks, default 1000000]
 """
 import sys
 
 import numpy as np
 
-from .common import best_of, path, report
+from .common import best_of, path, report, run_python
 
 CHUNK = 16
 WRITE_SLICE = 1 << 22
@@ -77,26 +84,59 @@ def _reads(module, fname, starts, two_d):
     return run
 
 
+_FRESH = """
+import time, numpy as np
+t0 = time.perf_counter()
+import {module} as m
+starts = np.random.default_rng(5).integers(0, {nchunks}, 1000) * {chunk} + 1
+with m.File({fname!r}, "r") as f:
+    ds = f["x"]
+    for s in starts.tolist():
+        ds[s:s + 4{col}]
+print(time.perf_counter() - t0)
+"""
+
+
+def _fresh(module, fname, nchunks, two_d):
+    """Median seconds of 3 fresh interpreters importing ``module`` and doing the reads."""
+    import statistics
+    code = _FRESH.format(module=module, nchunks=nchunks, chunk=CHUNK, fname=fname,
+                         col=", 0" if two_d else "")
+    return statistics.median(float(run_python(code)[1]) for _ in range(3))
+
+
 def random_reads(max_chunks=1_000_000):
     import h5py
     import purehep
+    from purehep.kernels import checksum
+    checksum.lookup3(bytes(64))
+    checksum._lookup3_loop.compiled()   # the steady state: the kernel loaded
     rng = np.random.default_rng(5)
     sizes = [n for n in (10_000, 100_000, 1_000_000, 10_000_000) if n <= max_chunks]
     out = []
     for kind in KINDS:
-        per_read = []
+        per_read = {"h5py": [], "purehep": []}
         for nchunks in sizes:
             fname = index_file(kind, nchunks)
             # 4 elements inside one chunk, anywhere in the dataset
             starts = rng.integers(0, nchunks, 1000) * CHUNK + rng.integers(0, CHUNK - 3, 1000)
             rows = [(m.__name__, best_of(_reads(m, fname, starts, kind == "btree2"), repeat=3))
                     for m in (h5py, purehep)]
-            out += report(f"open + 1,000 random 4-element reads, {nchunks:,} chunks ({kind})",
-                          rows)
-            per_read.append(dict(rows)["purehep"] / 1000)
-        print(f"  purehep time per read ({kind}), {sizes[0]:,} -> {sizes[-1]:,} chunks: "
-              + " ".join(f"{t * 1e6:.1f}" for t in per_read)
-              + f" us (max/min {max(per_read) / min(per_read):.2f})")
+            out += report(f"open + 1,000 random 4-element reads, {nchunks:,} chunks ({kind}), "
+                          "steady", rows)
+            for name, secs in rows:
+                per_read[name].append(secs / 1000)
+        for name, times in per_read.items():
+            print(f"  {name} time per read ({kind}), {sizes[0]:,} -> {sizes[-1]:,} chunks: "
+                  + " ".join(f"{t * 1e6:.1f}" for t in times)
+                  + f" us (max/min {max(times) / min(times):.2f})")
+    for kind in KINDS:
+        for nchunks in sorted({sizes[0], sizes[-1]}):
+            fname = index_file(kind, nchunks)
+            out += report(f"fresh process: import + open + 1,000 random 4-element reads, "
+                          f"{nchunks:,} chunks ({kind})",
+                          [(m, _fresh(m, fname, nchunks, kind == "btree2"))
+                           for m in ("h5py", "purehep")])
     return out
 
 
