@@ -201,3 +201,26 @@ def test_small_read_loads_no_numba(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=root, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_loading_cost_counts_what_is_left_to_load():
+    """The ski-rental's price of a compiled kernel: numba's import until it is imported,
+    numba's registries (and scipy.linalg, which they import when scipy is installed) until a
+    first kernel is loaded, then only the kernel."""
+    code = ("import sys, importlib.util\n"
+            "from purehep.kernels import _jit as J\n"
+            "scipy = importlib.util.find_spec('scipy') is not None\n"
+            "before = J.loading_cost()\n"
+            "want = J.LOAD_SECONDS + J.IMPORT_SECONDS + J.FIRST_SECONDS + "
+            "(J.SCIPY_SECONDS if scipy else 0)\n"
+            "assert abs(before - want) < 1e-9, (before, want)\n"
+            "from purehep.kernels import checksum as C\n"
+            "if J.JIT_AVAILABLE:\n"
+            "    C._lookup3_loop.compiled()\n"
+            "    assert abs(J.loading_cost() - J.LOAD_SECONDS) < 1e-9\n"
+            "print('ok')\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok"

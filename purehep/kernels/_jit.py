@@ -5,7 +5,8 @@ or disabled (``NUMBA_DISABLE_JIT=1``, ``PUREHEP_NO_NUMBA=1``), and may have a lo
 (``@loop``) that numba compiles with ``cache=True, nogil=True``. Nothing here imports numba:
 ``Loop.worth(seconds)`` adds up the time a kernel's numpy form is estimated to lose against
 the compiled loop, and the loop is compiled (or loaded from numba's cache) once that exceeds
-what loading costs: importing numba (unless something already did) plus loading the kernel.
+what loading costs (``loading_cost``): importing numba unless something already did, numba's
+registries for the first kernel of a process, and the kernel itself.
 A small read in a fresh process therefore never waits for numba.
 
 numba keeps its cache in the package's ``__pycache__`` or, when the installation is not
@@ -21,8 +22,11 @@ import sys
 import threading
 import types
 
-IMPORT_SECONDS = 0.6      # importing numba (its own import, llvmlite, the typing registry)
-LOAD_SECONDS = 0.05       # loading one compiled kernel from the cache, numba imported
+# what loading a compiled kernel costs (measured on the 2-core reference machine)
+IMPORT_SECONDS = 0.2      # importing numba (and llvmlite)
+FIRST_SECONDS = 0.2       # a process's first kernel: numba fills its typing and target registries
+SCIPY_SECONDS = 0.3       # ... which import scipy.linalg when scipy is installed (numba's BLAS check)
+LOAD_SECONDS = 0.005      # each further kernel, loaded from the cache
 
 
 def _jit_wanted():
@@ -74,8 +78,7 @@ class Loop:
         if self._compiled is not None:
             return True
         self.owed += seconds
-        cost = LOAD_SECONDS + (0.0 if "numba" in sys.modules else IMPORT_SECONDS)
-        return self.owed >= cost
+        return self.owed >= loading_cost()
 
     def compiled(self):
         """The numba-compiled form (the plain one without numba)."""
@@ -90,6 +93,26 @@ class Loop:
         if self._plain is None:
             self._plain = _rebind(self.py, lambda k: k.plain)
         return self._plain
+
+
+_first_loaded = []                # set once a kernel was loaded in this process
+_scipy_installed = []             # [bool], found on first use
+
+
+def loading_cost():
+    """Estimated seconds to load one more compiled kernel in this process: numba's import
+    unless done, its registries (and scipy.linalg, when scipy is installed and not yet
+    imported) unless a kernel was loaded before, and the kernel itself."""
+    cost = LOAD_SECONDS + (0.0 if "numba" in sys.modules else IMPORT_SECONDS)
+    if not _first_loaded:
+        if not _scipy_installed:
+            try:
+                _scipy_installed.append(importlib.util.find_spec("scipy") is not None)
+            except (ImportError, ValueError):
+                _scipy_installed.append(False)
+        cost += FIRST_SECONDS + (SCIPY_SECONDS if _scipy_installed[0] and
+                                 "scipy.linalg" not in sys.modules else 0.0)
+    return cost
 
 
 def _rebind(py, form):
@@ -109,6 +132,7 @@ def _rebind(py, form):
 def _compile(kernel):
     import numba
     options = {"cache": True, "nogil": True, **kernel.options}
+    _first_loaded.append(True)
     return numba.njit(**options)(_rebind(kernel.py, Loop.compiled))
 
 
