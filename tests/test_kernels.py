@@ -197,10 +197,16 @@ def test_small_read_loads_no_numba(tmp_path):
             "    assert f['x'][5:7].tolist() == [5, 6]\n"
             "    assert (f['y'][2:9, 1:8] == np.arange(100).reshape(10, 10)[2:9, 1:8]).all()\n"
             "print('numba' in sys.modules)\n")
+    assert _fresh_python(code) == "False"
+
+
+def _fresh_python(code):
+    """What a fresh interpreter running ``code`` from the repository root prints."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=root, check=True)
-    assert out.stdout.strip() == "False"
+                         cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip()
 
 
 def test_loading_cost_counts_what_is_left_to_load():
@@ -219,8 +225,4 @@ def test_loading_cost_counts_what_is_left_to_load():
             "    C._lookup3_loop.compiled()\n"
             "    assert abs(J.loading_cost() - J.LOAD_SECONDS) < 1e-9\n"
             "print('ok')\n")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=root)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "ok"
+    assert _fresh_python(code) == "ok"
