@@ -240,6 +240,8 @@ class Elements:
         self.dfirst = np.concatenate(([0], np.cumsum([nd for nd, _, _ in self.sblocks]))).tolist()
         self._layouts = {}         # elements per data block -> hdr.data_block_layout
         self.page_bytes = self.page_n * es + 4
+        # the prefix data blocks have in the common case (else checked field by field)
+        self._eadb = b"EADB" + bytes((hdr.version, hdr.client_id)) + ctx.pack_address(addr)
 
     def block(self, i):
         """(first element index, bytes holding the elements from it on) of the index block
@@ -290,14 +292,15 @@ class Elements:
         """The checksum.Batches of unpaged data blocks of ``ne`` elements."""
         b = self._batches.get(ne)
         if b is None:
-            hdr, ctx = self.header, self.ctx
-
-            def check(buf, addr):
-                hdr.check_prefix(ctx, buf, addr, b"EADB", "extensible array data block")
-
-            b = self._batches[ne] = checksum.Batches(ctx, layout[2] + 4,
-                                                     "extensible array data block", check)
+            b = self._batches[ne] = checksum.Batches(self.ctx, layout[2] + 4,
+                                                     "extensible array data block",
+                                                     self._check_eadb)
         return b
+
+    def _check_eadb(self, buf, daddr):
+        """Check a data block's prefix (not its checksum)."""
+        if buf[:len(self._eadb)] != self._eadb:
+            self.header.check_prefix(self.ctx, buf, daddr, b"EADB", "extensible array data block")
 
     def _page(self, s, k, first, pfirst, addrs, bitmap, ne, layout):
         """``block`` for the page at element ``pfirst`` of data block ``k`` (at element
@@ -353,8 +356,9 @@ class Elements:
         """Check a paged data block's own prefix and checksum (once)."""
         if daddr not in self._checked:
             buf = self.ctx.read_small(daddr, prefix + 4, "extensible array data block")
-            _check_prefix(self.ctx, buf, daddr, b"EADB", self.header,
-                          "extensible array data block")
+            self._check_eadb(buf, daddr)
+            checksum.verify(self.ctx, buf, "extensible array data block",
+                            self.ctx.absolute(daddr))
             self._checked.add(daddr)
 
     def _secondary_block(self, s, nd, ne):
@@ -377,7 +381,10 @@ class Elements:
 def addresses(ctx, raw):
     """The addresses packed in ``raw`` (None for the undefined address)."""
     so = ctx.sizeof_offsets
-    vals = [int.from_bytes(bytes(raw[i:i + so]), "little") for i in range(0, len(raw), so)]
+    if so == 8:
+        vals = np.frombuffer(raw, "<u8").tolist()
+    else:
+        vals = [int.from_bytes(bytes(raw[i:i + so]), "little") for i in range(0, len(raw), so)]
     return [None if v == ctx.undefined else v for v in vals]
 
 
