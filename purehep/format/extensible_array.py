@@ -14,6 +14,7 @@ dense chunks 0/1, structured chunks 2/3).
 """
 import bisect
 from dataclasses import dataclass
+from functools import partial
 import struct
 
 import numpy as np
@@ -242,6 +243,8 @@ class Elements:
         self.page_bytes = self.page_n * es + 4
         # the prefix data blocks have in the common case (else checked field by field)
         self._eadb = b"EADB" + bytes((hdr.version, hdr.client_id)) + ctx.pack_address(addr)
+        self._page_batches = checksum.Batches(ctx, self.page_bytes,
+                                              "extensible array data block page")
 
     def block(self, i):
         """(first element index, bytes holding the elements from it on) of the index block
@@ -306,44 +309,22 @@ class Elements:
         """``block`` for the page at element ``pfirst`` of data block ``k`` (at element
         ``first``) of super block ``s``, whose page bitmap and data block addresses are
         ``bitmap`` and ``addrs``."""
-        hdr, ctx = self.header, self.ctx
         prefix, npages = layout[0], layout[1]
         daddr = addrs[k]
         if bitmap is None:
             raise FormatError("paged data block without a page bitmap",
-                              "extensible array data block", ctx.absolute(daddr))
-        p = (pfirst - first) // self.page_n
-        bit = k * npages + p
+                              "extensible array data block", self.ctx.absolute(daddr))
+        bit = k * npages + (pfirst - first) // self.page_n
         if not (int(bitmap[bit >> 3]) >> (7 - (bit & 7))) & 1:
             return None
         self._check_data_block(daddr, prefix)
         run = bit // BATCH_PAGES
         where = {}                 # page -> its data block address, of the batch's pages
-
-        def page_address(d, q):
-            return d + prefix + 4 + q * self.page_bytes
-
-        def others():
-            from ..kernels.chunkindex import bitmap_expand
-            a = run * BATCH_PAGES            # a multiple of 8
-            bits = bitmap_expand(bitmap[a >> 3:], min(BATCH_PAGES, len(addrs) * npages - a))
-            base = hdr.index_elements + self.starts[s]
-            out = {}
-            for b2 in (np.flatnonzero(bits) + a).tolist():
-                k2, q = divmod(b2, npages)
-                f = base + k2 * ne + q * self.page_n
-                if addrs[k2] is not None and f < self.total and f not in self._blocks \
-                        and f != pfirst:
-                    out[f] = page_address(addrs[k2], q)
-                    where[f] = addrs[k2]
-            return out
-
-        batches = self._batches.get(None)
-        if batches is None:
-            batches = self._batches[None] = checksum.Batches(
-                ctx, self.page_bytes, "extensible array data block page")
-        n = min(BATCH_PAGES, len(addrs) * npages - run * BATCH_PAGES)
-        for f, buf in batches.load((s, run), n, pfirst, page_address(daddr, p), others).items():
+        got = self._page_batches.load(
+            (s, run), min(BATCH_PAGES, len(addrs) * npages - run * BATCH_PAGES), pfirst,
+            daddr + prefix + 4 + bit % npages * self.page_bytes,
+            partial(self._other_pages, s, run, addrs, bitmap, ne, npages, prefix, pfirst, where))
+        for f, buf in got.items():
             if f != pfirst:
                 try:
                     self._check_data_block(where[f], prefix)
@@ -351,6 +332,23 @@ class Elements:
                     continue       # fails when asked for
             self._blocks[f] = buf
         return pfirst, self._blocks[pfirst]
+
+    def _other_pages(self, s, run, addrs, bitmap, ne, npages, prefix, pfirst, where):
+        """{first element: address} of the set pages of run ``run`` of BATCH_PAGES pages of
+        super block ``s`` (numbered data block by data block) not loaded, but ``pfirst``;
+        ``where`` gets each one's data block address."""
+        from ..kernels.chunkindex import bitmap_expand
+        a = run * BATCH_PAGES                # a multiple of 8
+        bits = bitmap_expand(bitmap[a >> 3:], min(BATCH_PAGES, len(addrs) * npages - a))
+        base = self.header.index_elements + self.starts[s]
+        out = {}
+        for b in (np.flatnonzero(bits) + a).tolist():
+            k, q = divmod(b, npages)
+            f = base + k * ne + q * self.page_n
+            if addrs[k] is not None and f < self.total and f not in self._blocks and f != pfirst:
+                out[f] = addrs[k] + prefix + 4 + q * self.page_bytes
+                where[f] = addrs[k]
+        return out
 
     def _check_data_block(self, daddr, prefix):
         """Check a paged data block's own prefix and checksum (once)."""
