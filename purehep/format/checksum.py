@@ -62,9 +62,8 @@ class Batches:
             self._loaded[group] = done + (len(got) if got else 1)
         if got:
             return got
-        buf = ctx.read_small(addr, self.size, self.structure)
-        if type(buf) is not bytes:
-            buf = bytes(buf)       # kept: a view would pin the file's map
+        buf = bytes(ctx.read_small(addr, self.size, self.structure))   # kept: a view of
+        # the file's map would pin it (a pread's bytes are not copied again)
         if self.check is not None:
             self.check(buf, addr)
         verify(ctx, buf, self.structure, ctx.absolute(addr))
@@ -78,8 +77,9 @@ class Batches:
         first, last = addrs[keys[0]], addrs[keys[-1]]
         try:
             if last + size - first <= 2 * size * len(keys):     # close together: one read
-                whole = ctx.read(first, last + size - first, self.structure)
-                bufs = [whole[addrs[k] - first:addrs[k] - first + size] for k in keys]
+                whole = bytes(ctx.read_small(first, last + size - first, self.structure))
+                view = memoryview(whole)     # the structures are views of it
+                bufs = [view[addrs[k] - first:addrs[k] - first + size] for k in keys]
             else:
                 whole = b""
                 bufs = [bytes(ctx.read_small(addrs[k], size, self.structure)) for k in keys]
