@@ -43,7 +43,7 @@ class Batches:
         self._loaded = {}          # group -> structures loaded from it
 
     def load(self, group, n, want, addr, others):
-        """{key: bytes} of verified structures: the one ``want`` at relative address
+        """{key: bytes-like} of verified structures: the one ``want`` at relative address
         ``addr`` (else ChecksumError or ``check``'s error) and maybe others of the group of
         ``n`` structures at most: ``others()`` gives {key: relative address} of those not
         loaded yet (asked for only when they are loaded)."""
@@ -62,8 +62,8 @@ class Batches:
             self._loaded[group] = done + (len(got) if got else 1)
         if got:
             return got
-        buf = bytes(ctx.read_small(addr, self.size, self.structure))   # kept: a view of
-        # the file's map would pin it (a pread's bytes are not copied again)
+        # bytes kept: a view of the file's map would pin it (a pread's are not copied)
+        buf = bytes(ctx.read_small(addr, self.size, self.structure))
         if self.check is not None:
             self.check(buf, addr)
         verify(ctx, buf, self.structure, ctx.absolute(addr))
@@ -90,16 +90,14 @@ class Batches:
         good = lookup3_batch(mat[:, :-4]) == mat[:, -4:].copy().view("<u4").reshape(-1)
         out = {}
         for k, buf, ok in zip(keys, bufs, good.tolist()):
-            if not ok:
-                if k == want:
-                    verify(ctx, buf, self.structure, ctx.absolute(addrs[k]))   # raises
-                continue
-            if self.check is not None:
-                try:
+            try:                       # as ``load`` checks one: ``check``, then checksum
+                if self.check is not None:
                     self.check(buf, addrs[k])
-                except FormatError:
-                    if k == want:
-                        raise
-                    continue
+                if not ok:
+                    verify(ctx, buf, self.structure, ctx.absolute(addrs[k]))   # raises
+            except FormatError:
+                if k == want:
+                    raise
+                continue
             out[k] = buf
         return out
