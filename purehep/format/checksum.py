@@ -80,9 +80,11 @@ class Batches:
                 whole = bytes(ctx.read_small(first, last + size - first, self.structure))
                 view = memoryview(whole)     # the structures are views of it
                 bufs = [view[addrs[k] - first:addrs[k] - first + size] for k in keys]
-            else:
+            else:                      # (a remote source fetches them in one go)
                 whole = b""
-                bufs = [bytes(ctx.read_small(addrs[k], size, self.structure)) for k in keys]
+                with ctx.source.prefetch([(ctx.absolute(addrs[k]), size) for k in keys]):
+                    bufs = [bytes(ctx.read_small(addrs[k], size, self.structure))
+                            for k in keys]
         except TruncatedError:
             return None
         joined = whole if len(whole) == size * len(keys) else b"".join(bufs)
