@@ -31,9 +31,10 @@ class Batches:
     data blocks of one super block), grouped by the caller, one at a time as asked for,
     except while lookup3 runs as plain Python: there, hashing a group's structures
     together costs little more than hashing one (``kernels.checksum.lookup3_batch``), so
-    a group's first structures are verified alone until what they cost reaches what the
-    whole group would (rent, then buy), and then every structure of the group not loaded
-    yet is read and verified at once. A batch that verifies fails only for the structure
+    a group's first structures are verified alone while what they cost, with the one asked
+    for and one more, stays below what the whole group would (rent, then buy), and then
+    every structure of the group not loaded yet is read and verified at once: at most twice
+    what the cheaper of the two would have cost, however many are asked for. A batch that verifies fails only for the structure
     asked for, as when read alone (the library reads and fails nothing else): another one
     whose checksum (or ``check``) fails is left out, to fail when asked for."""
 
@@ -53,7 +54,7 @@ class Batches:
             done = self._loaded.get(group, 0)
             one = batch_seconds(1, self.size - 4)
             spent = self._rent.get(group, 0.0) + one
-            if n - done > 1 and spent >= batch_seconds(n - done, self.size - 4):
+            if n - done > 1 and spent + one >= batch_seconds(n - done, self.size - 4):
                 addrs = others()
                 if addrs:
                     addrs[want] = addr
