@@ -26,6 +26,38 @@ def test_lookup3(n):
     assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_lookup3_lanes(seed):
+    """Python-int lanes and numpy lanes against the scalar lookup3: random lengths (some
+    multiples of 12 or of 4, some neither), lane counts and initial values."""
+    r = np.random.default_rng(seed)
+    for n in [0, 1, 4, 12, 24, 8188] + r.integers(1, 300, 6).tolist():
+        m = int(r.integers(1, 70))
+        init = int(r.integers(0, 2**32))
+        rows = r.integers(0, 256, (m, n)).astype(np.uint8)
+        ref = [C._py_lookup3(row.tobytes(), n, init) for row in rows]
+        assert C.lookup3_lanes(rows, init).tolist() == ref, (n, m)
+        assert C.lookup3_rows(rows, init).tolist() == ref, (n, m)
+        assert C.lookup3_batch(rows, init).tolist() == ref, (n, m)
+
+
+def test_lookup3_batch_picks_lanes_by_count(monkeypatch):
+    """Uncompiled, ``lookup3_batch`` runs Python-int lanes for few rows and numpy lanes for
+    many (the cheaper by ``batch_seconds``' model), equal either way."""
+    monkeypatch.setattr(C, "_compiled", None)
+    monkeypatch.setattr(C._lookup3_loop, "worth", lambda seconds: False)
+    used = []
+    for name in ("lookup3_lanes", "lookup3_rows"):
+        real = getattr(C, name)
+        monkeypatch.setattr(C, name, lambda rows, init=0, real=real, name=name:
+                            used.append(name) or real(rows, init))
+    for m in (3, 2000):
+        rows = rng.integers(0, 256, (m, 40)).astype(np.uint8)
+        assert C.lookup3_batch(rows).tolist() == [C._py_lookup3(r.tobytes(), 40, 0)
+                                                  for r in rows]
+    assert used == ["lookup3_lanes", "lookup3_rows"]
+
+
 def test_lookup3_spans():
     """Many buffers of one array hashed in one call, each as alone."""
     d = rng.integers(0, 256, sum(SIZES) + 50).astype(np.uint8)

@@ -101,13 +101,28 @@ def element_columns(ctx, raw, filtered, chunk_nbytes, where=(None, None)):
 
 class ArrayLookup:
     """Chunk records of a fixed or extensible array index found one at a time: element
-    ``linear(scaled)`` is taken from the page or data block holding it
-    (``elements.block``, which keeps what it read) and decoded alone."""
+    ``linear(scaled)`` is unpacked from the bytes of the page or data block holding it
+    (``elements.block``, which keeps what it read: a hit costs a dict lookup or two)."""
 
     def __init__(self, ctx, elements, filtered, chunk_nbytes, linear):
         self.ctx, self.elements, self.linear = ctx, elements, linear
         self.filtered, self.chunk_nbytes = filtered, chunk_nbytes
-        self.layout = None
+        self.undefined = ctx.undefined
+        self.es = None            # the element layout, checked at the first lookup
+
+    def _layout(self):
+        es = self.elements.entry_size
+        so, width = _element_layout(self.ctx, es, self.filtered)
+        filtered = self.filtered
+        codes = [_CODES.get(so), _CODES.get(width) if filtered else None]
+        # whole fields as one struct where they have codes, else int.from_bytes on slices
+        if codes[0] and (codes[1] or not filtered):
+            self.unpack = struct.Struct("<" + codes[0] + (codes[1] + "I" if filtered else "")
+                                        ).unpack_from
+        else:
+            self.unpack = None
+            self.fields = ((0, so), (so, so + width), (so + width, so + width + 4))
+        self.es = es
 
     def __call__(self, scaled):
         """(address, stored size, filter mask) of the chunk at grid position ``scaled``, or
@@ -116,18 +131,20 @@ class ArrayLookup:
         blk = self.elements.block(i)
         if blk is None:
             return None
-        first, rows = blk
-        row = rows[i - first].tobytes()
-        if self.layout is None:
-            self.layout = _element_layout(self.ctx, len(row), self.filtered)
-        so, width = self.layout
-        addr = int.from_bytes(row[:so], "little")
-        if addr == self.ctx.undefined:
+        if self.es is None:
+            self._layout()
+        first, buf = blk
+        off = (i - first) * self.es
+        if self.unpack is not None:
+            rec = self.unpack(buf, off)
+        else:
+            rec = [int.from_bytes(buf[off + a:off + b], "little")
+                   for a, b in self.fields[:3 if self.filtered else 1]]
+        if rec[0] == self.undefined:
             return None
         if not self.filtered:
-            return addr, self.chunk_nbytes, 0
-        return (addr, int.from_bytes(row[so:so + width], "little"),
-                int.from_bytes(row[so + width:so + width + 4], "little"))
+            return rec[0], self.chunk_nbytes, 0
+        return tuple(rec)
 
 
 class Records:

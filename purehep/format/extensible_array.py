@@ -14,6 +14,7 @@ dense chunks 0/1, structured chunks 2/3).
 """
 import bisect
 from dataclasses import dataclass
+from functools import partial
 import struct
 
 import numpy as np
@@ -201,30 +202,37 @@ def _read_blocks(ctx, hdr, addr, total, parts):
                              seen)
 
 
+BATCH_PAGES = 1024       # pages verified together at most while lookup3 runs as plain Python
+
+
 class Elements:
     """Random access to the elements of the extensible array at ``addr``: the header and the
     index block are read here; ``block(i)`` reads only the secondary block, data block and
-    page holding element ``i`` (each once: they are kept)."""
+    page holding element ``i`` (each once: they are kept), or, while lookup3 runs as plain
+    Python, maybe other data blocks of its super block, or other pages of its run of
+    BATCH_PAGES pages of its super block, with it (``checksum.Batches``)."""
 
     def __init__(self, ctx, addr):
         self.ctx = ctx
         self.header = hdr = ExtensibleArrayHeader.decode(ctx, addr)
+        self.entry_size = es = hdr.element_size
         self.total = hdr.max_index_set
         self.page_n = 1 << hdr.page_bits
-        self._blocks = {}          # first element index -> uint8 rows
+        self._blocks = {}          # first element index -> bytes holding the elements from it
         self._secondary = {}       # super block -> (page bitmap, data block addresses)
         self._checked = set()      # paged data blocks whose own prefix was checked
+        self._batches = {}         # elements per data block -> checksum.Batches
         if hdr.index_block_address is None or self.total == 0:
             self.index_rows = None
             return
-        so, es = ctx.sizeof_offsets, hdr.element_size
+        so = ctx.sizeof_offsets
         self.n_iblk_super, n_dblk, n_sblk, isize = hdr.index_block_layout(ctx)
         iaddr = hdr.index_block_address
         buf = ctx.read(iaddr, isize, "extensible array index block")
         _check_prefix(ctx, buf, iaddr, b"EAIB", hdr, "extensible array index block")
         raw = np.frombuffer(buf, np.uint8)
         pos = 6 + so
-        self.index_rows = raw[pos:pos + hdr.index_elements * es].reshape(-1, es).copy()
+        self.index_rows = memoryview(buf)[pos:pos + hdr.index_elements * es]
         pos += hdr.index_elements * es
         self.dblk_addrs = addresses(ctx, raw[pos:pos + n_dblk * so])
         self.sblk_addrs = addresses(ctx, raw[pos + n_dblk * so:pos + (n_dblk + n_sblk) * so])
@@ -232,10 +240,16 @@ class Elements:
         self.starts = [start for _, _, start in self.sblocks]
         self.dfirst = np.concatenate(([0], np.cumsum([nd for nd, _, _ in self.sblocks]))).tolist()
         self._layouts = {}         # elements per data block -> hdr.data_block_layout
+        self.page_bytes = self.page_n * es + 4
+        # the prefix data blocks have in the common case (else checked field by field)
+        self._eadb = b"EADB" + bytes((hdr.version, hdr.client_id)) + ctx.pack_address(addr)
+        self._page_batches = checksum.Batches(ctx, self.page_bytes,
+                                              "extensible array data block page")
 
     def block(self, i):
-        """(first element index, uint8 rows) of the index block elements, data block or
-        data block page holding element ``i``; None when that block is not allocated."""
+        """(first element index, bytes holding the elements from it on) of the index block
+        elements, data block or data block page holding element ``i``; None when that block
+        is not allocated."""
         hdr = self.header
         if self.index_rows is None or not 0 <= i < self.total:
             return None
@@ -246,50 +260,104 @@ class Elements:
         nd, ne, start = self.sblocks[s]
         k = (j - start) // ne
         first = hdr.index_elements + start + k * ne
+        got = self._layouts.get(ne)
+        if got is None:
+            got = self._layouts[ne] = hdr.data_block_layout(self.ctx, ne)
+        npages = got[1]
+        key = first + (i - first) // self.page_n * self.page_n if npages else first
+        buf = self._blocks.get(key)
+        if buf is not None:
+            return key, buf
         if s < self.n_iblk_super:
-            daddr, bitmap = self.dblk_addrs[self.dfirst[s] + k], None
+            addrs, bitmap = self.dblk_addrs[self.dfirst[s]:self.dfirst[s] + nd], None
         else:
             sec = self._secondary_block(s, nd, ne)
             if sec is None:
                 return None
             bitmap, addrs = sec
-            daddr = addrs[k]
-        if daddr is None:
+        if addrs[k] is None:
             return None
-        got = self._layouts.get(ne)
-        if got is None:
-            got = self._layouts[ne] = hdr.data_block_layout(self.ctx, ne)
-        prefix, npages, head, _ = got
-        cnt = min(ne, self.total - first)
-        if not npages:
-            rows = self._blocks.get(first)
-            if rows is None:
-                buf = self.ctx.read_small(daddr, head + 4, "extensible array data block")
-                _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
-                rows = self._blocks[first] = np.frombuffer(buf, np.uint8)[
-                    prefix:prefix + cnt * hdr.element_size].reshape(cnt, hdr.element_size).copy()
-            return first, rows
-        p = (i - first) // self.page_n
-        pfirst = first + p * self.page_n
-        rows = self._blocks.get(pfirst)
-        if rows is None:
-            bit = k * npages + p
-            if not (int(bitmap[bit >> 3]) >> (7 - (bit & 7))) & 1:
-                return None
-            if daddr not in self._checked:
-                buf = self.ctx.read_small(daddr, prefix + 4, "extensible array data block")
-                _check_prefix(self.ctx, buf, daddr, b"EADB", hdr, "extensible array data block")
-                self._checked.add(daddr)
-            es = hdr.element_size
-            paddr = daddr + prefix + 4 + p * (self.page_n * es + 4)
-            pbuf = self.ctx.read_small(paddr, self.page_n * es + 4,
-                                       "extensible array data block page")
-            checksum.verify(self.ctx, pbuf, "extensible array data block page",
-                            self.ctx.absolute(paddr))
-            n = min(self.page_n, self.total - pfirst)
-            rows = np.frombuffer(pbuf, np.uint8)[:n * es].reshape(n, es).copy()
-            self._blocks[pfirst] = rows
-        return pfirst, rows
+        if npages:
+            return self._page(s, k, first, key, addrs, bitmap, ne, got)
+        base = hdr.index_elements + start
+
+        def others():
+            return {base + q * ne: a for q, a in enumerate(addrs)
+                    if a is not None and q != k and base + q * ne < self.total
+                    and base + q * ne not in self._blocks}
+
+        prefix = got[0]
+        for f, buf in self._data_blocks(ne, got).load(s, nd, first, addrs[k], others).items():
+            self._blocks[f] = memoryview(buf)[prefix:]
+        return first, self._blocks[first]
+
+    def _data_blocks(self, ne, layout):
+        """The checksum.Batches of unpaged data blocks of ``ne`` elements."""
+        b = self._batches.get(ne)
+        if b is None:
+            b = self._batches[ne] = checksum.Batches(self.ctx, layout[2] + 4,
+                                                     "extensible array data block",
+                                                     self._check_eadb)
+        return b
+
+    def _check_eadb(self, buf, daddr):
+        """Check a data block's prefix (not its checksum)."""
+        if buf[:len(self._eadb)] != self._eadb:
+            self.header.check_prefix(self.ctx, buf, daddr, b"EADB", "extensible array data block")
+
+    def _page(self, s, k, first, pfirst, addrs, bitmap, ne, layout):
+        """``block`` for the page at element ``pfirst`` of data block ``k`` (at element
+        ``first``) of super block ``s``, whose page bitmap and data block addresses are
+        ``bitmap`` and ``addrs``."""
+        prefix, npages = layout[0], layout[1]
+        daddr = addrs[k]
+        if bitmap is None:
+            raise FormatError("paged data block without a page bitmap",
+                              "extensible array data block", self.ctx.absolute(daddr))
+        bit = k * npages + (pfirst - first) // self.page_n
+        if not (int(bitmap[bit >> 3]) >> (7 - (bit & 7))) & 1:
+            return None
+        self._check_data_block(daddr, prefix)
+        run = bit // BATCH_PAGES
+        where = {}                 # page -> its data block address, of the batch's pages
+        got = self._page_batches.load(
+            (s, run), min(BATCH_PAGES, len(addrs) * npages - run * BATCH_PAGES), pfirst,
+            daddr + prefix + 4 + bit % npages * self.page_bytes,
+            partial(self._other_pages, s, run, addrs, bitmap, ne, npages, prefix, pfirst, where))
+        for f, buf in got.items():
+            if f != pfirst:
+                try:
+                    self._check_data_block(where[f], prefix)
+                except FormatError:
+                    continue       # fails when asked for
+            self._blocks[f] = buf
+        return pfirst, self._blocks[pfirst]
+
+    def _other_pages(self, s, run, addrs, bitmap, ne, npages, prefix, pfirst, where):
+        """{first element: address} of the set pages of run ``run`` of BATCH_PAGES pages of
+        super block ``s`` (numbered data block by data block) not loaded, but ``pfirst``;
+        ``where`` gets each one's data block address."""
+        from ..kernels.chunkindex import bitmap_expand
+        a = run * BATCH_PAGES                # a multiple of 8
+        bits = bitmap_expand(bitmap[a >> 3:], min(BATCH_PAGES, len(addrs) * npages - a))
+        base = self.header.index_elements + self.starts[s]
+        out = {}
+        for b in (np.flatnonzero(bits) + a).tolist():
+            k, q = divmod(b, npages)
+            f = base + k * ne + q * self.page_n
+            if addrs[k] is not None and f < self.total and f not in self._blocks and f != pfirst:
+                out[f] = addrs[k] + prefix + 4 + q * self.page_bytes
+                where[f] = addrs[k]
+        return out
+
+    def _check_data_block(self, daddr, prefix):
+        """Check a paged data block's own prefix and checksum (once)."""
+        if daddr not in self._checked:
+            buf = self.ctx.read_small(daddr, prefix + 4, "extensible array data block")
+            self._check_eadb(buf, daddr)
+            checksum.verify(self.ctx, buf, "extensible array data block",
+                            self.ctx.absolute(daddr))
+            self._checked.add(daddr)
 
     def _secondary_block(self, s, nd, ne):
         if s not in self._secondary:
@@ -311,7 +379,10 @@ class Elements:
 def addresses(ctx, raw):
     """The addresses packed in ``raw`` (None for the undefined address)."""
     so = ctx.sizeof_offsets
-    vals = [int.from_bytes(bytes(raw[i:i + so]), "little") for i in range(0, len(raw), so)]
+    if so == 8:
+        vals = np.frombuffer(raw, "<u8").tolist()
+    else:
+        vals = [int.from_bytes(bytes(raw[i:i + so]), "little") for i in range(0, len(raw), so)]
     return [None if v == ctx.undefined else v for v in vals]
 
 

@@ -119,21 +119,23 @@ def read_elements(ctx, addr):
     return arr.header, arr.all()
 
 
-BULK_PAGES = 512         # data blocks of at most this many pages may be read whole, and
-MIN_BULK_PAGES = 12      # of at least this many (fewer: one page at a time costs less)
+BATCH_PAGES = 1024       # pages verified together at most while lookup3 runs as plain Python
 
 
 class Elements:
     """Random access to the elements of the fixed array at ``addr``: the header and the
     data block (with its page bitmap when paged) are read here; ``block(i)`` reads only the
-    page holding element ``i`` (once: pages are kept)."""
+    page holding element ``i`` (once: pages are kept), or, while lookup3 runs as plain
+    Python, maybe the other pages of its run of BATCH_PAGES with it (``checksum.Batches``)."""
 
     def __init__(self, ctx, addr):
         self.ctx = ctx
         self.header = hdr = FixedArrayHeader.decode(ctx, addr)
+        self.entry_size = hdr.entry_size
+        self.page_bits = hdr.page_bits
         self.page_n = 1 << hdr.page_bits
         self._pages = {}
-        self.npages = 0
+        self.npages = self.full = 0
         if hdr.data_block_address is None or hdr.max_entries == 0:
             self.present = None
             return
@@ -142,41 +144,46 @@ class Elements:
         buf = ctx.read(daddr, self.dsize, "fixed array data block")
         hdr.check_data_block(ctx, buf, daddr)
         checksum.verify(ctx, buf, "fixed array data block", ctx.absolute(daddr))
-        raw = np.frombuffer(buf, np.uint8)
         n, es = hdr.max_entries, hdr.entry_size
         if not self.npages:
             self.present = np.ones(1, bool)
-            self._pages[0] = raw[prefix:prefix + n * es].reshape(n, es).copy()  # unpin the map
+            self._pages[0] = memoryview(buf)[prefix:prefix + n * es]
             return
         from ..kernels.chunkindex import bitmap_expand
-        self.present = bitmap_expand(raw[prefix:prefix + (self.npages + 7) // 8], self.npages)
+        self.present = bitmap_expand(np.frombuffer(buf, np.uint8, (self.npages + 7) // 8, prefix),
+                                     self.npages)
+        self.full = n >> hdr.page_bits                   # pages holding page_n elements
+        self.page_bytes = self.page_n * es + 4
+        self._batches = checksum.Batches(ctx, self.page_bytes, "fixed array data block page")
 
     def block(self, i):
-        """(first element index, uint8 rows) of the page (or unpaged data block) holding
-        element ``i``; None when the array has no data block or the page is unset."""
-        if self.present is None:
-            return None
-        p = i // self.page_n if self.npages else 0
-        rows = self._pages.get(p)
-        if rows is None:
-            if not self.present[p]:
+        """(first element index, bytes holding the elements from it on) of the page (or
+        unpaged data block) holding element ``i``; None when the array has no data block
+        or the page is unset."""
+        p = i >> self.page_bits if self.npages else 0
+        buf = self._pages.get(p)
+        if buf is None:
+            if self.present is None or not self.present[p]:
                 return None
-            if self._bulk_first():
-                return self.block(i)
-            rows = self._pages[p] = self._read_page(p)
-        return p * self.page_n, rows
+            if p < self.full:
+                run = p // BATCH_PAGES
+                self._pages.update(self._batches.load(
+                    run, min(BATCH_PAGES, self.full - run * BATCH_PAGES), p,
+                    self._page_address(p), lambda: self._unloaded(run)))
+                buf = self._pages[p]
+            else:
+                buf = self._pages[p] = self._read_page(p)
+        return p * self.page_n, buf
 
-    def _bulk_first(self):
-        """On the first page read of a data block of BULK_PAGES pages at most, while lookup3
-        still runs as plain Python (about 1.4 ms per 8 KB page): every page read and verified
-        at once with numpy lanes (~15 ms for up to a few hundred pages). True when done."""
-        from ..kernels.checksum import lookup3_is_compiled
-        if self._pages or not MIN_BULK_PAGES <= self.npages <= BULK_PAGES or \
-                not self.ctx.verify_checksums or lookup3_is_compiled():
-            return False
-        for first, rows in self.blocks():
-            self._pages[first // self.page_n] = rows
-        return True
+    def _page_address(self, p):
+        return self.header.data_block_address + self.dsize + p * self.page_bytes
+
+    def _unloaded(self, run):
+        """{page: address} of the set full pages of run ``run`` of BATCH_PAGES not loaded."""
+        a = run * BATCH_PAGES
+        b = min(a + BATCH_PAGES, self.full)
+        return {int(q): self._page_address(int(q)) for q in np.flatnonzero(self.present[a:b]) + a
+                if int(q) not in self._pages}
 
     def all(self):
         """The elements up to the last set page (those after it are undefined, and a header
@@ -186,11 +193,11 @@ class Elements:
         if self.present is None or not self.present.any():
             return np.zeros((0, hdr.entry_size), np.uint8)
         if not self.npages:
-            return self._pages[0]
+            return self._rows(self._pages[0])
         last = int(np.flatnonzero(self.present)[-1])
         n = min(hdr.max_entries, (last + 1) * self.page_n)
         self.ctx.check_range(hdr.data_block_address + self.dsize,
-                             (last + 1) * (self.page_n * hdr.entry_size + 4),
+                             (last + 1) * self.page_bytes,
                              "fixed array data block pages")
         out = np.full((n, hdr.entry_size), 0xFF, np.uint8)
         for first, rows in self.blocks():
@@ -203,31 +210,37 @@ class Elements:
         if self.present is None:
             return
         if not self.npages:
-            yield 0, self._pages[0]
+            yield 0, self._rows(self._pages[0])
             return
         hdr, ctx = self.header, self.ctx
-        es, pn = hdr.entry_size, self.page_n
-        full = hdr.max_entries // pn                   # pages holding page_n elements
-        pb = pn * es + 4
+        es, pn, full = hdr.entry_size, self.page_n, self.full
+        pb = self.page_bytes
         start = hdr.data_block_address + self.dsize
         mat = np.frombuffer(ctx.read(start, full * pb, "fixed array data block pages"),
                             np.uint8).reshape(full, pb)
         if ctx.verify_checksums and full:
-            from ..kernels.checksum import lookup3_rows
-            bad = np.flatnonzero(self.present[:full] & (lookup3_rows(mat[:, :-4]) !=
+            from ..kernels.checksum import lookup3_batch
+            bad = np.flatnonzero(self.present[:full] & (lookup3_batch(mat[:, :-4]) !=
                                  mat[:, -4:].copy().view("<u4").reshape(-1)))
             if len(bad):
                 raise ChecksumError("checksum mismatch", "fixed array data block page",
                                     ctx.absolute(start + int(bad[0]) * pb))
         for p in np.flatnonzero(self.present):
             p = int(p)
-            yield p * pn, (mat[p, :-4].reshape(pn, es) if p < full else self._read_page(p))
+            yield p * pn, (mat[p, :-4].reshape(pn, es) if p < full else
+                           self._rows(self._read_page(p)[:-4]))
+
+    def _rows(self, buf):
+        """The elements ``buf`` holds (and nothing else) as a uint8 matrix (count, entry
+        size)."""
+        return np.frombuffer(buf, np.uint8).reshape(-1, self.entry_size)
 
     def _read_page(self, p):
+        """The bytes of page ``p`` (the last, when it holds fewer than page_n elements),
+        verified."""
         hdr, ctx = self.header, self.ctx
-        es = hdr.entry_size
         cnt = min(self.page_n, hdr.max_entries - p * self.page_n)
-        paddr = hdr.data_block_address + self.dsize + p * (self.page_n * es + 4)
-        pbuf = ctx.read_small(paddr, cnt * es + 4, "fixed array data block page")
+        paddr = self._page_address(p)
+        pbuf = ctx.read(paddr, cnt * hdr.entry_size + 4, "fixed array data block page")
         checksum.verify(ctx, pbuf, "fixed array data block page", ctx.absolute(paddr))
-        return np.frombuffer(pbuf, np.uint8)[:cnt * es].reshape(cnt, es).copy()  # unpin
+        return pbuf

@@ -1,9 +1,12 @@
 """Checksum kernels: Jenkins lookup3 (hashlittle, spec Appendix C) and HDF5's Fletcher-32.
 
 ``lookup3`` of one buffer is sequential: plain Python over its 32-bit words (about 6 MB/s)
-until a process has hashed enough to repay loading the compiled loop (~4 MB). ``lookup3_rows``
-hashes many equal-length buffers at once with numpy, one lane per buffer (fixed array pages,
-B-tree nodes). ``fletcher32`` is two modular sums, vectorised with numpy.
+until a process has hashed enough to repay loading the compiled loop (~4 MB). Many
+equal-length buffers hash together, one lane per buffer (``lookup3_batch``: array pages,
+data blocks, B-tree nodes): lanes packed 64 bits apart in one Python int ("SIMD within a
+register": its add, xor and shifts work on every lane at C speed per 30-bit digit) for up to
+a few hundred buffers, numpy uint32 lanes beyond (``lookup3_rows``), the compiled loop once
+loaded. ``fletcher32`` is two modular sums, vectorised with numpy.
 """
 import struct
 
@@ -15,21 +18,64 @@ _M = 0xFFFFFFFF
 _PY_SECONDS_PER_BYTE = 0.16e-6     # plain-Python lookup3 against the compiled loop
 _FLETCHER_SECONDS_PER_BYTE = 2e-9  # numpy Fletcher-32 against the compiled loop
 _FLETCHER_SLICE = 1 << 20          # 16-bit words summed per numpy pass (bounds temporaries)
+# plain-Python seconds per 12-byte block of a batch of L lanes (measured, 8 KB buffers):
+# Python-int lanes a + b*L, numpy lanes c + d*L, compiled loop e*L
+_INT_LANES = (2.0e-6, 0.087e-6)
+_NUMPY_LANES = (24.5e-6, 0.0195e-6)
+_COMPILED_BLOCK = 5e-9
+_compiled = None                   # the compiled lookup3 loop, once loaded
 
 
 def lookup3(data, initval=0):
     """Jenkins lookup3 ``hashlittle`` of ``data`` (any bytes-like object), as HDF5's
     H5_checksum_lookup3."""
+    if _compiled is not None:
+        return _compiled(np.frombuffer(data, np.uint8), initval)
     n = len(data)
     if _lookup3_loop.worth(n * _PY_SECONDS_PER_BYTE):
-        return int(_lookup3_loop(np.frombuffer(data, np.uint8), initval))
+        return int(_load()(np.frombuffer(data, np.uint8), initval))
     return _py_lookup3(data, n, initval)
+
+
+def _load():
+    global _compiled
+    _compiled = _lookup3_loop.compiled()
+    return _compiled
 
 
 def lookup3_is_compiled():
     """True once ``lookup3`` runs compiled: one buffer then costs microseconds, and hashing
-    many equal buffers together (``lookup3_rows``) no longer pays."""
-    return _lookup3_loop.ready
+    many equal buffers together (``lookup3_batch``) no longer pays."""
+    return _compiled is not None or _lookup3_loop.ready
+
+
+def batch_seconds(m, n):
+    """Estimated plain-Python seconds of ``lookup3_batch`` over ``m`` buffers of ``n`` bytes
+    (one buffer: the scalar loop's time)."""
+    blocks = (n + 11) // 12
+    if m == 1:
+        return n * _PY_SECONDS_PER_BYTE
+    return blocks * min(_INT_LANES[0] + _INT_LANES[1] * m, _NUMPY_LANES[0] + _NUMPY_LANES[1] * m)
+
+
+def lookup3_batch(rows, initval=0):
+    """lookup3 of every row of the uint8 matrix ``rows`` (m, n): a uint32 array (m,). Runs
+    compiled once that is loaded or the batch's plain cost makes it worth loading; else on
+    Python-int lanes or, for many rows, numpy lanes (whichever ``batch_seconds`` finds
+    cheaper)."""
+    m, n = rows.shape
+    if _compiled is None:
+        plain = batch_seconds(m, n)
+        if not _lookup3_loop.worth(plain - m * ((n + 11) // 12) * _COMPILED_BLOCK):
+            blocks = (n + 11) // 12
+            if blocks * (_INT_LANES[0] + _INT_LANES[1] * m) <= plain:
+                return lookup3_lanes(rows, initval)
+            return lookup3_rows(rows, initval)
+        _load()
+    out = np.empty(m, np.uint32)
+    for k in range(m):
+        out[k] = _compiled(rows[k], initval)
+    return out
 
 
 def _py_lookup3(data, n, initval):
@@ -74,39 +120,99 @@ def _rotl(x, k):
     return (x << np.uint32(k)) | (x >> np.uint32(32 - k))
 
 
+def lookup3_lanes(rows, initval=0):
+    """lookup3 of every row of the uint8 matrix ``rows`` (m, n), as ``lookup3_rows``, on
+    lanes of Python ints: word k of every row sits at bit 64*row of one int, so that each
+    add, xor, shift and mask works on all rows at once. Lanes hold values below 2**32
+    between steps and at most a few carries above (never reaching the next lane); a
+    subtraction adds 2**32 per lane first (no borrow crosses a lane), a rotation xors both
+    shifted halves in before the mask removes what the right shift brought in from the
+    lane above."""
+    m, n = rows.shape
+    c0 = (0xDEADBEEF + n + initval) & _M
+    if n == 0 or m == 0:
+        return np.full(m, c0, np.uint32)
+    nblocks = (n + 11) // 12
+    raw = memoryview(_lane_words(rows, "<u8")).cast("B")
+    step = 8 * m
+    word = int.from_bytes
+    ones = word(np.ones(m, "<u8").tobytes(), "little")
+    M, B = ones * _M, ones << 32
+    a = b = c = ones * c0
+    pos = 0
+    for _ in range(nblocks - 1):
+        a += word(raw[pos:pos + step], "little")
+        b += word(raw[pos + step:pos + 2 * step], "little")
+        c = (c + word(raw[pos + 2 * step:pos + 3 * step], "little")) & M
+        pos += 3 * step
+        a = ((a + B - c) ^ (c << 4) ^ (c >> 28)) & M; c += b
+        b = ((b + B - a) ^ (a << 6) ^ (a >> 26)) & M; a += c
+        c = ((c + B - b) ^ (b << 8) ^ (b >> 24)) & M; b += a
+        a = ((a + B - c) ^ (c << 16) ^ (c >> 16)) & M; c += b
+        b = ((b + B - a) ^ (a << 19) ^ (a >> 13)) & M; a += c
+        c = ((c + B - b) ^ (b << 4) ^ (b >> 28)) & M; b += a
+    a = (a + word(raw[pos:pos + step], "little")) & M
+    b = (b + word(raw[pos + step:pos + 2 * step], "little")) & M
+    c = (c + word(raw[pos + 2 * step:pos + 3 * step], "little")) & M
+    for x, y, k in ((2, 1, 14), (0, 2, 11), (1, 0, 25), (2, 1, 16), (0, 2, 4), (1, 0, 14),
+                    (2, 1, 24)):       # the final mix: v[x] ^= v[y]; v[x] -= rot(v[y], k)
+        v = [a, b, c]
+        y = v[y]
+        v[x] = ((v[x] ^ y) + B - (((y << k) | (y >> (32 - k))) & M)) & M
+        a, b, c = v
+    return np.frombuffer(c.to_bytes(step, "little"), "<u8").astype(np.uint32)
+
+
 def lookup3_rows(rows, initval=0):
     """lookup3 of every row of the uint8 matrix ``rows`` (m, n): a uint32 array (m,).
-    numpy uint32 lanes wrap as the C code's do."""
-    rows = np.ascontiguousarray(rows, np.uint8)
+    numpy uint32 lanes wrap as the C code's do; every step works in place on the lanes."""
     m, n = rows.shape
     c0 = np.uint32((0xDEADBEEF + n + initval) & _M)
     a = np.full(m, c0, np.uint32)
     if n == 0 or m == 0:
         return a
-    b, c = a.copy(), a.copy()
-    nblocks = (n + 11) // 12
-    if nblocks * 12 != n:
-        padded = np.zeros((m, nblocks * 12), np.uint8)
-        padded[:, :n] = rows
-        rows = padded
-    words = rows.view("<u4").reshape(m, nblocks, 3)
-    r = [np.uint32(k) for k in (4, 6, 8, 16, 19, 4)]
-    for blk in range(nblocks - 1):
-        w = words[:, blk]
-        a += w[:, 0]
-        b += w[:, 1]
-        c += w[:, 2]
-        a -= c; a ^= (c << r[0]) | (c >> np.uint32(28)); c += b
-        b -= a; b ^= (a << r[1]) | (a >> np.uint32(26)); a += c
-        c -= b; c ^= (b << r[2]) | (b >> np.uint32(24)); b += a
-        a -= c; a ^= (c << r[3]) | (c >> np.uint32(16)); c += b
-        b -= a; b ^= (a << r[4]) | (a >> np.uint32(13)); a += c
-        c -= b; c ^= (b << r[5]) | (b >> np.uint32(28)); b += a
-    w = words[:, nblocks - 1]
-    a += w[:, 0]
-    b += w[:, 1]
-    c += w[:, 2]
+    b, c, t = a.copy(), a.copy(), np.empty(m, np.uint32)
+    words = _lane_words(rows, np.uint32)
+    sub, xor, add, shl, shr = np.subtract, np.bitwise_xor, np.add, np.left_shift, np.right_shift
+
+    def mix(x, y, z, k):        # x -= y; x ^= rot(y, k); y += z
+        sub(x, y, out=x)
+        xor(x, shl(y, k, out=t), out=x)
+        xor(x, shr(y, np.uint32(32) - k, out=t), out=x)
+        add(y, z, out=y)
+
+    k4, k6, k8, k16, k19 = (np.uint32(k) for k in (4, 6, 8, 16, 19))
+    for blk in range(0, len(words) - 3, 3):
+        add(a, words[blk], out=a)
+        add(b, words[blk + 1], out=b)
+        add(c, words[blk + 2], out=c)
+        mix(a, c, b, k4)
+        mix(b, a, c, k6)
+        mix(c, b, a, k8)
+        mix(a, c, b, k16)
+        mix(b, a, c, k19)
+        mix(c, b, a, k4)
+    a += words[-3]
+    b += words[-2]
+    c += words[-1]
     return _final(a, b, c)
+
+
+def _lane_words(rows, dtype):
+    """The little-endian 32-bit words of the rows of ``rows`` (m, n) zero-padded to whole
+    12-byte blocks, transposed: (words per row, m) of ``dtype``, word k of every row
+    contiguous."""
+    m, n = rows.shape
+    nwords = (n + 11) // 12 * 3
+    out = np.zeros((nwords, m), dtype)
+    whole = n // 4
+    if whole:
+        out[:whole] = np.ascontiguousarray(rows[:, :whole * 4]).view("<u4").T
+    if n % 4:
+        tail = np.zeros((m, 4), np.uint8)
+        tail[:, :n % 4] = rows[:, whole * 4:]
+        out[whole] = tail.view("<u4")[:, 0]
+    return out
 
 
 def fletcher32(data):
