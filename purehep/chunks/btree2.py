@@ -6,8 +6,13 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format.btree2 import BTree2, ChunkRecordContext
+from ..format.checksum import Batches
+from ..kernels.checksum import lookup3_is_compiled
 from .cache import NodeCache
 from .table import ChunkTable, Records, as_int
+
+
+VERIFIED_KEPT = 4096              # node bytes verified in batches, waiting to be asked for
 
 
 def _tree(ctx, layout):
@@ -69,9 +74,45 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     one, filtered_records = rank == 1, tree.type == 11
     undefined = ctx.undefined
 
-    def node(addr, nrec, level):
-        raw, children, _ = tree._read_node(addr, nrec, level)
+    def node(addr, nrec, level, parent):
+        buf = verified.pop((addr, nrec, level), None)
+        if buf is None and parent and ctx.verify_checksums and not lookup3_is_compiled() and \
+                nrec <= tree.node_info[level].max_nrec:
+            buf = batched(addr, nrec, level, parent)
+        if buf is None:
+            raw, children, _ = tree._read_node(addr, nrec, level)
+        else:
+            raw, children, _ = tree.node_parts(buf, addr, nrec, level)
+        return keep(addr, nrec, level, raw, children)
+
+    def keep(addr, nrec, level, raw, children):
         return nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
+
+    batches = {}                  # (node bytes, level) -> checksum.Batches
+    verified = {}                 # (address, nrec, level) -> node bytes verified with others
+
+    def batched(addr, nrec, level, parent):
+        """The bytes of the node at ``addr``, read as ``Batches`` decides while lookup3
+        runs as plain Python: alone, or with its siblings of the same size (as many records)
+        under ``parent`` once reading them one at a time has cost what hashing them all at
+        once would (a tree built by appends has all but its last leaves full). The siblings'
+        bytes wait in ``verified`` (VERIFIED_KEPT at most) until asked for."""
+        nbytes = tree.node_bytes(nrec, level)
+        b = batches.get((nbytes, level))
+        if b is None:
+            b = batches[nbytes, level] = Batches(
+                ctx, nbytes, "v2 B-tree internal node" if level else "v2 B-tree leaf node",
+                lambda buf, a: tree.check_prefix(buf, a, level))
+
+        def others():
+            return {a: a for a in _siblings(parent, nrec)
+                    if cached(a) is None and (a, nrec, level) not in verified}
+
+        got = b.load(parent, len(parent), addr, addr, others)
+        for a, buf in got.items():
+            if a != addr and len(verified) < VERIFIED_KEPT:
+                verified[a, nrec, level] = buf
+        return got[addr]
 
     def record(r):
         """(address, size, filter mask) of the unpacked record ``r`` (None: unallocated)."""
@@ -92,13 +133,14 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
             level = 0
         else:
             got, addr, nrec, level = None, tree.root_address, tree.root_nrecords, tree.depth
+        parent = None
         while True:
             if got is None:
                 if addr is None:
                     return None
                 got = cached(addr)
-                if got is None or got[0] != level:
-                    got = node(addr, nrec, level)   # levels fall by one a step: loops end
+                if got is None or got[0] != level:   # levels fall by one a step: loops end
+                    got = node(addr, nrec, level, parent)
                 if not level and len(got[2]):
                     last[0] = got
             raw, firsts = got[1], got[2]
@@ -118,7 +160,23 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
                             return record(r)
             if not level:
                 return None
-            addr, nrec, _ = got[3][i]
+            parent = got[3]
+            addr, nrec, _ = parent[i]
             got, level = None, level - 1
 
     return find
+
+
+def _siblings(children, nrec):
+    """Addresses of the nodes among ``children`` (an internal node's child pointers) that
+    hold ``nrec`` records; a pointer that does not decode is left out (it fails when its
+    own node is asked for)."""
+    out = []
+    for j in range(len(children)):
+        try:
+            a, n, _ = children[j]
+        except FormatError:
+            continue
+        if n == nrec:
+            out.append(a)
+    return out

@@ -399,25 +399,42 @@ class BTree2:
 
     # --- nodes --------------------------------------------------------------------------------
 
+    def node_bytes(self, nrec, level):
+        """Bytes of a node at ``level`` holding ``nrec`` records, its checksum included (the
+        part a node's checksum covers; the rest of its allocation is unused)."""
+        used = 6 + nrec * self.record_size
+        if level:
+            used += (nrec + 1) * self.pointer_size(level)
+        return used + 4
+
+    def check_prefix(self, buf, addr, level):
+        """Raise unless the node bytes ``buf`` (at relative address ``addr``) begin with the
+        signature of a node at ``level``, a known version and the tree's type."""
+        if buf[:4] != (SIGNATURE_INTERNAL if level else SIGNATURE_LEAF) or \
+                buf[4] not in VERSIONS or buf[5] != self.type:
+            structure = "v2 B-tree internal node" if level else "v2 B-tree leaf node"
+            _bad_prefix(Cursor(buf, self.ctx.absolute(addr), structure, self.ctx),
+                        level > 0, self.type)
+
     def _read_node(self, addr, nrec, level):
         """(record bytes (a view), child pointers (a sequence of (child addr, nrec, total),
         each decoded and checked when first used), absolute offset) of a node."""
         ctx = self.ctx
-        internal = level > 0
-        structure = "v2 B-tree internal node" if internal else "v2 B-tree leaf node"
+        structure = "v2 B-tree internal node" if level else "v2 B-tree leaf node"
         if nrec > self.node_info[level].max_nrec:
             raise FormatError(f"{nrec} records exceed the {self.node_info[level].max_nrec} that "
                               "fit a node", structure, ctx.absolute(addr))
-        ptr = self.pointer_size(level) if internal else 0
-        used = 6 + nrec * self.record_size + ((nrec + 1) * ptr if internal else 0)
-        buf = ctx.read_small(addr, used + 4, structure)
+        buf = ctx.read_small(addr, self.node_bytes(nrec, level), structure)
+        self.check_prefix(buf, addr, level)
         base = ctx.absolute(addr)
-        if buf[:4] != (SIGNATURE_INTERNAL if internal else SIGNATURE_LEAF) or \
-                buf[4] not in VERSIONS or buf[5] != self.type:
-            _bad_prefix(Cursor(buf, base, structure, ctx), internal, self.type)
         checksum.verify(ctx, buf, structure, base)
+        return self.node_parts(buf, addr, nrec, level)
+
+    def node_parts(self, buf, addr, nrec, level):
+        """``_read_node``'s result for the checked bytes ``buf`` of the node at ``addr``."""
         end = 6 + nrec * self.record_size
-        children = _Children(self, buf, end, base, level, nrec + 1) if internal else ()
+        base = self.ctx.absolute(addr)
+        children = _Children(self, buf, end, base, level, nrec + 1) if level else ()
         return memoryview(buf)[6:end], children, base
 
     def _decode_records(self, buf, base, structure):
