@@ -34,9 +34,10 @@ class Batches:
     a group's first structures are verified alone while what they cost, with the one asked
     for and one more, stays below what the whole group would (rent, then buy), and then
     every structure of the group not loaded yet is read and verified at once: at most twice
-    what the cheaper of the two would have cost, however many are asked for. A batch that verifies fails only for the structure
-    asked for, as when read alone (the library reads and fails nothing else): another one
-    whose checksum (or ``check``) fails is left out, to fail when asked for."""
+    what the cheaper of the two would have cost, however many are asked for. A batch that
+    verifies fails only for the structure asked for, as when read alone (the library reads
+    and fails nothing else): another one whose checksum (or ``check``) fails is left out, to
+    fail when asked for."""
 
     def __init__(self, ctx, size, structure, check=None):
         self.ctx, self.size, self.structure, self.check = ctx, size, structure, check
