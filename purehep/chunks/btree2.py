@@ -75,7 +75,7 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     undefined = ctx.undefined
 
     def node(addr, nrec, level, parent):
-        buf = verified.pop((addr, nrec, level), None)
+        buf = verified.pop((addr, nrec, level), None) if verified else None
         if buf is None and parent and ctx.verify_checksums and not lookup3_is_compiled() and \
                 nrec <= tree.node_info[level].max_nrec:
             buf = batched(addr, nrec, level, parent)
