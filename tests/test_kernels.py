@@ -2,6 +2,7 @@
 plain Python otherwise), on edge sizes and random data, and the dispatch rules: small work
 never loads numba."""
 import os
+import struct
 import subprocess
 import sys
 
@@ -26,15 +27,17 @@ def test_lookup3(n):
     assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
 
 
-def test_lookup3_spans():
-    """Many buffers of one array hashed in one call, each as alone."""
-    d = rng.integers(0, 256, sum(SIZES) + 50).astype(np.uint8)
-    starts = np.cumsum([0] + SIZES[:-1]).astype(np.int64) + 3
-    lengths = np.array(SIZES, np.int64)
-    out = np.empty(len(SIZES), np.uint32)
-    C.lookup3_spans(d, starts, lengths, out)
-    assert out.tolist() == [C._py_lookup3(d[a:a + n].tobytes(), n, 0)
-                            for a, n in zip(starts.tolist(), lengths.tolist())]
+def test_lookup3_matches():
+    """A checksum stored after a span of a bigger array (any alignment) is matched."""
+    d = rng.integers(0, 256, sum(SIZES) + 4 * len(SIZES) + 50).astype(np.uint8)
+    at = 3
+    for n in SIZES:
+        d[at + n:at + n + 4] = np.frombuffer(struct.pack("<I", C._py_lookup3(
+            d[at:at + n].tobytes(), n, 0)), np.uint8)
+        assert C.lookup3_matches(d, at, at + n) and C.lookup3_matches.plain(d, at, at + n)
+        d[at + n] ^= 1
+        assert not C.lookup3_matches(d, at, at + n)
+        at += n + 4
 
 
 @pytest.mark.parametrize("n", SIZES + [720, 721, 722, 30_001])

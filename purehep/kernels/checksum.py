@@ -218,9 +218,7 @@ def _fletcher32_loop(data):
 
 
 @loop
-def lookup3_spans(data, starts, lengths, out):
-    """lookup3 (initial value 0) of ``lengths[i]`` bytes of ``data`` at ``starts[i]`` into
-    ``out[i]``, for many short buffers in one call (the section 0 checksums of a sparse
-    dataset's chunks)."""
-    for i in range(starts.shape[0]):
-        out[i] = _lookup3_loop(data[starts[i]:starts[i] + lengths[i]], 0)
+def lookup3_matches(data, start, end):
+    """True when the lookup3 (initial value 0) of ``data[start:end]`` equals the little-endian
+    32-bit word stored after it (a metadata checksum: a sparse chunk's section 0)."""
+    return _lookup3_loop(data[start:end], 0) == _word(data, end)

@@ -4,6 +4,7 @@ encoding); and a loop kernel gathering the point lists of many chunks into CSR a
 import numpy as np
 
 from ._jit import loop
+from .checksum import lookup3_matches
 
 
 def chunk_keys(coords, chunk, grid):
@@ -67,49 +68,56 @@ def blocks_to_linear(lo, hi, dims):
 
 
 @loop
-def points_csr(coords, first, counts, values, value_first, origins, bands, chunk, shape,
-               indptr, indices, data):
-    """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order:
-    chunk ``i`` lists ``counts[i]`` points as (row, column) pairs in ``coords`` from
-    ``first[i]``, their values in ``values`` from ``value_first[i]``, its first element at
-    ``origins[i]``. Chunks come in row-major order of their origins; ``bands`` holds the
-    first chunk of each row of chunks, then their number. A row of chunks is merged row by
-    row (each chunk's next points are the row's, by column), so the output is written in
-    order. Points past ``shape`` (the edge chunks' outside) are left out. Fills ``indptr``
-    (rows + 1), ``indices`` and ``data``; returns the number of entries, or -1 when a chunk
-    lists a point outside it or out of row-major order (for the caller's general path)."""
+def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chunk, shape, at,
+               cursor, indptr, indices, data):
+    """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order,
+    read where they lie in the uint8 array ``buf``: chunk ``i``'s section 0 is
+    ``buf[sec0[i]:vat[i]]``, its last 4 bytes the lookup3 checksum of the rest (sparse RFC
+    Table 4); it lists ``counts[i]`` points as (row, column) pairs from byte ``cat[i]`` and
+    their values from byte ``vat[i]``. ``coords`` and ``values`` view ``buf`` as
+    little-endian unsigned integers of the coordinate and value sizes at every byte shift
+    (element [s, j] at byte s + j * size, so that nothing need be aligned). Chunks come in
+    row-major order of their origins ``origins[i]``; ``bands`` holds the first chunk of each
+    row of chunks, then the end of the last. Each row of chunks has its checksums verified,
+    then is merged row by row (each chunk's next points are the row's, by column), so the
+    output is written in order from entry ``at``. Points past ``shape`` (the edge chunks'
+    outside) are left out. Sets ``indptr[r + 1]`` (the end of row r) for the rows the bands
+    cover, writes ``indices`` and ``data``; ``cursor`` is scratch of one entry per chunk.
+    Returns the number of entries written, -1 when a chunk lists a point outside it or out
+    of row-major order (for the caller's general path), -2 - i when chunk i's checksum
+    differs."""
     rows, cols, height, width = shape[0], shape[1], chunk[0], chunk[1]
-    ends = np.full(rows, -1, np.int64)
-    cursor = np.zeros(first.shape[0], np.int64)
-    p = 0
+    enc, isz = coords.shape[0], values.shape[0]
+    p = at
     for b in range(bands.shape[0] - 1):
         lo, hi = bands[b], bands[b + 1]
+        for i in range(lo, hi):
+            if not lookup3_matches(buf, sec0[i], vat[i] - 4):
+                return -2 - i
+            cursor[i] = 0
         top = origins[lo, 0]
         for r in range(height):
             inside = top + r < rows
             for i in range(lo, hi):     # (locals: the stores below may alias the inputs)
-                k, n, at, left, vat = cursor[i], counts[i], first[i], origins[i, 1], \
-                    value_first[i]
+                k, n, left = cursor[i], counts[i], origins[i, 1]
+                cs, cj, vs, vj = cat[i] % enc, cat[i] // enc, vat[i] % isz, vat[i] // isz
                 last = -1
-                while k < n and coords[at + 2 * k] == r:
-                    c = np.int64(coords[at + 2 * k + 1])
+                while k < n and coords[cs, cj + 2 * k] == r:
+                    c = np.int64(coords[cs, cj + 2 * k + 1])
                     if c >= width or c <= last:
                         return -1
                     last = c
                     if inside and c + left < cols:
                         indices[p] = c + left
-                        data[p] = values[vat + k]
+                        data[p] = values[vs, vj + k]
                         p += 1
                     k += 1
-                if k < n and coords[at + 2 * k] <= r:
+                if k < n and coords[cs, cj + 2 * k] <= r:
                     return -1
                 cursor[i] = k
             if inside:
-                ends[top + r] = p
+                indptr[top + r + 1] = p
         for i in range(lo, hi):
             if cursor[i] != counts[i]:
                 return -1
-    indptr[0] = 0
-    for r in range(rows):
-        indptr[r + 1] = ends[r] if ends[r] >= 0 else indptr[r]
-    return p
+    return p - at
