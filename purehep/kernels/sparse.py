@@ -88,6 +88,7 @@ def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chun
     differs."""
     rows, cols, height, width = shape[0], shape[1], chunk[0], chunk[1]
     enc, isz = coords.shape[0], values.shape[0]
+    cshift, cfirst, vshift, vfirst = cat % enc, cat // enc, vat % isz, vat // isz
     p = at
     for b in range(bands.shape[0] - 1):
         lo, hi = bands[b], bands[b + 1]
@@ -100,7 +101,7 @@ def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chun
             inside = top + r < rows
             for i in range(lo, hi):     # (locals: the stores below may alias the inputs)
                 k, n, left = cursor[i], counts[i], origins[i, 1]
-                cs, cj, vs, vj = cat[i] % enc, cat[i] // enc, vat[i] % isz, vat[i] // isz
+                cs, cj, vs, vj = cshift[i], cfirst[i], vshift[i], vfirst[i]
                 last = -1
                 while k < n and coords[cs, cj + 2 * k] == r:
                     c = np.int64(coords[cs, cj + 2 * k + 1])
