@@ -182,23 +182,33 @@ def test_threads_and_sources_give_the_same_csr(tmp_path, monkeypatch, shape, chu
 
 
 def test_corrupt_checksum_found_by_any_thread(tmp_path, monkeypatch):
-    """A section 0 checksum mismatch in a later row of chunks (another thread's) is raised,
-    naming that chunk."""
+    """A section 0 checksum mismatch in a later row of chunks (another thread's) is raised
+    by the kernel path, naming that chunk, before its coordinates are used (the corrupted
+    column lies outside the chunk); a file opened with verify_checksums=False is read by
+    the general path's rules (nothing verified: the bad point makes it fall back)."""
     path = tmp_path / "k.h5"
     _stored(path, (64, 64), (8, 8), 0.1, "f8")
     with purehep.File(path) as f:
         info = [i for i in f["x"].struct_chunk_iter() if i.offset == (56, 8)][0]
     with open(path, "r+b") as fh:
-        fh.seek(info.address + 5)
+        fh.seek(info.address + info.section_offsets[1] - 5)   # last column's high byte
         byte = fh.read(1)
         fh.seek(-1, 1)
         fh.write(bytes([byte[0] ^ 0x01]))
+    from purehep.kernels import sparse as K
     monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
     monkeypatch.setattr(csr, "_THREAD_POINTS", 1)
+    general = csr._general
+    calls = []
+    monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
     with purehep.File(path, threads=4) as f:
         with pytest.raises(ChecksumError, match="section 0 checksum") as err:
             f["x"].csr_array()
     assert "(56, 8)" in str(err.value)
+    assert not calls if K.points_csr.ready else calls
+    with purehep.File(path, threads=4, verify_checksums=False) as f:
+        with pytest.raises(purehep.errors.FormatError, match="outside the chunk"):
+            f["x"].csr_array()
 
 
 def test_plain_python_kernel_matches(tmp_path, monkeypatch):

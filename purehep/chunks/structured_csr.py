@@ -23,8 +23,9 @@ _THREAD_POINTS = 100_000   # defined elements per thread at least
 
 def read_csr(st):
     """(data (file dtype), indices, indptr) of the whole 2-D dataset of SparseStorage ``st``,
-    columns ascending within each row; indices and indptr int32 when every index and count
-    fits (scipy then keeps them as they are), else int64."""
+    columns ascending within each row. The gathering path gives int32 indices and indptr
+    when every index and count fits (scipy then keeps them as they are), else int64 (as
+    the general path)."""
     from ..kernels import sparse as K
     t = st.table
     guess = int(t.sizes.sum()) // (st.dtype.itemsize + 4) if len(t) else 0   # elements
@@ -57,9 +58,9 @@ def _chunk_bytes(st, order):
 
 def _plan(st, order):
     """(buffer, section 0 positions, first coordinate positions, value positions, counts,
-    encode size, origins, ``order``) of the chunks (in ``order``); None when one of them is not an
-    unfiltered point list of one encode size (or does not parse as one: the general path
-    then raises the precise error). Checksums are verified by the kernel."""
+    encode size, origins, ``order``) of the chunks (in ``order``); None when one of them is
+    not an unfiltered point list of one encode size (or does not parse as one: the general
+    path then raises the precise error). Checksums are verified by the kernel."""
     t = st.table
     itemsize = st.dtype.itemsize
     sizes = t.sizes[order].astype(np.int64)
@@ -175,8 +176,8 @@ def _gathered(st, plan):
 
     def run(g):
         a, b = groups[g]
-        written[g] = K.points_csr(*args, bands[a:b + 1], *geometry, int(before[a]), cursor,
-                                  indptr, indices, data)
+        written[g] = K.points_csr(*args, bands[a:b + 1], *geometry, int(before[a]),
+                                  bool(st.ctx.verify_checksums), cursor, indptr, indices, data)
 
     from .read import _run
     _run(st, [(lambda g=g: run(g)) for g in range(len(groups))])

@@ -69,31 +69,33 @@ def blocks_to_linear(lo, hi, dims):
 
 @loop
 def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chunk, shape, at,
-               cursor, indptr, indices, data):
+               verify, cursor, indptr, indices, data):
     """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order,
     read where they lie in the uint8 array ``buf``: chunk ``i``'s section 0 is
     ``buf[sec0[i]:vat[i]]``, its last 4 bytes the lookup3 checksum of the rest (sparse RFC
     Table 4); it lists ``counts[i]`` points as (row, column) pairs from byte ``cat[i]`` and
     their values from byte ``vat[i]``. ``coords`` and ``values`` view ``buf`` as
     little-endian unsigned integers of the coordinate and value sizes at every byte shift
-    (element [s, j] at byte s + j * size, so that nothing need be aligned). Chunks come in
-    row-major order of their origins ``origins[i]``; ``bands`` holds the first chunk of each
-    row of chunks, then the end of the last. Each row of chunks has its checksums verified,
-    then is merged row by row (each chunk's next points are the row's, by column), so the
-    output is written in order from entry ``at``. Points past ``shape`` (the edge chunks'
-    outside) are left out. Sets ``indptr[r + 1]`` (the end of row r) for the rows the bands
-    cover, writes ``indices`` and ``data``; ``cursor`` is scratch of one entry per chunk.
-    Returns the number of entries written, -1 when a chunk lists a point outside it or out
-    of row-major order (for the caller's general path), -2 - i when chunk i's checksum
-    differs."""
+    (element [s, j] at byte s + j * size, so that nothing need be aligned: the loads are
+    unaligned, which x86-64, AArch64 and POWER do in hardware). Chunks come in row-major
+    order of their origins ``origins[i]``; ``bands`` holds the first chunk of each row of
+    chunks, then the end of the last. Each row of chunks has its checksums verified (unless
+    ``verify`` is false: the file was opened so), then is merged row by row (each chunk's
+    next points are the row's, by column), so the output is written in order from entry
+    ``at``. Points past ``shape`` (the edge chunks' outside) are left out. Sets
+    ``indptr[r + 1]`` (the end of row r) for the rows the bands cover, writes ``indices``
+    and ``data``; ``cursor`` is scratch of one entry per chunk. Returns the number of
+    entries written, -1 when a chunk lists a point outside it or out of row-major order
+    (for the caller's general path), -2 - i when chunk i's checksum differs."""
     rows, cols, height, width = shape[0], shape[1], chunk[0], chunk[1]
     enc, isz = coords.shape[0], values.shape[0]
+    # (divided once: divisions in the merge loop cost more than the rest of it)
     cshift, cfirst, vshift, vfirst = cat % enc, cat // enc, vat % isz, vat // isz
     p = at
     for b in range(bands.shape[0] - 1):
         lo, hi = bands[b], bands[b + 1]
         for i in range(lo, hi):
-            if not lookup3_matches(buf, sec0[i], vat[i] - 4):
+            if verify and not lookup3_matches(buf, sec0[i], vat[i] - 4):
                 return -2 - i
             cursor[i] = 0
         top = origins[lo, 0]
