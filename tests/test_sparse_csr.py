@@ -159,7 +159,7 @@ def test_threads_and_sources_give_the_same_csr(tmp_path, monkeypatch, shape, chu
     path = tmp_path / "t.h5"
     _stored(path, shape, chunks, density, dtype, resize=resize)
     monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
-    monkeypatch.setattr(csr, "_THREAD_POINTS", 1)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
     general_calls = []
     general = csr._general
     monkeypatch.setattr(csr, "_general", lambda st: general_calls.append(1) or general(st))
@@ -197,7 +197,7 @@ def test_corrupt_checksum_found_by_any_thread(tmp_path, monkeypatch):
         fh.write(bytes([byte[0] ^ 0x01]))
     from purehep.kernels import sparse as K
     monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
-    monkeypatch.setattr(csr, "_THREAD_POINTS", 1)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
     general = csr._general
     calls = []
     monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
@@ -218,7 +218,7 @@ def test_plain_python_kernel_matches(tmp_path, monkeypatch):
     path = tmp_path / "p.h5"
     _stored(path, (45, 38), (8, 10), 0.06, "<f4", resize=(41, 33))
     monkeypatch.setattr(K, "points_csr", K.points_csr.plain)
-    monkeypatch.setattr(csr, "_THREAD_POINTS", 1)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
     with purehep.File(path, threads=3) as f:
         st = f["x"]._sparse_storage()
         t = st.table

@@ -18,7 +18,8 @@ from ..errors import ChecksumError
 from ..format import selection as S
 
 _POINT_SECONDS = 40e-9     # the numpy path against the loop kernel, per defined element
-_THREAD_POINTS = 100_000   # defined elements per thread at least
+_TASK_POINTS = 100_000     # defined elements per task at least
+_TASKS_PER_THREAD = 4      # (tasks taken as threads free up: a busy core delays one only)
 
 
 def read_csr(st):
@@ -145,10 +146,10 @@ def _points_header(buf, at, end, chunk):
 
 
 def _shifted(buf, size):
-    """``buf`` as little-endian unsigned integers of ``size`` bytes at each byte shift:
-    element [s, j] at byte s + j * size (a view)."""
-    n = max(0, (buf.shape[0] - size + 1) // size)
-    return np.ndarray((size, n), f"<u{size}", buf, 0, (1, size))
+    """``buf`` as little-endian unsigned integers of ``size`` bytes, one view per byte shift
+    (``[s][j]`` at byte s + j * size)."""
+    return tuple(np.frombuffer(buf, f"<u{size}", max(0, (buf.shape[0] - s) // size), s)
+                 for s in range(size))
 
 
 def _gathered(st, plan):
@@ -162,7 +163,8 @@ def _gathered(st, plan):
     rows_of = origins[:, 0]
     bands = np.flatnonzero(np.concatenate(([True], rows_of[1:] != rows_of[:-1], [True])))
     before = np.concatenate(([0], np.cumsum(counts)))[bands]      # points before each band
-    parts = max(1, min(st.threads, total // _THREAD_POINTS, len(bands) - 1))
+    parts = 1 if st.threads == 1 else \
+        max(1, min(st.threads * _TASKS_PER_THREAD, total // _TASK_POINTS, len(bands) - 1))
     nb = len(bands) - 1
     cuts = np.unique(np.searchsorted(before, np.linspace(0, total, parts + 1)[1:-1]))
     cuts = cuts[(cuts > 0) & (cuts < nb)]
@@ -171,13 +173,12 @@ def _gathered(st, plan):
     args = (buf, _shifted(buf, enc), _shifted(buf, st.dtype.itemsize), sec0, cat, vat, counts,
             origins)
     geometry = (np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64))
-    cursor = np.empty(len(counts), np.int64)
     written = [0] * len(groups)
 
     def run(g):
         a, b = groups[g]
         written[g] = K.points_csr(*args, bands[a:b + 1], *geometry, int(before[a]),
-                                  bool(st.ctx.verify_checksums), cursor, indptr, indices, data)
+                                  bool(st.ctx.verify_checksums), indptr, indices, data)
 
     from .read import _run
     _run(st, [(lambda g=g: run(g)) for g in range(len(groups))])
