@@ -131,16 +131,18 @@ def _row_ends(cv, first, n, left, chunk, cols, ends, kept):
     if edge:
         kept[:] = 0
     last = -1
-    for k in range(n):
-        r = np.int64(cv[first + 2 * k])
-        c = np.int64(cv[first + 2 * k + 1])
+    for k in range(n):      # (unsigned indices: numba adds no negative-index handling)
+        at = np.uint64(first + 2 * k)
+        r = np.int64(cv[at])
+        c = np.int64(cv[at + np.uint64(1)])
         lin = r * width + c
         if r >= height or c >= width or lin <= last:
             return False
         last = lin
-        ends[r + 1] = k + 1
+        row = np.uint64(r + 1)
+        ends[row] = k + 1
         if edge and c + left < cols:
-            kept[r + 1] = k + 1
+            kept[row] = k + 1
     for r in range(height):
         ends[r + 1] = max(ends[r + 1], ends[r])
     if not edge:
@@ -153,10 +155,11 @@ def _scatter(cv, vv, first, vfirst, n, left, cols, base, indices, data):
     """The first ``n`` points of a chunk (coordinates from ``cv[first]``, values from
     ``vv[vfirst]``) to their places: point k of row r at ``base[r] + k``, unless its column
     is past ``cols``."""
-    for k in range(n):
-        r = cv[first + 2 * k]
-        c = np.int64(cv[first + 2 * k + 1]) + left
+    for k in range(n):      # (unsigned indices: numba adds no negative-index handling)
+        at = np.uint64(first + 2 * k)
+        r = cv[at]
+        c = np.int64(cv[at + np.uint64(1)]) + left
         if c < cols:
-            q = base[r] + k
+            q = np.uint64(base[r] + k)
             indices[q] = c
-            data[q] = vv[vfirst + k]
+            data[q] = vv[np.uint64(vfirst + k)]
