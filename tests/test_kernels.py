@@ -27,17 +27,28 @@ def test_lookup3(n):
     assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
 
 
-def test_lookup3_matches():
-    """A checksum stored after a span of a bigger array (any alignment) is matched."""
-    d = rng.integers(0, 256, sum(SIZES) + 4 * len(SIZES) + 50).astype(np.uint8)
-    at = 3
-    for n in SIZES:
+@pytest.mark.parametrize("count", [1, 2, 5, len(SIZES)])
+def test_lookup3_first_mismatch(count):
+    """Spans of one array (any alignment, any length, an odd number of them: two hashed at
+    once) each followed by its checksum; the first one whose checksum differs is found, in
+    the compiled and the plain form."""
+    d = rng.integers(0, 256, sum(SIZES) + 5 * len(SIZES) + 50).astype(np.uint8)
+    words = tuple(np.frombuffer(d, "<u4", (len(d) - s) // 4, s) for s in range(4))
+    starts, ends, at = [], [], 3
+    for n in (SIZES * 2)[:count]:
         d[at + n:at + n + 4] = np.frombuffer(struct.pack("<I", C._py_lookup3(
             d[at:at + n].tobytes(), n, 0)), np.uint8)
-        assert C.lookup3_matches(d, at, at + n) and C.lookup3_matches.plain(d, at, at + n)
-        d[at + n] ^= 1
-        assert not C.lookup3_matches(d, at, at + n)
-        at += n + 4
+        starts.append(at)
+        ends.append(at + n)
+        at += n + 4 + n % 3
+    starts, ends = np.array(starts, np.int64), np.array(ends, np.int64)
+    for form in (C.lookup3_first_mismatch, C.lookup3_first_mismatch.plain):
+        assert form(d, words, starts, ends) == -1
+    for bad in sorted({0, count // 2, count - 1}):
+        d[ends[bad]] ^= 1
+        for form in (C.lookup3_first_mismatch, C.lookup3_first_mismatch.plain):
+            assert form(d, words, starts, ends) == bad
+        d[ends[bad]] ^= 1
 
 
 @pytest.mark.parametrize("n", SIZES + [720, 721, 722, 30_001])

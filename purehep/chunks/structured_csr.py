@@ -170,8 +170,8 @@ def _gathered(st, plan):
     cuts = cuts[(cuts > 0) & (cuts < nb)]
     groups = list(zip(np.concatenate(([0], cuts)).tolist(),
                       np.concatenate((cuts, [nb])).tolist()))
-    args = (buf, _shifted(buf, enc), _shifted(buf, st.dtype.itemsize), sec0, cat, vat, counts,
-            origins)
+    args = (buf, _shifted(buf, 4), _shifted(buf, enc), _shifted(buf, st.dtype.itemsize), sec0,
+            cat, vat, counts, origins)
     geometry = (np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64))
     written = [0] * len(groups)
 

@@ -156,28 +156,34 @@ def _word(data, i):
             | (int(data[i + 3]) << 24))
 
 
+@loop(inline="always")      # (numba inlines it: a call per 12 bytes costs ~12 %)
+def _mix(a, b, c):
+    """lookup3's ``mix`` of three 32-bit values (kept below 2**32 by masks)."""
+    a = (a - c) & 0xFFFFFFFF; a ^= _rot(c, 4); c = (c + b) & 0xFFFFFFFF
+    b = (b - a) & 0xFFFFFFFF; b ^= _rot(a, 6); a = (a + c) & 0xFFFFFFFF
+    c = (c - b) & 0xFFFFFFFF; c ^= _rot(b, 8); b = (b + a) & 0xFFFFFFFF
+    a = (a - c) & 0xFFFFFFFF; a ^= _rot(c, 16); c = (c + b) & 0xFFFFFFFF
+    b = (b - a) & 0xFFFFFFFF; b ^= _rot(a, 19); a = (a + c) & 0xFFFFFFFF
+    c = (c - b) & 0xFFFFFFFF; c ^= _rot(b, 4); b = (b + a) & 0xFFFFFFFF
+    return a, b, c
+
+
 @loop
-def _lookup3_loop(data, initval):
-    n = data.shape[0]
-    a = b = c = (0xDEADBEEF + n + initval) & 0xFFFFFFFF
-    i = 0
+def _lookup3_from(data, start, end, a, b, c, i):
+    """lookup3 of ``data[start:end]`` from the state (a, b, c) after its first ``i`` bytes
+    (whole 12-byte blocks, not the last)."""
+    n = end - start
     while n - i > 12:
-        a = (a + _word(data, i)) & 0xFFFFFFFF
-        b = (b + _word(data, i + 4)) & 0xFFFFFFFF
-        c = (c + _word(data, i + 8)) & 0xFFFFFFFF
-        a = (a - c) & 0xFFFFFFFF; a ^= _rot(c, 4); c = (c + b) & 0xFFFFFFFF
-        b = (b - a) & 0xFFFFFFFF; b ^= _rot(a, 6); a = (a + c) & 0xFFFFFFFF
-        c = (c - b) & 0xFFFFFFFF; c ^= _rot(b, 8); b = (b + a) & 0xFFFFFFFF
-        a = (a - c) & 0xFFFFFFFF; a ^= _rot(c, 16); c = (c + b) & 0xFFFFFFFF
-        b = (b - a) & 0xFFFFFFFF; b ^= _rot(a, 19); a = (a + c) & 0xFFFFFFFF
-        c = (c - b) & 0xFFFFFFFF; c ^= _rot(b, 4); b = (b + a) & 0xFFFFFFFF
+        a, b, c = _mix((a + _word(data, start + i)) & 0xFFFFFFFF,
+                       (b + _word(data, start + i + 4)) & 0xFFFFFFFF,
+                       (c + _word(data, start + i + 8)) & 0xFFFFFFFF)
         i += 12
     rest = n - i
     if rest == 0:
         return c
     w = np.zeros(12, np.uint8)
     for j in range(rest):
-        w[j] = data[i + j]
+        w[j] = data[start + i + j]
     a = (a + _word(w, 0)) & 0xFFFFFFFF
     b = (b + _word(w, 4)) & 0xFFFFFFFF
     c = (c + _word(w, 8)) & 0xFFFFFFFF
@@ -189,6 +195,13 @@ def _lookup3_loop(data, initval):
     b ^= a; b = (b - _rot(a, 14)) & 0xFFFFFFFF
     c ^= b; c = (c - _rot(b, 24)) & 0xFFFFFFFF
     return c
+
+
+@loop
+def _lookup3_loop(data, initval):
+    n = data.shape[0]
+    a = (0xDEADBEEF + n + initval) & 0xFFFFFFFF
+    return _lookup3_from(data, 0, n, a, a, a, 0)
 
 
 @loop
@@ -218,7 +231,33 @@ def _fletcher32_loop(data):
 
 
 @loop
-def lookup3_matches(data, start, end):
-    """True when the lookup3 (initial value 0) of ``data[start:end]`` equals the little-endian
-    32-bit word stored after it (a metadata checksum: a sparse chunk's section 0)."""
-    return _lookup3_loop(data[start:end], 0) == _word(data, end)
+def lookup3_first_mismatch(data, words, starts, ends):
+    """Index of the first span ``data[starts[i]:ends[i]]`` whose lookup3 (initial value 0)
+    differs from the little-endian 32-bit word stored after it (a metadata checksum: the
+    section 0 of sparse chunks), or -1. ``words`` views ``data`` as little-endian uint32 at
+    each byte shift (``words[s][j]`` at byte s + 4 * j). Spans go through the block loop two
+    at a time: lookup3 is one chain of dependent operations, two chains keep the core busy
+    (1.6x the speed)."""
+    m = starts.shape[0]
+    for g in range(0, m, 2):
+        h = min(g + 1, m - 1)       # (an odd last span is hashed twice)
+        s0, e0, s1, e1 = starts[g], ends[g], starts[h], ends[h]
+        a0 = b0 = c0 = (0xDEADBEEF + e0 - s0) & 0xFFFFFFFF
+        a1 = b1 = c1 = (0xDEADBEEF + e1 - s1) & 0xFFFFFFFF
+        w0, w1 = words[s0 % 4], words[s1 % 4]
+        j0, j1 = np.uint64(s0 // 4), np.uint64(s1 // 4)     # (unsigned: no negative-index
+        both = max(0, (min(e0 - s0, e1 - s1) - 1) // 12)      # handling by numba)
+        for _ in range(both):
+            a0, b0, c0 = _mix((a0 + int(w0[j0])) & 0xFFFFFFFF,
+                              (b0 + int(w0[j0 + np.uint64(1)])) & 0xFFFFFFFF,
+                              (c0 + int(w0[j0 + np.uint64(2)])) & 0xFFFFFFFF)
+            a1, b1, c1 = _mix((a1 + int(w1[j1])) & 0xFFFFFFFF,
+                              (b1 + int(w1[j1 + np.uint64(1)])) & 0xFFFFFFFF,
+                              (c1 + int(w1[j1 + np.uint64(2)])) & 0xFFFFFFFF)
+            j0 += np.uint64(3)
+            j1 += np.uint64(3)
+        if _lookup3_from(data, s0, e0, a0, b0, c0, 12 * both) != _word(data, e0):
+            return g
+        if _lookup3_from(data, s1, e1, a1, b1, c1, 12 * both) != _word(data, e1):
+            return h
+    return -1

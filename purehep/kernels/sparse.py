@@ -4,7 +4,7 @@ encoding); and a loop kernel gathering the point lists of many chunks into CSR a
 import numpy as np
 
 from ._jit import loop
-from .checksum import lookup3_matches
+from .checksum import lookup3_first_mismatch
 
 
 def chunk_keys(coords, chunk, grid):
@@ -68,19 +68,20 @@ def blocks_to_linear(lo, hi, dims):
 
 
 @loop
-def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chunk, shape, at,
-               verify, indptr, indices, data):
+def points_csr(buf, words, coords, values, sec0, cat, vat, counts, origins, bands, chunk,
+               shape, at, verify, indptr, indices, data):
     """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order,
     read where they lie in the uint8 array ``buf``: chunk ``i``'s section 0 is
     ``buf[sec0[i]:vat[i]]``, its last 4 bytes the lookup3 checksum of the rest (sparse RFC
     Table 4); it lists ``counts[i]`` points as (row, column) pairs from byte ``cat[i]`` and
-    their values from byte ``vat[i]``. ``coords`` and ``values`` are tuples of views of
-    ``buf`` as little-endian unsigned integers of the coordinate and value sizes, one per
-    byte shift (``coords[s][j]`` at byte s + j * size, so that nothing need be aligned: the
-    loads are unaligned, which x86-64, AArch64 and POWER do in hardware). Chunks come in
-    row-major order of their origins ``origins[i]``; ``bands`` holds the first chunk of each
-    row of chunks, then the end of the last. For each row of chunks: the checksums are
-    verified (unless ``verify`` is false: the file was opened so), each chunk's row ends
+    their values from byte ``vat[i]``. ``words``, ``coords`` and ``values`` are tuples of
+    views of ``buf`` as little-endian unsigned integers of 4 bytes, the coordinate size and
+    the value size, one per byte shift (``coords[s][j]`` at byte s + j * size, so that
+    nothing need be aligned: the loads are unaligned, which x86-64, AArch64 and POWER do in
+    hardware). Chunks come in row-major order of their origins ``origins[i]``; ``bands``
+    holds the first chunk of each row of chunks, then the end of the last. For each row of
+    chunks: the checksums are verified (unless ``verify`` is false: the file was opened so;
+    :func:`lookup3_first_mismatch`, two chunks at a time), each chunk's row ends
     found (:func:`_row_ends`), every (chunk, row) given its place in the output, from entry
     ``at`` on, then each chunk's points written there (:func:`_scatter`). Points past
     ``shape`` (the edge chunks' outside) are left out. Sets ``indptr[r + 1]`` (the end of
@@ -90,6 +91,7 @@ def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chun
     rows, cols, height = shape[0], shape[1], chunk[0]
     enc, isz = len(coords), len(values)
     cshift, cfirst, vshift, vfirst = cat % enc, cat // enc, vat % isz, vat // isz
+    sums = vat - 4
     wide = 1
     for b in range(bands.shape[0] - 1):
         wide = max(wide, bands[b + 1] - bands[b])
@@ -99,12 +101,16 @@ def points_csr(buf, coords, values, sec0, cat, vat, counts, origins, bands, chun
     p = at
     for b in range(bands.shape[0] - 1):
         lo, hi = bands[b], bands[b + 1]
-        for i in range(lo, hi):
-            if verify and not lookup3_matches(buf, sec0[i], vat[i] - 4):
-                return -2 - i
-            if not _row_ends(coords[cshift[i]], cfirst[i], counts[i], origins[i, 1], chunk,
-                             cols, ends[i - lo], kept[i - lo]):
-                return -1
+        for i0 in range(lo, hi, 2):     # (two chunks checksummed at once, then read while
+            i1 = min(i0 + 2, hi)          # in cache)
+            if verify:
+                bad = lookup3_first_mismatch(buf, words, sec0[i0:i1], sums[i0:i1])
+                if bad >= 0:
+                    return -2 - (i0 + bad)
+            for i in range(i0, i1):
+                if not _row_ends(coords[cshift[i]], cfirst[i], counts[i], origins[i, 1],
+                                 chunk, cols, ends[i - lo], kept[i - lo]):
+                    return -1
         top = origins[lo, 0]
         inside = max(0, min(height, rows - top))
         for r in range(inside):
