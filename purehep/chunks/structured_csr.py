@@ -180,8 +180,7 @@ def _gathered(st, plan):
         written[g] = K.points_csr(*args, bands[a:b + 1], *geometry, int(before[a]),
                                   bool(st.ctx.verify_checksums), indptr, indices, data)
 
-    from .read import _run
-    _run(st, [(lambda g=g: run(g)) for g in range(len(groups))])
+    _shared(st.threads, run, len(groups))
     bad = [n for n in written if n < -1]
     if bad:
         i = -2 - max(bad)
@@ -196,6 +195,26 @@ def _gathered(st, plan):
     np.maximum.accumulate(indptr, out=indptr)      # rows no chunk covers end where the last did
     indptr[rows] = n
     return data[:n].view(st.dtype), indices[:n], indptr
+
+
+def _shared(threads, fn, n):
+    """``fn(0)`` .. ``fn(n - 1)`` on ``threads`` threads, this one included, each taking the
+    next task as it frees up; the first error is raised once all are done."""
+    from .read import _pool
+    tasks = iter(range(n))          # (one next() at a time: the GIL serialises them)
+
+    def work():
+        for g in tasks:
+            fn(g)
+
+    helpers = [_pool(threads - 1).submit(work) for _ in range(min(threads, n) - 1)]
+    try:
+        work()
+    finally:
+        errors = [f.exception() for f in helpers]
+    for e in errors:
+        if e is not None:
+            raise e
 
 
 def _compact(indptr, indices, data, parts):
