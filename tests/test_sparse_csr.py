@@ -228,3 +228,32 @@ def test_plain_python_kernel_matches(tmp_path, monkeypatch):
         want = csr._general(st)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+def test_userblock_buffer_and_scratch_bound(tmp_path, monkeypatch):
+    """A file with a user block (chunk addresses relative to the base address), read from
+    the path and from bytes in memory; and a dataset whose kernel scratch (per chunk and
+    row of a row of chunks) would pass the bound, which takes the general path: the same
+    CSR arrays."""
+    path = tmp_path / "u.h5"
+    rows, cols, values = _matrix((90, 70), 0.01, "f8")
+    with purehep.File(path, "w", libver="latest", userblock_size=512) as f:
+        f.create_dataset("x", (90, 70), "f8", chunks=(20, 16), sparse=True) \
+            .write_sparse(np.stack([rows, cols], axis=1), values)
+    want = sp.csr_array((values, (rows, cols)), shape=(90, 70))
+    monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
+    with purehep.File(path) as f:
+        got = [f["x"].csr_array()]
+    with purehep.File(path.read_bytes()) as f:
+        got.append(f["x"].csr_array())
+    monkeypatch.setattr(csr, "SCRATCH_BYTES", 0)
+    general = csr._general
+    calls = []
+    monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
+    with purehep.File(path) as f:
+        got.append(f["x"].csr_array())
+    assert calls
+    for a in got:
+        np.testing.assert_array_equal(a.indptr, want.indptr)
+        np.testing.assert_array_equal(a.indices, want.indices)
+        np.testing.assert_array_equal(a.data, want.data)

@@ -3,12 +3,14 @@
 
 Unfiltered chunks whose section 0 is a point list (what the writer stores for scattered
 elements; sparse RFC Table 5, an H5Sencode image of a version 1 or 2 point selection) are read
-where they lie in a mapped (or in-memory) file, else read into one buffer, and merged into
-CSR order by a loop kernel, rows of chunks split among the storage's threads: each row of
-chunks has its section 0 checksums (RFC Table 4) verified, then its points and values are
-written straight into the final arrays. Any other chunk (filtered, "all", hyperslab) takes
-the general path: each chunk's defined elements (SparseStorage.iter_defined), then one
-stable sort by row.
+where they lie in a mapped (or in-memory) file, else read into one buffer, and put in CSR
+order by a loop kernel (kernels/sparse.py ``points_csr``), rows of chunks split among the
+storage's threads: each row of chunks has its section 0 checksums (RFC Table 4) verified,
+then its points and values are written straight into the final arrays (rows counted per
+chunk first, then every point to its place). Any other chunk (filtered, "all", hyperslab),
+and datasets whose kernel scratch (24 bytes per chunk and row of a row of chunks) would
+exceed both SCRATCH_BYTES and the result, take the general path: each chunk's defined
+elements (SparseStorage.iter_defined), then one stable sort by row.
 """
 import struct
 
@@ -16,6 +18,7 @@ import numpy as np
 
 from ..errors import ChecksumError
 from ..format import selection as S
+from . import SCRATCH_BYTES
 
 _POINT_SECONDS = 40e-9     # the numpy path against the loop kernel, per defined element
 _TASK_POINTS = 100_000     # defined elements per task at least
@@ -46,14 +49,15 @@ def _chunk_bytes(st, order):
     if isinstance(src, BytesSource):
         ends = t.addresses[order].astype(np.float64) + ctx.base_address + sizes
         if not np.any(ends > src.size):     # (else the general path names the truncation)
-            return (np.frombuffer(src.read(0, src.size, "file"), np.uint8),
-                    t.addresses[order].astype(np.int64) + ctx.base_address)
+            whole = np.frombuffer(src.read(0, src.size, "file"), np.uint8)
+            whole.flags.writeable = False   # (a buffer in memory too: one compiled form)
+            return whole, t.addresses[order].astype(np.int64) + ctx.base_address
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     buf = np.empty(int(sizes.sum()), np.uint8)
     view = memoryview(buf)
     for addr, at, n in zip(t.addresses[order].tolist(), starts.tolist(), sizes.tolist()):
         ctx.source.readinto(ctx.absolute(addr), view[at:at + n], "structured chunk")
-    buf.flags.writeable = False     # (as the map: one compiled form of the kernel)
+    buf.flags.writeable = False     # (as the map)
     return buf, starts
 
 
@@ -162,6 +166,9 @@ def _gathered(st, plan):
     data = np.empty(total, f"u{st.dtype.itemsize}")
     rows_of = origins[:, 0]
     bands = np.flatnonzero(np.concatenate(([True], rows_of[1:] != rows_of[:-1], [True])))
+    scratch = int(np.diff(bands).max()) * (st.chunk_shape[0] + 1) * 24     # (the kernel's)
+    if scratch > max(SCRATCH_BYTES, indices.nbytes + data.nbytes):
+        return _general(st)     # (very sparse and many chunks across)
     before = np.concatenate(([0], np.cumsum(counts)))[bands]      # points before each band
     parts = 1 if st.threads == 1 else \
         max(1, min(st.threads * _TASKS_PER_THREAD, total // _TASK_POINTS, len(bands) - 1))
