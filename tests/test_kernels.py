@@ -20,11 +20,11 @@ SIZES = [0, 1, 3, 4, 11, 12, 13, 24, 25, 100, 1001, 4097]
 @pytest.mark.parametrize("n", SIZES)
 def test_lookup3(n):
     d = rng.integers(0, 256, n).astype(np.uint8)
-    ref = int(C._lookup3_loop(d, 7))
+    ref = int(C.lookup3_array(d, 7))
     assert C._py_lookup3(d.tobytes(), n, 7) == ref
     assert C.lookup3(d.tobytes(), 7) == ref
     rows = rng.integers(0, 256, (5, n)).astype(np.uint8)
-    assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
+    assert C.lookup3_rows(rows, 7).tolist() == [int(C.lookup3_array(r.copy(), 7)) for r in rows]
 
 
 @pytest.mark.parametrize("count", [1, 2, 5, len(SIZES)])

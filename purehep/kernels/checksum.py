@@ -21,15 +21,23 @@ def lookup3(data, initval=0):
     """Jenkins lookup3 ``hashlittle`` of ``data`` (any bytes-like object), as HDF5's
     H5_checksum_lookup3."""
     n = len(data)
-    if _lookup3_loop.worth(n * _PY_SECONDS_PER_BYTE):
-        return int(_lookup3_loop(np.frombuffer(data, np.uint8), initval))
+    if _lookup3_from.worth(n * _PY_SECONDS_PER_BYTE):
+        return int(lookup3_array(np.frombuffer(data, np.uint8), initval))
     return _py_lookup3(data, n, initval)
+
+
+def lookup3_array(data, initval=0):
+    """``lookup3`` of the uint8 array ``data`` by the loop kernel (compiled when numba is
+    there, whatever the size)."""
+    n = data.shape[0]
+    a = (0xDEADBEEF + n + initval) & _M
+    return _lookup3_from(data, 0, n, a, a, a, 0)
 
 
 def lookup3_is_compiled():
     """True once ``lookup3`` runs compiled: one buffer then costs microseconds, and hashing
     many equal buffers together (``lookup3_rows``) no longer pays."""
-    return _lookup3_loop.ready
+    return _lookup3_from.ready
 
 
 def _py_lookup3(data, n, initval):
@@ -195,13 +203,6 @@ def _lookup3_from(data, start, end, a, b, c, i):
     b ^= a; b = (b - _rot(a, 14)) & 0xFFFFFFFF
     c ^= b; c = (c - _rot(b, 24)) & 0xFFFFFFFF
     return c
-
-
-@loop
-def _lookup3_loop(data, initval):
-    n = data.shape[0]
-    a = (0xDEADBEEF + n + initval) & 0xFFFFFFFF
-    return _lookup3_from(data, 0, n, a, a, a, 0)
 
 
 @loop
