@@ -157,6 +157,9 @@ def _shifted(buf, size):
 
 
 def _gathered(st, plan):
+    """CSR arrays by the kernel from ``_plan``'s chunks: rows of chunks in tasks (each
+    writing from the entry its points start at, known from the counts), then the gaps of
+    left-out points closed and the ends of rows no chunk covers filled in."""
     from ..kernels import sparse as K
     buf, sec0, cat, vat, counts, enc, origins, order = plan
     total, (rows, cols) = int(counts.sum()), st.shape
