@@ -97,7 +97,7 @@ def warm_up(data):
     from purehep.kernels import checksum
     with purehep.File(bytes(data)) as f:
         walk(f)
-    checksum._lookup3_loop.compiled()
+    checksum._lookup3_from.compiled()
 
 
 def check_damaged(data, seconds=30, max_bytes=None):

@@ -2,6 +2,7 @@
 plain Python otherwise), on edge sizes and random data, and the dispatch rules: small work
 never loads numba."""
 import os
+import struct
 import subprocess
 import sys
 
@@ -19,11 +20,11 @@ SIZES = [0, 1, 3, 4, 11, 12, 13, 24, 25, 100, 1001, 4097]
 @pytest.mark.parametrize("n", SIZES)
 def test_lookup3(n):
     d = rng.integers(0, 256, n).astype(np.uint8)
-    ref = int(C._lookup3_loop(d, 7))
+    ref = int(C.lookup3_array(d, 7))
     assert C._py_lookup3(d.tobytes(), n, 7) == ref
     assert C.lookup3(d.tobytes(), 7) == ref
     rows = rng.integers(0, 256, (5, n)).astype(np.uint8)
-    assert C.lookup3_rows(rows, 7).tolist() == [int(C._lookup3_loop(r.copy(), 7)) for r in rows]
+    assert C.lookup3_rows(rows, 7).tolist() == [int(C.lookup3_array(r.copy(), 7)) for r in rows]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -45,7 +46,7 @@ def test_lookup3_batch_picks_lanes_by_count(monkeypatch):
     """Uncompiled, ``lookup3_batch`` runs Python-int lanes for few rows and numpy lanes for
     many (the cheaper by ``batch_seconds``' model), equal either way."""
     monkeypatch.setattr(C, "_compiled", None)
-    monkeypatch.setattr(C._lookup3_loop, "worth", lambda seconds: False)
+    monkeypatch.setattr(C._lookup3_from, "worth", lambda seconds: False)
     used = []
     for name in ("lookup3_lanes", "lookup3_rows"):
         real = getattr(C, name)
@@ -58,15 +59,28 @@ def test_lookup3_batch_picks_lanes_by_count(monkeypatch):
     assert used == ["lookup3_lanes", "lookup3_rows"]
 
 
-def test_lookup3_spans():
-    """Many buffers of one array hashed in one call, each as alone."""
-    d = rng.integers(0, 256, sum(SIZES) + 50).astype(np.uint8)
-    starts = np.cumsum([0] + SIZES[:-1]).astype(np.int64) + 3
-    lengths = np.array(SIZES, np.int64)
-    out = np.empty(len(SIZES), np.uint32)
-    C.lookup3_spans(d, starts, lengths, out)
-    assert out.tolist() == [C._py_lookup3(d[a:a + n].tobytes(), n, 0)
-                            for a, n in zip(starts.tolist(), lengths.tolist())]
+@pytest.mark.parametrize("count", [1, 2, 5, len(SIZES)])
+def test_lookup3_first_mismatch(count):
+    """Spans of one array (any alignment, any length, an odd number of them: two hashed at
+    once) each followed by its checksum; the first one whose checksum differs is found, in
+    the compiled and the plain form."""
+    d = rng.integers(0, 256, sum(SIZES) + 5 * len(SIZES) + 50).astype(np.uint8)
+    words = tuple(np.frombuffer(d, "<u4", (len(d) - s) // 4, s) for s in range(4))
+    starts, ends, at = [], [], 3
+    for n in (SIZES * 2)[:count]:
+        d[at + n:at + n + 4] = np.frombuffer(struct.pack("<I", C._py_lookup3(
+            d[at:at + n].tobytes(), n, 0)), np.uint8)
+        starts.append(at)
+        ends.append(at + n)
+        at += n + 4 + n % 3
+    starts, ends = np.array(starts, np.int64), np.array(ends, np.int64)
+    for form in (C.lookup3_first_mismatch, C.lookup3_first_mismatch.plain):
+        assert form(d, words, starts, ends) == -1
+    for bad in sorted({0, count // 2, count - 1}):
+        d[ends[bad]] ^= 1
+        for form in (C.lookup3_first_mismatch, C.lookup3_first_mismatch.plain):
+            assert form(d, words, starts, ends) == bad
+        d[ends[bad]] ^= 1
 
 
 @pytest.mark.parametrize("n", SIZES + [720, 721, 722, 30_001])
@@ -254,7 +268,7 @@ def test_loading_cost_counts_what_is_left_to_load():
             "assert abs(before - want) < 1e-9, (before, want)\n"
             "from purehep.kernels import checksum as C\n"
             "if J.JIT_AVAILABLE:\n"
-            "    C._lookup3_loop.compiled()\n"
+            "    C._lookup3_from.compiled()\n"
             "    assert abs(J.loading_cost() - J.LOAD_SECONDS) < 1e-9\n"
             "print('ok')\n")
     assert _fresh_python(code) == "ok"

@@ -128,3 +128,132 @@ def test_corrupt_section0_checksum(tmp_path, path_kind):
     with purehep.File(path) as f:
         with pytest.raises(ChecksumError):
             f["x"].csr_array()
+
+
+def _stored(path, shape, chunks, density, dtype, seed=3, resize=None):
+    rows, cols, values = _matrix(shape, density, dtype, seed)
+    with purehep.File(path, "w", libver="latest") as f:
+        ds = f.create_dataset("x", shape, dtype, chunks=chunks, sparse=True,
+                              maxshape=(None, None))
+        ds.write_sparse(np.stack([rows, cols], axis=1), values)
+        if resize:
+            ds.resize(resize)
+
+
+def _csr_parts(a):
+    return a.indptr.tolist(), a.indices.tolist(), a.data.tolist(), a.indptr.dtype
+
+
+@pytest.mark.parametrize("shape, chunks, density, dtype, resize", [
+    ((203, 157), (16, 20), 0.05, "<f8", None),      # edge chunks on both axes
+    ((203, 157), (16, 20), 0.03, ">i2", (150, 101)),  # points past a shrunk extent
+    ((64, 300), (8, 7), 0.08, "u1", None),          # rows spanning many chunk columns
+    ((300, 200), (32, 32), 0.002, "f4", (297, 131)),  # mostly empty chunks and bands
+])
+def test_threads_and_sources_give_the_same_csr(tmp_path, monkeypatch, shape, chunks, density,
+                                              dtype, resize):
+    """Rows of chunks split among several threads (one band each at most), from the mapped
+    file and from chunks read into a buffer (a file object): the same arrays as one thread
+    and as the general path, and as scipy's CSR of what the dataset reads densely (every
+    chunk a point list: the kernel runs whenever numba is there)."""
+    path = tmp_path / "t.h5"
+    _stored(path, shape, chunks, density, dtype, resize=resize)
+    monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
+    general_calls = []
+    general = csr._general
+    monkeypatch.setattr(csr, "_general", lambda st: general_calls.append(1) or general(st))
+    got = []
+    for threads in (1, 2, 5):
+        with purehep.File(path, threads=threads) as f:
+            got.append(_csr_parts(f["x"].csr_array()))
+            dense = f["x"][...]
+        with open(path, "rb") as fh, purehep.File(fh, threads=threads) as f:
+            got.append(_csr_parts(f["x"].csr_array()))
+    from purehep.kernels import sparse as K
+    assert not general_calls if K.points_csr.ready else len(general_calls) == len(got)
+    monkeypatch.setattr(csr, "_plan", lambda st, order: None)
+    with purehep.File(path) as f:
+        via_general = _csr_parts(f["x"].csr_array())
+    want = _csr_parts(sp.csr_array(dense.astype(dense.dtype.newbyteorder("="))))
+    for parts in got:
+        assert parts[:3] == want[:3] == via_general[:3]
+        assert parts[3] == (np.int32 if K.points_csr.ready else np.int64)
+
+
+def test_corrupt_checksum_found_by_any_thread(tmp_path, monkeypatch):
+    """A section 0 checksum mismatch in a later row of chunks (another thread's) is raised
+    by the kernel path, naming that chunk, before its coordinates are used (the corrupted
+    column lies outside the chunk); a file opened with verify_checksums=False is read by
+    the general path's rules (nothing verified: the bad point makes it fall back)."""
+    path = tmp_path / "k.h5"
+    _stored(path, (64, 64), (8, 8), 0.1, "f8")
+    with purehep.File(path) as f:
+        info = [i for i in f["x"].struct_chunk_iter() if i.offset == (56, 8)][0]
+    with open(path, "r+b") as fh:
+        fh.seek(info.address + info.section_offsets[1] - 5)   # last column's high byte
+        byte = fh.read(1)
+        fh.seek(-1, 1)
+        fh.write(bytes([byte[0] ^ 0x01]))
+    from purehep.kernels import sparse as K
+    monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
+    general = csr._general
+    calls = []
+    monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
+    with purehep.File(path, threads=4) as f:
+        with pytest.raises(ChecksumError, match="section 0 checksum") as err:
+            f["x"].csr_array()
+    assert "(56, 8)" in str(err.value)
+    assert not calls if K.points_csr.ready else calls
+    with purehep.File(path, threads=4, verify_checksums=False) as f:
+        with pytest.raises(purehep.errors.FormatError, match="outside the chunk"):
+            f["x"].csr_array()
+
+
+def test_plain_python_kernel_matches(tmp_path, monkeypatch):
+    """The kernel's plain-Python form (what runs without numba when called) gives the same
+    CSR arrays as the general path, edge chunks and several threads included."""
+    from purehep.kernels import sparse as K
+    path = tmp_path / "p.h5"
+    _stored(path, (45, 38), (8, 10), 0.06, "<f4", resize=(41, 33))
+    monkeypatch.setattr(K, "points_csr", K.points_csr.plain)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
+    with purehep.File(path, threads=3) as f:
+        st = f["x"]._sparse_storage()
+        t = st.table
+        plan = csr._plan(st, np.lexsort((t.scaled[:, 1], t.scaled[:, 0])))
+        assert plan is not None
+        got = csr._gathered(st, plan)
+        want = csr._general(st)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_userblock_buffer_and_scratch_bound(tmp_path, monkeypatch):
+    """A file with a user block (chunk addresses relative to the base address), read from
+    the path and from bytes in memory; and a dataset whose kernel scratch (per chunk and
+    row of a row of chunks) would pass the bound, which takes the general path: the same
+    CSR arrays."""
+    path = tmp_path / "u.h5"
+    rows, cols, values = _matrix((90, 70), 0.01, "f8")
+    with purehep.File(path, "w", libver="latest", userblock_size=512) as f:
+        f.create_dataset("x", (90, 70), "f8", chunks=(20, 16), sparse=True) \
+            .write_sparse(np.stack([rows, cols], axis=1), values)
+    want = sp.csr_array((values, (rows, cols)), shape=(90, 70))
+    monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
+    with purehep.File(path) as f:
+        got = [f["x"].csr_array()]
+    with purehep.File(path.read_bytes()) as f:
+        got.append(f["x"].csr_array())
+    monkeypatch.setattr(csr, "SCRATCH_BYTES", 0)
+    general = csr._general
+    calls = []
+    monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
+    with purehep.File(path) as f:
+        got.append(f["x"].csr_array())
+    assert calls
+    for a in got:
+        np.testing.assert_array_equal(a.indptr, want.indptr)
+        np.testing.assert_array_equal(a.indices, want.indices)
+        np.testing.assert_array_equal(a.data, want.data)

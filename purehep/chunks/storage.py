@@ -334,5 +334,5 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
         from .structured import SparseAdapter, SparseStorage   # loaded for sparse data only
         maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
         return SparseAdapter(SparseStorage(ctx, layout, shape, maxshape, dtype, filters,
-                                           make_fill()))
+                                           make_fill(), threads))
     raise UnsupportedFeatureError(f"layout class {layout.layout_class}")

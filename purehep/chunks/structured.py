@@ -2,6 +2,7 @@
 sections of each chunk, and selections read densely (fill value where nothing is defined) or
 as coordinates and values, without materialising the dense block."""
 import math
+import os
 
 import numpy as np
 
@@ -31,7 +32,7 @@ class SparseStorage:
 
     converted = False
 
-    def __init__(self, ctx, layout, shape, maxshape, file_dtype, filters, fill):
+    def __init__(self, ctx, layout, shape, maxshape, file_dtype, filters, fill, threads=None):
         if not layout.sparse:
             raise UnsupportedFeatureError(f"structured chunk type {layout.struct_type:#x} "
                                           "(only sparse chunks, bit 0, are implemented)")
@@ -47,6 +48,7 @@ class SparseStorage:
                               "data layout message", layout.offset)
         self.metadata_sections = tuple(layout.metadata_sections)
         self.fill = np.asarray(fill, self.dtype).reshape(())
+        self.threads = max(1, int(threads or os.cpu_count() or 1))    # (structured_csr)
         self._table = None
 
     # --- index --------------------------------------------------------------------------------

@@ -3,10 +3,14 @@
 
 Unfiltered chunks whose section 0 is a point list (what the writer stores for scattered
 elements; sparse RFC Table 5, an H5Sencode image of a version 1 or 2 point selection) are read
-into one buffer, their section 0 checksums (RFC Table 4) verified in one call, and their
-points and values gathered into CSR order by one loop kernel, without the per-chunk
-coordinate arrays. Any other chunk (filtered, "all", hyperslab) takes the general path:
-each chunk's defined elements (SparseStorage.iter_defined), then one stable sort by row.
+where they lie in a mapped (or in-memory) file, else read into one buffer, and put in CSR
+order by a loop kernel (kernels/sparse.py ``points_csr``), rows of chunks split among the
+storage's threads: each row of chunks has its section 0 checksums (RFC Table 4) verified,
+then its points and values are written straight into the final arrays (rows counted per
+chunk first, then every point to its place). Any other chunk (filtered, "all", hyperslab),
+and datasets whose kernel scratch (24 bytes per chunk and row of a row of chunks) would
+exceed both SCRATCH_BYTES and the result, take the general path: each chunk's defined
+elements (SparseStorage.iter_defined), then one stable sort by row.
 """
 import struct
 
@@ -14,13 +18,18 @@ import numpy as np
 
 from ..errors import ChecksumError
 from ..format import selection as S
+from . import SCRATCH_BYTES
 
 _POINT_SECONDS = 40e-9     # the numpy path against the loop kernel, per defined element
+_TASK_POINTS = 100_000     # defined elements per task at least
+_TASKS_PER_THREAD = 4      # (tasks taken as threads free up: a busy core delays one only)
 
 
 def read_csr(st):
-    """(data (file dtype), indices (int32 below 2**31 columns, else int64), indptr (int64))
-    of the whole 2-D dataset of SparseStorage ``st``, columns ascending within each row."""
+    """(data (file dtype), indices, indptr) of the whole 2-D dataset of SparseStorage ``st``,
+    columns ascending within each row. The gathering path gives int32 indices and indptr
+    when every index and count fits (scipy then keeps them as they are), else int64 (as
+    the general path)."""
     from ..kernels import sparse as K
     t = st.table
     guess = int(t.sizes.sum()) // (st.dtype.itemsize + 4) if len(t) else 0   # elements
@@ -30,36 +39,49 @@ def read_csr(st):
     return _general(st) if plan is None else _gathered(st, plan)
 
 
+def _chunk_bytes(st, order):
+    """(uint8 array, position of each chunk (in ``order``) in it): the mapped or in-memory
+    file itself when it holds every chunk, else the chunks read one after the other."""
+    from ..io.source import BytesSource
+    t, ctx = st.table, st.ctx
+    sizes = t.sizes[order].astype(np.int64)
+    src = ctx.source
+    if isinstance(src, BytesSource):
+        ends = t.addresses[order].astype(np.float64) + ctx.base_address + sizes
+        if not np.any(ends > src.size):     # (else the general path names the truncation)
+            whole = np.frombuffer(src.read(0, src.size, "file"), np.uint8)
+            whole.flags.writeable = False   # (a buffer in memory too: one compiled form)
+            return whole, t.addresses[order].astype(np.int64) + ctx.base_address
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    buf = np.empty(int(sizes.sum()), np.uint8)
+    view = memoryview(buf)
+    for addr, at, n in zip(t.addresses[order].tolist(), starts.tolist(), sizes.tolist()):
+        ctx.source.readinto(ctx.absolute(addr), view[at:at + n], "structured chunk")
+    buf.flags.writeable = False     # (as the map)
+    return buf, starts
+
+
 def _plan(st, order):
-    """(coordinates, their first index per chunk, counts, values, their first index per
-    chunk, origins) of the chunks (in ``order``) read into one buffer, each placed so that
-    its values start at a multiple of 8 bytes (the coordinates and values are then views
-    of the buffer); None when one of them is not an unfiltered point list of one encode
-    size or not aligned so (or does not parse as one: the general path then raises the
-    precise error). Checksums are verified here."""
+    """(buffer, section 0 positions, first coordinate positions, value positions, counts,
+    encode size, origins, ``order``) of the chunks (in ``order``); None when one of them is
+    not an unfiltered point list of one encode size (or does not parse as one: the general
+    path then raises the precise error). Checksums are verified by the kernel."""
     t = st.table
     itemsize = st.dtype.itemsize
     sizes = t.sizes[order].astype(np.int64)
     sec1 = t.offsets[order, 0].astype(np.int64)
-    slots = (sizes + 7) // 8 * 8 + 8
-    starts = np.concatenate(([0], np.cumsum(slots)[:-1])) + (-sec1) % 8
-    buf = np.empty(int(slots.sum()), np.uint8)
-    ctx, view = st.ctx, memoryview(buf)
-    for addr, at, n in zip(t.addresses[order].tolist(), starts.tolist(), sizes.tolist()):
-        ctx.source.readinto(ctx.absolute(addr), view[at:at + n], "structured chunk")
+    if itemsize not in (1, 2, 4, 8) or np.any(sec1 < 4) or np.any(sec1 > sizes):
+        return None
+    buf, starts = _chunk_bytes(st, order)
     parsed = _headers(buf, starts, sec1, st.chunk_shape)
     if parsed is None:
         return None
     coords_at, counts, enc = parsed
-    if np.any(sizes - sec1 != counts * itemsize) or np.any(coords_at % enc) or \
-            np.any(coords_at + counts * 2 * enc > starts + sec1 - 4) or \
-            itemsize not in (1, 2, 4, 8):
+    if np.any(sizes - sec1 != counts * itemsize) or \
+            np.any(coords_at + counts * 2 * enc > starts + sec1 - 4):
         return None
-    if ctx.verify_checksums:
-        _verify(st, buf, starts, sec1 - 4, order)
     origins = (t.scaled[order] * np.asarray(st.chunk_shape, np.int64)).astype(np.int64)
-    return (buf.view(f"<u{enc}"), coords_at // enc, counts, buf.view(f"u{itemsize}"),
-            (starts + sec1) // itemsize, origins)
+    return buf, starts, coords_at, starts + sec1, counts, enc, origins, order
 
 
 def _headers(buf, starts, sec1, chunk):
@@ -127,35 +149,105 @@ def _points_header(buf, at, end, chunk):
     return first, count, enc, count_at
 
 
-def _verify(st, buf, starts, lengths, order):
-    """The section 0 checksums of every chunk (lookup3 of the bytes before it)."""
-    from ..kernels.checksum import lookup3_spans
-    computed = np.empty(len(starts), np.uint32)
-    lookup3_spans(buf, starts, lengths, computed)
-    stored = np.array([struct.unpack_from("<I", buf, at + n)[0]
-                       for at, n in zip(starts.tolist(), lengths.tolist())], np.uint32)
-    bad = np.flatnonzero(computed != stored)
-    if len(bad):
-        i = int(bad[0])
-        raise ChecksumError(f"section 0 checksum mismatch (stored {int(stored[i]):#010x}, "
-                            f"computed {int(computed[i]):#010x})", *st._where(int(order[i])))
+def _shifted(buf, size):
+    """``buf`` as little-endian unsigned integers of ``size`` bytes, one view per byte shift
+    (``[s][j]`` at byte s + j * size)."""
+    return tuple(np.frombuffer(buf, f"<u{size}", max(0, (buf.shape[0] - s) // size), s)
+                 for s in range(size))
 
 
 def _gathered(st, plan):
+    """CSR arrays by the kernel from ``_plan``'s chunks: rows of chunks in tasks (each
+    writing from the entry its points start at, known from the counts), then the gaps of
+    left-out points closed and the ends of rows no chunk covers filled in."""
     from ..kernels import sparse as K
-    coords, first, counts, values, value_first, origins = plan
+    buf, sec0, cat, vat, counts, enc, origins, order = plan
     total, (rows, cols) = int(counts.sum()), st.shape
-    indptr = np.zeros(rows + 1, np.int64)
-    indices = np.empty(total, np.int32 if cols < 2 ** 31 else np.int64)
-    data = np.empty(total, values.dtype)
+    index = np.int32 if max(total, rows, cols) < 2 ** 31 else np.int64
+    indptr = np.full(rows + 1, -1, index)
+    indices = np.empty(total, index)
+    data = np.empty(total, f"u{st.dtype.itemsize}")
     rows_of = origins[:, 0]
     bands = np.flatnonzero(np.concatenate(([True], rows_of[1:] != rows_of[:-1], [True])))
-    n = K.points_csr(coords, first, counts, values, value_first, origins, bands,
-                     np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64),
-                     indptr, indices, data)
-    if n < 0:       # a point outside its chunk (the general path names it) or out of order
+    scratch = int(np.diff(bands).max()) * (st.chunk_shape[0] + 1) * 24     # (the kernel's)
+    if scratch > max(SCRATCH_BYTES, indices.nbytes + data.nbytes):
+        return _general(st)     # (very sparse and many chunks across)
+    before = np.concatenate(([0], np.cumsum(counts)))[bands]      # points before each band
+    parts = 1 if st.threads == 1 else \
+        max(1, min(st.threads * _TASKS_PER_THREAD, total // _TASK_POINTS, len(bands) - 1))
+    nb = len(bands) - 1
+    cuts = np.unique(np.searchsorted(before, np.linspace(0, total, parts + 1)[1:-1]))
+    cuts = cuts[(cuts > 0) & (cuts < nb)]
+    groups = list(zip(np.concatenate(([0], cuts)).tolist(),
+                      np.concatenate((cuts, [nb])).tolist()))
+    args = (buf, _shifted(buf, 4), _shifted(buf, enc), _shifted(buf, st.dtype.itemsize), sec0,
+            cat, vat, counts, origins)
+    geometry = (np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64))
+    written = [0] * len(groups)
+
+    def run(g):
+        a, b = groups[g]
+        written[g] = K.points_csr(*args, bands[a:b + 1], *geometry, int(before[a]),
+                                  bool(st.ctx.verify_checksums), indptr, indices, data)
+
+    _shared(st.threads, run, len(groups))
+    bad = [n for n in written if n < -1]
+    if bad:
+        i = -2 - max(bad)
+        _checksum_error(st, buf, int(sec0[i]), int(vat[i]) - 4, int(order[i]))
+    if min(written) < 0:  # a point outside its chunk (the general path names it) or out of order
         return _general(st)
+    tops = [int(origins[bands[a], 0]) for a, _ in groups] + [rows]
+    n = _compact(indptr, indices, data, [(int(before[a]), w, min(top, rows), min(stop, rows))
+                                         for (a, _), w, top, stop in zip(groups, written, tops,
+                                                                         tops[1:])])
+    indptr[0] = 0
+    np.maximum.accumulate(indptr, out=indptr)      # rows no chunk covers end where the last did
+    indptr[rows] = n
     return data[:n].view(st.dtype), indices[:n], indptr
+
+
+def _shared(threads, fn, n):
+    """``fn(0)`` .. ``fn(n - 1)`` on ``threads`` threads, this one included, each taking the
+    next task as it frees up; the first error is raised once all are done."""
+    from .read import _pool
+    tasks = iter(range(n))          # (one next() at a time: the GIL serialises them)
+
+    def work():
+        for g in tasks:
+            fn(g)
+
+    helpers = [_pool(threads - 1).submit(work) for _ in range(min(threads, n) - 1)]
+    try:
+        work()
+    finally:
+        errors = [f.exception() for f in helpers]
+    for e in errors:
+        if e is not None:
+            raise e
+
+
+def _compact(indptr, indices, data, parts):
+    """Close the gaps that left-out points (past the extent) leave between the parts written
+    as ``(first entry, entries written, first row, end row)``; the number of entries."""
+    n = 0
+    for at, w, top, stop in parts:
+        if at != n:
+            indices[n:n + w] = indices[at:at + w]
+            data[n:n + w] = data[at:at + w]
+            ends = indptr[top + 1:stop + 1]
+            ends[ends >= 0] -= at - n
+        n += w
+    return n
+
+
+def _checksum_error(st, buf, start, end, row):
+    """The ChecksumError of the section 0 at ``buf[start:end]`` (checksum after it) of the
+    chunk in table row ``row``."""
+    from ..kernels.checksum import lookup3
+    stored, computed = struct.unpack_from("<I", buf, end)[0], lookup3(buf[start:end])
+    raise ChecksumError(f"section 0 checksum mismatch (stored {stored:#010x}, computed "
+                        f"{computed:#010x})", *st._where(row))
 
 
 def _general(st):

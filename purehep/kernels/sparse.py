@@ -4,6 +4,7 @@ encoding); and a loop kernel gathering the point lists of many chunks into CSR a
 import numpy as np
 
 from ._jit import loop
+from .checksum import lookup3_first_mismatch
 
 
 def chunk_keys(coords, chunk, grid):
@@ -67,49 +68,104 @@ def blocks_to_linear(lo, hi, dims):
 
 
 @loop
-def points_csr(coords, first, counts, values, value_first, origins, bands, chunk, shape,
-               indptr, indices, data):
-    """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order:
-    chunk ``i`` lists ``counts[i]`` points as (row, column) pairs in ``coords`` from
-    ``first[i]``, their values in ``values`` from ``value_first[i]``, its first element at
-    ``origins[i]``. Chunks come in row-major order of their origins; ``bands`` holds the
-    first chunk of each row of chunks, then their number. A row of chunks is merged row by
-    row (each chunk's next points are the row's, by column), so the output is written in
-    order. Points past ``shape`` (the edge chunks' outside) are left out. Fills ``indptr``
-    (rows + 1), ``indices`` and ``data``; returns the number of entries, or -1 when a chunk
-    lists a point outside it or out of row-major order (for the caller's general path)."""
-    rows, cols, height, width = shape[0], shape[1], chunk[0], chunk[1]
-    ends = np.full(rows, -1, np.int64)
-    cursor = np.zeros(first.shape[0], np.int64)
-    p = 0
+def points_csr(buf, words, coords, values, sec0, cat, vat, counts, origins, bands, chunk,
+               shape, at, verify, indptr, indices, data):
+    """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order,
+    read where they lie in the uint8 array ``buf``: chunk ``i``'s section 0 is
+    ``buf[sec0[i]:vat[i]]``, its last 4 bytes the lookup3 checksum of the rest (sparse RFC
+    Table 4); it lists ``counts[i]`` points as (row, column) pairs from byte ``cat[i]`` and
+    their values from byte ``vat[i]``. ``words``, ``coords`` and ``values`` are tuples of
+    views of ``buf`` as little-endian unsigned integers of 4 bytes, the coordinate size and
+    the value size, one per byte shift (``coords[s][j]`` at byte s + j * size, so that
+    nothing need be aligned: the loads are unaligned, which x86-64, AArch64 and POWER do in
+    hardware). Chunks come in row-major order of their origins ``origins[i]``; ``bands``
+    holds the first chunk of each row of chunks, then the end of the last. For each row of
+    chunks: the checksums are verified (unless ``verify`` is false: the file was opened so;
+    :func:`lookup3_first_mismatch`, two chunks at a time), each chunk's row ends
+    found (:func:`_row_ends`), every (chunk, row) given its place in the output, from entry
+    ``at`` on, then each chunk's points written there (:func:`_scatter`). Points past
+    ``shape`` (the edge chunks' outside) are left out. Sets ``indptr[r + 1]`` (the end of
+    row r) for the rows the bands cover, writes ``indices`` and ``data``. Returns the number
+    of entries written, -1 when a chunk lists a point outside it or out of row-major order
+    (for the caller's general path), -2 - i when chunk i's checksum differs."""
+    rows, cols, height = shape[0], shape[1], chunk[0]
+    enc, isz = len(coords), len(values)
+    cshift, cfirst, vshift, vfirst = cat % enc, cat // enc, vat % isz, vat // isz
+    sums = vat - 4
+    wide = 1
+    for b in range(bands.shape[0] - 1):
+        wide = max(wide, bands[b + 1] - bands[b])
+    ends = np.empty((wide, height + 1), np.int64)
+    kept = np.empty((wide, height + 1), np.int64)
+    base = np.empty((wide, height), np.int64)
+    p = at
     for b in range(bands.shape[0] - 1):
         lo, hi = bands[b], bands[b + 1]
-        top = origins[lo, 0]
-        for r in range(height):
-            inside = top + r < rows
-            for i in range(lo, hi):     # (locals: the stores below may alias the inputs)
-                k, n, at, left, vat = cursor[i], counts[i], first[i], origins[i, 1], \
-                    value_first[i]
-                last = -1
-                while k < n and coords[at + 2 * k] == r:
-                    c = np.int64(coords[at + 2 * k + 1])
-                    if c >= width or c <= last:
-                        return -1
-                    last = c
-                    if inside and c + left < cols:
-                        indices[p] = c + left
-                        data[p] = values[vat + k]
-                        p += 1
-                    k += 1
-                if k < n and coords[at + 2 * k] <= r:
+        for i0 in range(lo, hi, 2):     # (two chunks checksummed at once, then read while
+            i1 = min(i0 + 2, hi)          # in cache)
+            if verify:
+                bad = lookup3_first_mismatch(buf, words, sec0[i0:i1], sums[i0:i1])
+                if bad >= 0:
+                    return -2 - (i0 + bad)
+            for i in range(i0, i1):
+                if not _row_ends(coords[cshift[i]], cfirst[i], counts[i], origins[i, 1],
+                                 chunk, cols, ends[i - lo], kept[i - lo]):
                     return -1
-                cursor[i] = k
-            if inside:
-                ends[top + r] = p
+        top = origins[lo, 0]
+        inside = max(0, min(height, rows - top))
+        for r in range(inside):
+            for j in range(hi - lo):
+                start = ends[j, r]
+                base[j, r] = p - start
+                p += max(kept[j, r + 1] - start, 0)
+            indptr[top + r + 1] = p
         for i in range(lo, hi):
-            if cursor[i] != counts[i]:
-                return -1
-    indptr[0] = 0
-    for r in range(rows):
-        indptr[r + 1] = ends[r] if ends[r] >= 0 else indptr[r]
-    return p
+            _scatter(coords[cshift[i]], values[vshift[i]], cfirst[i], vfirst[i],
+                     ends[i - lo, inside], origins[i, 1], cols, base[i - lo], indices, data)
+    return p - at
+
+
+@loop
+def _row_ends(cv, first, n, left, chunk, cols, ends, kept):
+    """Check that the ``n`` points from ``cv[first]`` on (row, column pairs) lie in the chunk
+    in strict row-major order; set ``ends[r + 1]`` to the end (point index) of row r, and
+    ``kept[r + 1]`` to the end of its points left of column ``cols - left`` (0 when it has
+    none); ``ends[0]`` is 0."""
+    height, width = chunk[0], chunk[1]
+    edge = left + width > cols
+    ends[:] = 0
+    if edge:
+        kept[:] = 0
+    last = -1
+    for k in range(n):      # (unsigned indices: numba adds no negative-index handling)
+        at = np.uint64(first + 2 * k)
+        r = np.int64(cv[at])
+        c = np.int64(cv[at + np.uint64(1)])
+        lin = r * width + c
+        if r >= height or c >= width or lin <= last:
+            return False
+        last = lin
+        row = np.uint64(r + 1)
+        ends[row] = k + 1
+        if edge and c + left < cols:
+            kept[row] = k + 1
+    for r in range(height):
+        ends[r + 1] = max(ends[r + 1], ends[r])
+    if not edge:
+        kept[:] = ends
+    return True
+
+
+@loop
+def _scatter(cv, vv, first, vfirst, n, left, cols, base, indices, data):
+    """The first ``n`` points of a chunk (coordinates from ``cv[first]``, values from
+    ``vv[vfirst]``) to their places: point k of row r at ``base[r] + k``, unless its column
+    is past ``cols``."""
+    for k in range(n):      # (unsigned indices: numba adds no negative-index handling)
+        at = np.uint64(first + 2 * k)
+        r = cv[at]
+        c = np.int64(cv[at + np.uint64(1)]) + left
+        if c < cols:
+            q = np.uint64(base[r] + k)
+            indices[q] = c
+            data[q] = vv[np.uint64(vfirst + k)]
