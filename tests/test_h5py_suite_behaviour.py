@@ -368,10 +368,10 @@ def fixed_length_strings(lib, tmp):
 
 
 def test_dataset_access_options_purehep_refuses(tmp_path):
-    """h5py's per-dataset access options are refused by name, not ignored."""
+    """h5py's per-dataset file prefixes are refused by name, not ignored."""
     with purehep.File(tmp_path / "f.h5", "w") as f:
         f.create_dataset("x", (3,), "i4")
-        for kw in (dict(efile_prefix="d"), dict(virtual_prefix="d"), dict(rdcc_nbytes=1024)):
+        for kw in (dict(efile_prefix="d"), dict(virtual_prefix="d")):
             with pytest.raises(purehep.UnsupportedFeatureError, match=next(iter(kw))):
                 f.create_dataset("y", (3,), "i4", **kw)
             with pytest.raises(purehep.UnsupportedFeatureError, match=next(iter(kw))):
@@ -448,6 +448,99 @@ def filter_availability(lib, tmp):
     return ids, [bool(h5z.filter_avail(i)) for i in ids], bool(h5z.filter_avail(31999))
 
 
+@case
+def dataset_chunk_cache(lib, tmp):
+    """Per-dataset chunk cache options of create_dataset / require_dataset, as the dataset's
+    access property list reports them; h5py's checks of the values."""
+    out = []
+    with lib.File(_path(tmp), "w") as f:
+        ds = f.create_dataset("x", shape=(10, 20), chunks=(5, 4), dtype="i4",
+                              rdcc_nbytes=2 << 20, rdcc_w0=0.2, rdcc_nslots=997)
+        out.append(ds.id.get_access_plist().get_chunk_cache())
+        for bad in (dict(rdcc_w0=2.0), dict(rdcc_nbytes=-1), dict(rdcc_nslots=-1)):
+            out.append(_run(lambda lib, tmp: f.create_dataset("y", (3,), "i4", **bad), lib, tmp))
+        f.create_dataset("z", data=np.arange(400).reshape(20, 20), chunks=(5, 5),
+                         compression="gzip")
+    with lib.File(_path(tmp), "r") as f:
+        ds = f.require_dataset("z", (20, 20), "i8", rdcc_nbytes=3 << 20, rdcc_w0=0.67,
+                               rdcc_nslots=709)
+        out += [ds.id.get_access_plist().get_chunk_cache(), ds[3:7, 2].tolist(),
+                ds[...].sum().item()]
+        tiny = f.require_dataset("z", (20, 20), "i8", rdcc_nbytes=0)
+        out.append(tiny[10:12, 10:12].tolist())
+    for bad in (dict(rdcc_w0=2.0), dict(rdcc_nbytes=-1), dict(rdcc_nslots=-1)):
+        out.append(_run(lambda lib, tmp: lib.File(_path(tmp), "r", **bad).close(), lib, tmp))
+    return out
+
+
+@case
+def require_on_read_only_files(lib, tmp):
+    """require_group / require_dataset on a file opened read-only: the existing object, or
+    h5py's errors (incompatible kind, shape, dtype; no write intent for a new one)."""
+    with lib.File(_path(tmp), "w") as f:
+        f.create_dataset("d", (4, 5), "i4", maxshape=(None, 5))
+        f.create_group("g")
+    out = []
+    with lib.File(_path(tmp), "r") as f:
+        out.append(f.require_group("g").name)
+        out.append(f.require_dataset("d", (4, 5), "i2").name)
+        out.append(f.require_dataset("d", (9, 5), "i4", maxshape=(None, 5)).shape)
+        for call in (lambda: f.require_group("d"), lambda: f.require_dataset("g", (1,), "i4"),
+                     lambda: f.require_dataset("d", (3,), "i4"),
+                     lambda: f.require_dataset("d", (4, 5), "f8"),
+                     lambda: f.require_dataset("d", (4, 5), "i2", exact=True),
+                     lambda: f.require_group("new"),
+                     lambda: f.require_dataset("new", (1,), "i4")):
+            out.append(_run(lambda lib, tmp: call(), lib, tmp))
+    return out
+
+
+@case
+def files_in_memory(lib, tmp):
+    """File.in_memory: a new file, or a writable copy of an image; get_file_image."""
+    arr = np.arange(10)
+    with lib.File.in_memory(track_order=True, rdcc_nbytes=2_000_000) as f1:
+        f1["a"] = arr
+        f1.flush()
+        img = f1.id.get_file_image()
+        with lib.File.in_memory(img) as f2:
+            out = [f2["a"][:].tolist(), f2.mode]
+            f2["b"] = 5
+            out.append(sorted(f2))
+    with lib.File.in_memory(img) as f3:
+        out.append(sorted(f3))
+    with lib.File(_path(tmp), "w") as f:
+        f["x"] = [1, 2]
+    with lib.File(_path(tmp), "r") as f:
+        image = f.id.get_file_image()
+    with lib.File.in_memory(image) as f4:
+        out.append(f4["x"][()].tolist())
+    out.append(_run(lambda lib, tmp: lib.File.in_memory(driver="core"), lib, tmp))
+    return out
+
+
+@case
+def filter_reference_objects(lib, tmp):
+    """h5py.filters.Gzip as a compression argument, and h5py's legacy gzip forms
+    (``compression=True``, an integer 0..9 as the level)."""
+    gzip8 = lib.filters.Gzip(level=8)
+    out = [dict(**gzip8), gzip8 == lib.filters.Gzip(level=8),
+           gzip8 != lib.filters.Gzip(level=7), hash(gzip8) == hash(lib.filters.Gzip(8))]
+    with lib.File(_path(tmp), "w") as f:
+        ds = f.create_dataset("x", shape=(100,), dtype=np.uint32, compression=gzip8)
+        out += [ds.compression, ds.compression_opts]
+        # unpacked, the filter id 1 reads as h5py's legacy gzip level: a conflict
+        out.append(_run(lambda lib, tmp: f.create_dataset("y", (100,), np.uint32,
+                                                          **lib.filters.Gzip()), lib, tmp))
+        for kw in (dict(compression=False), dict(compression=2), dict(compression=np.int64(7)),
+                   dict(compression=True), dict(compression=True, compression_opts=7)):
+            ds = f.create_dataset(f"z{len(out)}", (100,), "i4", chunks=(10,), **kw)
+            out.append((ds.compression, ds.compression_opts))
+        out.append(_run(lambda lib, tmp: f.create_dataset("w", (100,), "i4", compression=9,
+                                                          compression_opts=3), lib, tmp))
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_as_h5py(name, tmp_path):
     func = CASES[name]
@@ -470,3 +563,24 @@ def test_predefined_types_match_h5py():
         if mine.get_class() in (h5t.INTEGER, h5t.FLOAT):
             assert mine.get_order() == theirs.get_order(), name
     assert h5t.vlen_dtype(int) == h5py.h5t.vlen_dtype(int)
+
+
+def test_dataset_chunk_cache_is_the_decoded_chunk_budget(tmp_path):
+    """A dataset's own ``rdcc_nbytes`` (require_dataset on a read-only file) is its
+    decoded-chunk cache's budget; 0 keeps no decoded chunks; write mode keeps none anyway."""
+    p = tmp_path / "f.h5"
+    data = np.arange(400).reshape(20, 20)
+    with purehep.File(p, "w") as f:
+        ds = f.create_dataset("z", data=data, chunks=(5, 5), compression="gzip",
+                              rdcc_nbytes=1 << 20)
+        assert ds.id.get_access_plist().get_chunk_cache()[1] == 1 << 20
+    with purehep.File(p, "r") as f:
+        ds = f.require_dataset("z", (20, 20), "i8", rdcc_nbytes=1 << 20)
+        assert (ds[...] == data).all()
+        assert ds._storage.chunked.cache.nbytes == 1 << 20
+        assert ds._storage.chunked.cache.used > 0
+        ds = f.require_dataset("z", (20, 20), "i8", rdcc_nbytes=300)
+        assert ds._storage.chunked.cache.used <= 300
+        ds = f.require_dataset("z", (20, 20), "i8", rdcc_nbytes=0)
+        assert ds._storage.chunked.cache is None
+        assert (ds[3:9, 4:7] == data[3:9, 4:7]).all()

@@ -82,6 +82,16 @@ class ChunkedStorage:
         # scheduler); chunks are decoded outside it, in parallel
         self._index_lock = threading.RLock()
 
+    def resize_cache(self, nbytes):
+        """Give the decoded-chunk cache a budget of ``nbytes`` (0: none), dropping what no
+        longer fits."""
+        if not (nbytes and self.filters):
+            self.cache = None
+        elif self.cache is None:
+            self.cache = ChunkCache(nbytes)
+        else:
+            self.cache.resize(nbytes)
+
     # --- the index ----------------------------------------------------------------------------
     @property
     def index_name(self):

@@ -41,6 +41,14 @@ class ChunkCache:
             while self.used > self.nbytes:
                 self.used -= self._chunks.popitem(last=False)[1].nbytes
 
+    def resize(self, nbytes):
+        """A budget of ``nbytes`` from now on: the chunks used longest ago leave until the
+        rest fits."""
+        with self._lock:
+            self.nbytes = int(nbytes)
+            while self.used > self.nbytes:
+                self.used -= self._chunks.popitem(last=False)[1].nbytes
+
     def clear(self):
         with self._lock:
             self._chunks.clear()

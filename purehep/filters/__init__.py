@@ -18,6 +18,7 @@ whose library is missing is still known, and raises UnsupportedFeatureError nami
 filter and the extra. ``options.py`` turns create_dataset's compression arguments into the
 client data libhdf5 and the plugins would store.
 """
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,6 +226,50 @@ def _usable(fid, encoding):
     except UnsupportedFeatureError:
         return False
     return True
+
+
+class FilterRefBase(Mapping):
+    """h5py's filter reference (``h5py.filters.FilterRefBase``, as hdf5plugin's filters
+    are): a filter id and its client data, given to create_dataset as ``compression=`` or
+    unpacked as its ``compression`` / ``compression_opts`` keywords; equal when both are."""
+    filter_id = None
+    filter_options = ()
+
+    @property
+    def _kwargs(self):
+        return {"compression": self.filter_id, "compression_opts": self.filter_options}
+
+    def __hash__(self):
+        return hash((self.filter_id, self.filter_options))
+
+    def __eq__(self, other):
+        return isinstance(other, FilterRefBase) and self.filter_id == other.filter_id and \
+            self.filter_options == other.filter_options
+
+    def __len__(self):
+        return len(self._kwargs)
+
+    def __iter__(self):
+        return iter(self._kwargs)
+
+    def __getitem__(self, item):
+        return self._kwargs[item]
+
+
+class FilterRef(FilterRefBase):
+    """A filter given by its id and client data (as a copy of a stored pipeline gives it:
+    the id is not read as h5py's legacy gzip level)."""
+
+    def __init__(self, filter_id, filter_options=()):
+        self.filter_id, self.filter_options = int(filter_id), tuple(filter_options)
+
+
+class Gzip(FilterRefBase):
+    """h5py.filters.Gzip: deflate at ``level`` (default 4, h5py's)."""
+    filter_id = DEFLATE
+
+    def __init__(self, level=4):
+        self.filter_options = (level,)
 
 
 def __getattr__(name):

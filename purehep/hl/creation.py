@@ -48,7 +48,24 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
 
 
 # h5py's dataset access property list options of create_dataset / require_dataset
-ACCESS_OPTIONS = {"rdcc_nbytes", "rdcc_nslots", "rdcc_w0", "efile_prefix", "virtual_prefix"}
+CHUNK_CACHE_OPTIONS = ("rdcc_nbytes", "rdcc_nslots", "rdcc_w0")
+ACCESS_OPTIONS = {"efile_prefix", "virtual_prefix"}
+
+
+def chunk_cache_options(file, kwds):
+    """(nslots, nbytes, w0) of the chunk cache options among ``kwds`` (taken out of it),
+    the file's for those not given, checked as h5py checks a dataset's; None when none is
+    given."""
+    given = {k: v for k in CHUNK_CACHE_OPTIONS if (v := kwds.pop(k, None)) is not None}
+    if not given:
+        return None
+    from .files import _check_chunk_cache
+    nslots, nbytes, w0 = file.get_access_plist().get_cache()[1:]
+    nslots = int(given.get("rdcc_nslots", nslots))
+    nbytes = int(given.get("rdcc_nbytes", nbytes))
+    w0 = float(given.get("rdcc_w0", w0))
+    _check_chunk_cache(nbytes, w0, nslots, dataset=True)
+    return nslots, nbytes, w0
 
 
 def refuse_access_options(kwds):
@@ -58,7 +75,19 @@ def refuse_access_options(kwds):
         from ..errors import UnsupportedFeatureError
         raise UnsupportedFeatureError(
             f"h5py's dataset access options {access} (purehep finds external and virtual "
-            f"source files as libhdf5 does without a prefix, and uses the file's chunk cache)")
+            f"source files as libhdf5 does without a prefix)")
+
+
+def _legacy_gzip(compression, compression_opts):
+    """h5py's legacy forms of gzip: ``compression=True`` (level 4 unless given) and an
+    integer 0..9 as the level (False is 0; with ``compression_opts`` too, h5py's TypeError)."""
+    if compression is True:
+        return "gzip", compression_opts
+    if isinstance(compression, (int, np.integer)) and 0 <= compression <= 9:
+        if compression_opts is not None:
+            raise TypeError("Conflict in compression options")
+        return "gzip", int(compression)
+    return compression, compression_opts
 
 
 def default_order(track_order):
@@ -169,9 +198,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     if dtype is not None:
         dtype = h5py_dtype(dtype)
     external = _external_slots(external)
-    if isinstance(compression, int) and 0 <= compression <= 9 and compression_opts is None \
-            and compression not in (1, 2, 3, 4, 5, 6):
-        compression, compression_opts = "gzip", compression
+    compression, compression_opts = _legacy_gzip(compression, compression_opts)
     arr = None
     if data is not None and dtype is not None and np.dtype(dtype).subdtype is not None \
             and not isinstance(data, Empty):

@@ -238,6 +238,26 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
                                                                       self._open_storage)
         return store
 
+    def _with_chunk_cache(self, cache):
+        """This dataset with its own chunk cache ``cache`` = (nslots, nbytes, w0) (h5py's
+        per-dataset ``rdcc_*``; None: the file's): reported by its access property list,
+        and its decoded-chunk budget in read mode (write and modify modes keep no decoded
+        chunks)."""
+        if cache is None:
+            return self
+        self.__dict__["_chunk_cache"] = cache
+        if self._file._rdcc_nbytes and not self.is_virtual:
+            chunked = getattr(self._storage, "chunked", None)
+            if chunked is not None:
+                chunked.resize_cache(cache[1])
+        return self
+
+    def _cache_nbytes(self):
+        """The decoded-chunk budget of this dataset's storage."""
+        own = self.__dict__.get("_chunk_cache")
+        return own[1] if own is not None and self._file._rdcc_nbytes else \
+            self._file._rdcc_nbytes
+
     def _open_storage(self):
         if self.is_virtual:
             from .virtual import VirtualStorage
@@ -246,7 +266,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         check_layout(self._layout, self._space, self._type)
         return open_storage(self._ctx, self._layout, self._space, self._type, self._pipeline,
                             lambda: self._unwritten, self._msg(EXTERNAL_FILES, required=False),
-                            self._file._threads, self._file._rdcc_nbytes)
+                            self._file._threads, self._cache_nbytes())
 
     # -- dimension scales (purehep.hl.dims) ---------------------------------------------------
     @property

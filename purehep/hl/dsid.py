@@ -48,10 +48,11 @@ class DatasetID:
         return PropDCID(*times, ds._layout.layout_class, **object_settings(ds._oh))
 
     def get_access_plist(self):
-        """The dataset's access settings (purehep.h5p.PropDAID): its chunk cache is its
-        file's."""
+        """The dataset's access settings (purehep.h5p.PropDAID): its own chunk cache when
+        it was given one (``rdcc_*`` of create_dataset / require_dataset), else its file's."""
         from ..h5p import PropDAID
-        return PropDAID(self._ds._file.get_access_plist().get_cache()[1:])
+        own = self._ds.__dict__.get("_chunk_cache")
+        return PropDAID(own or self._ds._file.get_access_plist().get_cache()[1:])
 
     def get_offset(self):
         """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when

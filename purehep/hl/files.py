@@ -31,14 +31,16 @@ def _close_writer(writer):
         warnings.warn(f"purehep: could not commit {writer.sink.path!r} at exit", RuntimeWarning)
 
 
-def _check_chunk_cache(nbytes, w0, nslots):
-    """h5py's checks of the chunk cache parameters."""
-    if nbytes is not None and int(nbytes) < 0:
-        raise ValueError(f"rdcc_nbytes must be non-negative (got {nbytes})")
+def _check_chunk_cache(nbytes, w0, nslots, dataset=False):
+    """h5py's checks of the chunk cache parameters: its OverflowError for a negative byte
+    count (and, for a dataset's cache, a negative slot count: both are size_t there; a
+    file's slot count is a C int, which libhdf5 takes as it is), libhdf5's ValueError for
+    ``w0`` outside 0..1."""
+    if nbytes is not None and int(nbytes) < 0 or \
+            dataset and nslots is not None and int(nslots) < 0:
+        raise OverflowError("can't convert negative value to size_t")
     if w0 is not None and not 0 <= float(w0) <= 1:
-        raise ValueError(f"rdcc_w0 must be between 0 and 1 (got {w0})")
-    if nslots is not None and int(nslots) < 0:
-        raise ValueError(f"rdcc_nslots must be non-negative (got {nslots})")
+        raise ValueError("Raw data cache w0 value must be between 0.0 and 1.0 inclusive")
 
 
 def _check_alignment(threshold, interval):
@@ -351,6 +353,30 @@ class File(Group):
         low, high = self._libver if isinstance(self._libver, (tuple, list)) else \
             (self._libver or "earliest", LATEST)
         return tuple(LATEST if v == "latest" else v for v in (low, high))
+
+    @classmethod
+    def in_memory(cls, file_image=None, block_size=None, **kwds):
+        """h5py's File.in_memory: a file that lives in memory only, new and empty, or a
+        writable copy of the bytes ``file_image``; ``f.id.get_file_image()`` gives its
+        bytes. Keywords as File's, but not ``driver``, ``locking`` or ``backing_store``
+        (``block_size``, the core driver's allocation step, sizes nothing here)."""
+        for key in ("driver", "locking", "backing_store"):
+            if key in kwds:
+                raise TypeError(f"File.in_memory() got an unexpected keyword argument {key!r}")
+        if file_image is None:
+            return cls(io.BytesIO(), "w", **kwds)
+        return cls(io.BytesIO(bytes(memoryview(file_image).cast("B"))), "r+", **kwds)
+
+    def get_file_image(self):
+        """h5py's FileID.get_file_image (``f.id`` is the File): the file's bytes as they are
+        now, what was written flushed first."""
+        if self.id is None:
+            raise ValueError("Not a file or file object (not a file or file object)")
+        if self._writer is None:
+            return bytes(self._source.read(0, self._source.size))
+        self._writer.flush()
+        sink = self._writer.sink
+        return bytes(sink.read(0, sink.size))
 
     def get_access_plist(self):
         """h5py's FileID.get_access_plist (``f.id`` is the File): the settings it was opened

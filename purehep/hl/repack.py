@@ -8,6 +8,7 @@ object. Dataset values are copied in slices of at most ``block_bytes``.
 """
 import numpy as np
 
+from ..filters import FilterRef
 from .base import LINK_INFO, Empty, ExternalLink, HardLink, SoftLink, message
 from .dataset import Dataset
 from .files import File
@@ -91,7 +92,7 @@ def _copy_dataset(ds, dst, name, block_bytes):
             elif f.id == 6:
                 kw.update(scaleoffset=ds.scaleoffset)
             else:
-                kw.update(compression=f.id, compression_opts=tuple(f.client_data))
+                kw.update(compression=FilterRef(f.id, f.client_data))
     elif ds._layout.layout_class == 0:
         kw.update(layout="compact")
     fill = ds._msg(0x05, required=False)

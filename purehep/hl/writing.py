@@ -14,9 +14,29 @@ import posixpath
 import numpy as np
 
 from .create_checks import link_name
-from .creation import (_array_dtype_attribute, _object_array, _prepare, default_order, fill_bytes,
-                       make_dataset, refuse_access_options)
+from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
+                       default_order, fill_bytes, make_dataset, refuse_access_options)
 from ..selections import check_broadcast, numpy_index
+
+
+def _check_required(have_shape, have_maxshape, have_dtype, shape, dtype, exact, kwds):
+    """require_dataset's checks of an existing dataset against the shape, ``maxshape`` (in
+    ``kwds``) and dtype asked for, h5py's TypeErrors."""
+    shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+    if tuple(have_shape) != shape:
+        if "maxshape" not in kwds:
+            raise TypeError(f"Shapes do not match (existing {have_shape} vs new {shape})")
+        maxshape = kwds["maxshape"]
+        maxshape = (maxshape,) if isinstance(maxshape, int) or maxshape is None else \
+            tuple(maxshape)
+        if maxshape != tuple(have_maxshape):
+            raise TypeError(f"Max shapes do not match (existing {have_maxshape} vs new "
+                            f"{maxshape})")
+    dt = np.dtype(dtype)
+    if exact and dt != have_dtype:
+        raise TypeError(f"Datatypes do not exactly match (existing {have_dtype} vs new {dt})")
+    if not np.can_cast(dt, have_dtype):
+        raise TypeError(f"Datatypes cannot be safely cast (existing {have_dtype} vs new {dt})")
 
 
 def _no_write(obj, exc=ValueError):
@@ -199,17 +219,31 @@ class GroupWriter(WritableObject):
         return node
 
     def require_group(self, name):
+        if self._node is None:        # read-only: an existing group, as h5py gives it
+            return self._require_read(name, "Group")
         node = self._existing(name, "GroupNode")
         if node is None:
             return self.create_group(name)
         return bind(self._file, node, self._wpath(name))
 
+    def _require_read(self, name, kind):
+        """The object at ``name`` of a read-only file, which must be a ``kind`` (TypeError
+        otherwise); creating a missing one fails as h5py's does (no write intent)."""
+        if name not in self:
+            raise _no_write(self)
+        obj = self[name]
+        if type(obj).__name__ != kind:
+            raise TypeError(f"Incompatible object ({type(obj).__name__}) already exists")
+        return obj
+
     def create_dataset(self, name, shape=None, dtype=None, data=None, **kwds):
-        """h5py's create_dataset (see purehep.hl.creation.make_dataset for the options)."""
+        """h5py's create_dataset (see purehep.hl.creation.make_dataset for the options;
+        ``rdcc_nbytes`` / ``rdcc_w0`` / ``rdcc_nslots`` set the new dataset's chunk cache)."""
         if self._node is None:
             raise _no_write(self)
+        cache = chunk_cache_options(self._file, kwds)
         node = make_dataset(self._writer, shape, dtype, data, **kwds)
-        return self._link_new(name, node)
+        return self._link_new(name, node)._with_chunk_cache(cache)
 
     def create_virtual_dataset(self, name, layout, fillvalue=None):
         """h5py's create_virtual_dataset: a dataset of ``layout``'s mappings (VirtualLayout)."""
@@ -291,26 +325,21 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+        """h5py's require_dataset: the dataset at ``name`` if its shape (or, given
+        ``maxshape``, its maximum shape) and dtype suit, else a new one (in write mode).
+        ``rdcc_nbytes`` / ``rdcc_w0`` / ``rdcc_nslots`` set its chunk cache."""
+        cache = chunk_cache_options(self._file, kwds)
         refuse_access_options(kwds)
-        node = self._existing(name, "DatasetNode")
-        if node is None:
-            return self.create_dataset(name, shape, dtype, **kwds)
-        shape = tuple(shape) if not isinstance(shape, int) else (shape,)
-        if tuple(node.shape) != shape:
-            if "maxshape" not in kwds:
-                raise TypeError(f"Shapes do not match (existing {node.shape} vs new {shape})")
-            maxshape = kwds["maxshape"]
-            maxshape = (maxshape,) if isinstance(maxshape, int) or maxshape is None else \
-                tuple(maxshape)
-            if maxshape != tuple(node.maxshape):
-                raise TypeError(f"Max shapes do not match (existing {node.maxshape} vs new "
-                                f"{maxshape})")
-        dt = np.dtype(dtype)
-        if exact and dt != node.dtype:
-            raise TypeError(f"Datatypes do not exactly match (existing {node.dtype} vs new {dt})")
-        if not np.can_cast(dt, node.dtype):
-            raise TypeError(f"Datatypes cannot be safely cast (existing {node.dtype} vs new {dt})")
-        return bind(self._file, node, self._wpath(name))
+        if self._node is None:
+            ds = self._require_read(name, "Dataset")
+            _check_required(ds.shape, ds.maxshape, ds.dtype, shape, dtype, exact, kwds)
+        else:
+            node = self._existing(name, "DatasetNode")
+            if node is None:
+                return self.create_dataset(name, shape, dtype, **kwds)._with_chunk_cache(cache)
+            _check_required(node.shape, node.maxshape, node.dtype, shape, dtype, exact, kwds)
+            ds = bind(self._file, node, self._wpath(name))
+        return ds._with_chunk_cache(cache)
 
     def _wsetitem(self, name, obj):
         from .base import SoftLink, ExternalLink, HLObject
