@@ -31,6 +31,8 @@ def __getattr__(name):
                 "h5py_warnings",                # h5py's low-level modules, as far as
                 "dask"):                        # purehep has them; the dask bridge
         return import_module(f"{__name__}.{name}")
+    if name == "UNLIMITED":                     # h5py.UNLIMITED: H5S_UNLIMITED
+        return import_module(f"{__name__}.h5s").UNLIMITED
     for module in ("dtypes", "reference", "h5"):
         mod = import_module(f"{__name__}.{module}")
         if hasattr(mod, name):

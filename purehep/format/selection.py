@@ -398,12 +398,17 @@ def hyperslab(dims, version):
     ``(start, stride, count, block)`` or a list of runs ``[(start, length), ...]`` (sorted,
     disjoint, non-empty; evenly spaced equal runs count as regular). ``version`` 3 gives one
     regular hyperslab when every dimension is regular (a single run: count 1, stride 1), else
-    a block list; ``version`` 1 always a block list, the row-major product of the runs."""
+    a block list; ``version`` 1 always a block list, the row-major product of the runs. An
+    UNLIMITED count or block (an unlimited virtual mapping) needs a regular hyperslab: below
+    version 3, version 2, as libhdf5 writes them."""
     dims = [d if isinstance(d, tuple) else (_regular(d) or d) for d in dims]
-    if version == 3 and all(isinstance(d, tuple) for d in dims):
+    if any(isinstance(d, tuple) and UNLIMITED in d for d in dims) and version < 3:
+        version = 2            # an unlimited selection is regular: version 2 holds it
+    if version in (2, 3) and all(isinstance(d, tuple) for d in dims):
         v = np.array(dims, np.int64).reshape(-1, 4)
-        return Selection(HYPERSLABS, 3, len(dims), start=v[:, 0], stride=v[:, 1],
-                         count=v[:, 2], block=v[:, 3], encode_size=encode_size_for(v), flags=1)
+        return Selection(HYPERSLABS, version, len(dims), start=v[:, 0], stride=v[:, 1],
+                         count=v[:, 2], block=v[:, 3],
+                         encode_size=8 if version == 2 else encode_size_for(v), flags=1)
     from itertools import product
     runs = [[(d[0] + i * d[1], d[3]) for i in range(d[2])] if isinstance(d, tuple) else d
             for d in dims]

@@ -77,10 +77,10 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     @property
     def shape(self):
         self._live(RuntimeError)
-        if self._node is not None:
-            return self._node.shape
         if self.is_virtual:  # an unlimited virtual dataset's extent follows its sources
             return self._storage.shape
+        if self._node is not None:
+            return self._node.shape
         return self._space.shape
 
     @property

@@ -9,12 +9,16 @@ import os
 
 import numpy as np
 
+from ..format import selection as S
+from ..h5s import UNLIMITED
 from ..selections import select
 
 
 def hyperslab_dims(shape, key):
     """(dims, result shape, element count) of ``key`` on ``shape``: per dimension a regular
-    (start, stride, count, block) or a list of runs (start, length) for index arrays."""
+    (start, stride, count, block) or a list of runs (start, length) for index arrays. A
+    slice up to h5py's ``UNLIMITED`` selects without end along its dimension (count
+    UNLIMITED, as libhdf5 stores it; the element count is then None)."""
     if isinstance(key, np.ndarray) and key.dtype == bool and key.ndim == len(shape) > 1:
         raise TypeError("boolean masks cannot select virtual dataset mappings")
     for a in key if isinstance(key, tuple) else (key,):
@@ -22,10 +26,13 @@ def hyperslab_dims(shape, key):
             idx = np.asarray(a)
             if idx.dtype != bool and np.any(np.diff(idx) <= 0):
                 raise TypeError("Indexing elements must be in increasing order")
+    key, endless = _endless(shape, key)
     sel = select(tuple(shape), key)
     dims = []
-    for d in sel.dims:
-        if isinstance(d, slice):
+    for i, d in enumerate(sel.dims):
+        if i in endless:
+            dims.append((d.start, endless[i], S.UNLIMITED, 1))
+        elif isinstance(d, slice):
             count = len(range(d.start, d.stop, d.step))
             if count == 0:
                 raise ValueError("an empty selection cannot map a virtual dataset")
@@ -39,7 +46,28 @@ def hyperslab_dims(shape, key):
             ends = np.concatenate((breaks, [len(d)]))
             lengths = np.diff(np.concatenate(([0], ends)))
             dims.append([(int(s), int(n)) for s, n in zip(starts, lengths)])
-    return dims, sel.mshape, sel.nselected
+    return dims, sel.mshape, None if endless else sel.nselected
+
+
+def _endless(shape, key):
+    """(``key`` with its slices up to UNLIMITED cut at ``shape``, {dimension: step} of those
+    slices)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if not any(isinstance(a, slice) and a.stop == UNLIMITED for a in key):
+        return key, {}
+    if any(a is Ellipsis for a in key):
+        raise TypeError("an unlimited virtual selection names every dimension")
+    endless, cut = {}, []
+    for d, a in enumerate(key):
+        if isinstance(a, slice) and a.stop == UNLIMITED:
+            step = 1 if a.step is None else int(a.step)
+            if step < 1 or (a.start or 0) < 0:
+                raise ValueError("an unlimited selection runs forward from a start >= 0")
+            endless[d] = step
+            a = slice(a.start or 0, max(shape[d], (a.start or 0) + 1), step)
+        cut.append(a)
+    return tuple(cut), endless
 
 
 class VirtualSource:
@@ -95,9 +123,9 @@ class VirtualLayout:
 
     def __setitem__(self, key, source):
         dims, _, count = hyperslab_dims(self.shape, key)
-        if count != source.count:
-            raise ValueError(f"the virtual selection has {count} elements, the source "
-                             f"selection {source.count}")
+        if count != source.count and not (count is None and "%b" in source.path + source.name):
+            raise ValueError(f"the virtual and source selections select a different number "
+                             f"of elements ({count} and {source.count}; None: unlimited)")
         self.mappings.append((source.path, source.name, source.dims, dims))
 
     def map_block(self, start, count, source, source_start):
