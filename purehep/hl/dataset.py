@@ -77,11 +77,12 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     @property
     def shape(self):
         self._live(RuntimeError)
-        if self.is_virtual:  # an unlimited virtual dataset's extent follows its sources
+        node = self._node       # (a virtual dataset read from the file: layout "other")
+        if node is not None and node.layout not in ("virtual", "other"):
+            return node.shape
+        if self.is_virtual:     # an unlimited virtual dataset's extent follows its sources
             return self._storage.shape
-        if self._node is not None:
-            return self._node.shape
-        return self._space.shape
+        return node.shape if node is not None else self._space.shape
 
     @property
     def maxshape(self):
