@@ -25,7 +25,7 @@ import types
 # what loading a compiled kernel costs (measured on the 2-core reference machine)
 IMPORT_SECONDS = 0.2      # importing numba (and llvmlite)
 FIRST_SECONDS = 0.2       # a process's first kernel: numba fills its typing and target registries
-SCIPY_SECONDS = 0.3       # ... which import scipy.linalg when scipy is installed (numba's BLAS check)
+SCIPY_SECONDS = 0.3       # ... importing scipy.linalg, when installed (numba's BLAS check)
 LOAD_SECONDS = 0.005      # each further kernel, loaded from the cache
 
 
