@@ -220,7 +220,8 @@ class GroupWriter(WritableObject):
 
     def require_group(self, name):
         if self._node is None:        # read-only: an existing group, as h5py gives it
-            return self._require_read(name, "Group")
+            from .group import Group
+            return self._require_read(name, Group)
         node = self._existing(name, "GroupNode")
         if node is None:
             return self.create_group(name)
@@ -228,11 +229,12 @@ class GroupWriter(WritableObject):
 
     def _require_read(self, name, kind):
         """The object at ``name`` of a read-only file, which must be a ``kind`` (TypeError
-        otherwise); creating a missing one fails as h5py's does (no write intent)."""
+        otherwise, as h5py's isinstance check); creating a missing one fails as h5py's does
+        (no write intent)."""
         if name not in self:
             raise _no_write(self)
         obj = self[name]
-        if type(obj).__name__ != kind:
+        if not isinstance(obj, kind):
             raise TypeError(f"Incompatible object ({type(obj).__name__}) already exists")
         return obj
 
@@ -331,7 +333,8 @@ class GroupWriter(WritableObject):
         cache = chunk_cache_options(self._file, kwds)
         refuse_access_options(kwds)
         if self._node is None:
-            ds = self._require_read(name, "Dataset")
+            from .dataset import Dataset
+            ds = self._require_read(name, Dataset)
             _check_required(ds.shape, ds.maxshape, ds.dtype, shape, dtype, exact, kwds)
         else:
             node = self._existing(name, "DatasetNode")
