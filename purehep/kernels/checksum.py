@@ -9,6 +9,7 @@ a few hundred buffers, numpy uint32 lanes beyond (``lookup3_rows``), the compile
 loaded. ``fletcher32`` is two modular sums, vectorised with numpy.
 """
 import struct
+import sys
 
 import numpy as np
 
@@ -24,6 +25,7 @@ _INT_LANES = (2.0e-6, 0.087e-6)
 _NUMPY_LANES = (24.5e-6, 0.0195e-6)
 _COMPILED_BLOCK = 5e-9
 _compiled = None                   # the compiled lookup3 loop, once loaded
+_LITTLE = sys.byteorder == "little"   # (numpy views of words are in the host's order)
 
 
 def lookup3(data, initval=0):
@@ -295,11 +297,17 @@ def _lookup3_from(data, start, end, a, b, c, i):
     """lookup3 of ``data[start:end]`` from the state (a, b, c) after its first ``i`` bytes
     (whole 12-byte blocks, not the last)."""
     n = end - start
-    while n - i > 12:
-        a, b, c = _mix((a + _word(data, start + i)) & 0xFFFFFFFF,
-                       (b + _word(data, start + i + 4)) & 0xFFFFFFFF,
-                       (c + _word(data, start + i + 8)) & 0xFFFFFFFF)
-        i += 12
+    blocks = max(0, (n - i - 1) // 12)
+    if _LITTLE:     # (whole words: 2x the speed of four byte loads; unaligned loads are fine)
+        w = data[start + i:start + i + 12 * blocks].view(np.uint32)
+        for j in range(0, 3 * blocks, 3):
+            a, b, c = _mix((a + int(w[j])) & 0xFFFFFFFF, (b + int(w[j + 1])) & 0xFFFFFFFF,
+                           (c + int(w[j + 2])) & 0xFFFFFFFF)
+    else:
+        for j in range(start + i, start + i + 12 * blocks, 12):
+            a, b, c = _mix((a + _word(data, j)) & 0xFFFFFFFF, (b + _word(data, j + 4)) & 0xFFFFFFFF,
+                           (c + _word(data, j + 8)) & 0xFFFFFFFF)
+    i += 12 * blocks
     rest = n - i
     if rest == 0:
         return c
