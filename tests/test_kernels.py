@@ -23,6 +23,12 @@ def test_lookup3(n):
     ref = int(C.lookup3_array(d, 7))
     assert C._py_lookup3(d.tobytes(), n, 7) == ref
     assert C.lookup3(d.tobytes(), 7) == ref
+    # the bytes entry (a structure's body: all but the last 4 bytes), compiled and plain,
+    # and the array loop from an unaligned start
+    assert C._lookup3_bytes.compiled()(d.tobytes() + b"tail", n, 7) == ref
+    assert C._lookup3_bytes.plain(d.tobytes() + b"tail", n, 7) == ref
+    assert C._hash(C._lookup3_from.compiled(), np.concatenate((np.uint8([5]), d))[1:], 7) == ref
+    assert C.lookup3_body(d.tobytes() + b"tail") == C._py_lookup3(d.tobytes(), n, 0)
     rows = rng.integers(0, 256, (5, n)).astype(np.uint8)
     assert C.lookup3_rows(rows, 7).tolist() == [int(C.lookup3_array(r.copy(), 7)) for r in rows]
 

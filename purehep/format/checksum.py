@@ -9,7 +9,10 @@ import struct
 import numpy as np
 
 from ..errors import ChecksumError, FormatError, TruncatedError
-from ..kernels.checksum import batch_seconds, lookup3, lookup3_batch, lookup3_is_compiled
+from ..kernels.checksum import (batch_seconds, lookup3, lookup3_batch, lookup3_body,
+                                lookup3_is_compiled)
+
+__all__ = ["lookup3", "verify", "Batches"]    # (lookup3: what the format modules hash with)
 
 _tail = struct.Struct("<I").unpack_from
 
@@ -18,9 +21,8 @@ def verify(ctx, buf, structure, offset):
     """Check the lookup3 checksum stored in the last 4 bytes of ``buf`` (a whole structure)."""
     if not ctx.verify_checksums:
         return
-    n = len(buf) - 4
-    stored = _tail(buf, n)[0]
-    computed = lookup3(memoryview(buf)[:n])
+    stored = _tail(buf, len(buf) - 4)[0]
+    computed = lookup3_body(buf)
     if stored != computed:
         raise ChecksumError(f"checksum mismatch (stored {stored:#010x}, computed {computed:#010x})",
                             structure, offset)
