@@ -98,6 +98,7 @@ def warm_up(data):
     with purehep.File(bytes(data)) as f:
         walk(f)
     checksum._lookup3_from.compiled()
+    checksum._lookup3_bytes.compiled()
 
 
 def check_damaged(data, seconds=30, max_bytes=None):

@@ -304,6 +304,7 @@ def worker_main():
             run_case(sample.data)
             from purehep.kernels import checksum
             checksum._lookup3_from.compiled()
+            checksum._lookup3_bytes.compiled()
             warm = True
         out.write(json.dumps({"start": i}) + "\n")
         out.flush()
