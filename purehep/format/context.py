@@ -28,7 +28,7 @@ class Context:
         self.cache = {}          # (kind, address) -> decoded structure
         self.superblock = None
         self.sohm = None         # shared message table, decoded on first use
-        self.file = None         # the hl File, for references and external links
+        self.writable = False    # the file is open for writing (unknown messages checked)
 
     def absolute(self, addr):
         return self.base_address + addr

@@ -284,7 +284,7 @@ def header_of(ctx, address):
     """The object header at ``address``, refused (UnsupportedFeatureError) when it holds an
     unknown message flagged to fail, as libhdf5 refuses to open such objects."""
     header = ctx.cached("ohdr", address, lambda: ObjectHeader.decode(ctx, address))
-    header.check_unknown(ctx, getattr(ctx.file, "mode", "r") != "r")
+    header.check_unknown(ctx, ctx.writable)
     return header
 
 

@@ -1,4 +1,5 @@
 """Files: open a byte source, find the superblock, and present the root group."""
+import errno
 import io
 import os
 import posixpath
@@ -11,7 +12,7 @@ from ..chunks.cache import DEFAULT_NBYTES
 from ..errors import UnsupportedFeatureError
 from ..format.superblock import Superblock
 from ..io import open_source
-from ..io.sink import lock_file, unlock_file
+from ..io.sink import lock_file, locking_setting, unlock_file
 from .base import open_object, object_kind
 from .group import Group
 
@@ -21,14 +22,77 @@ KEPT_CACHES = 4           # decoded chunks kept for datasets not in use: this ma
 LATEST = "v200"          # h5py's name for the newest format bound (libhdf5 2.0)
 
 
-def _close_writer(writer):
-    """Commit and close a file that was never closed (garbage collection, interpreter exit),
-    as libhdf5 does when h5py's last reference to a file goes."""
+_OPEN = {}      # (st_dev, st_ino) -> the _Open of a file open for writing in this process
+
+
+class _Open:
+    """A file open for writing in this process, which every File opened on it while it is
+    open shares (libhdf5 shares an open file between h5py's handles, whatever their modes):
+    its Writer, the locking it was opened with, and how many Files hold it. The last one to
+    close (or be collected) closes the Writer."""
+
+    __slots__ = ("writer", "libver", "locking", "handles", "key")
+
+    def __init__(self, writer, libver, locking):
+        self.writer, self.libver, self.locking, self.handles = writer, libver, locking, 0
+        fd = getattr(writer.sink, "fd", None)
+        self.key = _file_key(os.fstat(fd)) if isinstance(fd, int) else None
+        if self.key is not None:
+            _OPEN[self.key] = self
+
+    def release(self):
+        """One File fewer; True when it was the last (the caller closes the Writer)."""
+        self.handles -= 1
+        if self.handles:
+            return False
+        if _OPEN.get(self.key) is self:
+            del _OPEN[self.key]
+        return True
+
+
+def _file_key(st):
+    return st.st_dev, st.st_ino
+
+
+def _open_here(name, mode, driver, locking):
+    """The _Open of the file at path ``name`` when this process has it open for writing (a
+    File in mode ``mode`` then shares it), else None. As libhdf5: OSError for mode 'w' (a
+    file open cannot be truncated) and for a ``locking`` other than the one it was opened
+    with (purehep.io.sink.locking_setting compares them as libhdf5 compares the flags)."""
+    if not _OPEN or driver not in (None, "sec2", "stdio") or \
+            not isinstance(name, (str, bytes, os.PathLike)):
+        return None
     try:
-        writer.close()
+        key = _file_key(os.stat(name))
+    except OSError:
+        return None
+    shared = _OPEN.get(key)
+    if shared is None:
+        return None
+    if mode == "w":
+        raise OSError(errno.EBUSY, "Unable to create file (unable to truncate a file which is "
+                      "already open)", os.fsdecode(name))
+    if mode in ("w-", "x"):
+        raise FileExistsError(errno.EEXIST, "Unable to create file (file exists)",
+                              os.fsdecode(name))
+    if locking_setting(locking) != locking_setting(shared.locking):
+        raise OSError(errno.EINVAL, "Unable to open file (file locking flag values don't "
+                      "match those of the handle that has it open)", os.fsdecode(name))
+    return shared
+
+
+def _close_writer(shared):
+    """Let go of a file whose File was never closed (garbage collection, interpreter exit):
+    the last one commits and closes it, as libhdf5 does when h5py's last reference to a file
+    goes."""
+    if not shared.release():
+        return
+    try:
+        shared.writer.close()
     except Exception:
         import warnings
-        warnings.warn(f"purehep: could not commit {writer.sink.path!r} at exit", RuntimeWarning)
+        warnings.warn(f"purehep: could not commit {shared.writer.sink.path!r} at exit",
+                      RuntimeWarning)
 
 
 def _check_chunk_cache(nbytes, w0, nslots, dataset=False):
@@ -202,6 +266,10 @@ class File(Group):
                 isinstance(name, (str, bytes, os.PathLike)):
             with open(name, "rb") as fh:       # the whole file in memory, as h5py's core driver
                 name = fh.read()
+        shared = _open_here(name, mode, driver, locking) if remote is None else None
+        if shared is not None:
+            self._share(shared, threads)
+            return
         if mode in ("w", "w-", "x", "a", "r+"):
             self._init_write(name, mode, threads, libver, userblock_size, track_order, locking,
                              alignment)
@@ -236,7 +304,6 @@ class File(Group):
         except BaseException:
             self._source.close()
             raise
-        ctx.file = self
         self._superblock = sb
         self._ctx = ctx
         self.id = self
@@ -265,17 +332,25 @@ class File(Group):
             writer.close()
             raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
                              f"that of existing file ({writer.base})")
+        writer.ctx.writable = True
+        self._share(_Open(writer, libver, locking), threads)
+
+    def _share(self, shared, threads):
+        """This File as one more handle on the file open for writing ``shared`` (an _Open):
+        mode 'r+' whatever mode was asked for, as h5py reports a shared file's mode, and every
+        handle sees and makes the same changes."""
+        writer = shared.writer
+        shared.handles += 1
+        self._shared = shared
         self._writer = writer
-        self._libver = libver
-        self._finalizer = weakref.finalize(self, _close_writer, writer)
+        self._libver = shared.libver
+        self._finalizer = weakref.finalize(self, _close_writer, shared)
         self.mode = "r+"
         self._threads = threads
         self._externals = {}
         self._source = _WriteSource(writer.sink.path)
         self._superblock = writer.superblock
-        ctx = writer.ctx
-        ctx.file = self
-        self._ctx = ctx
+        self._ctx = writer.ctx
         self.id = self
         self._file = self
         self._address = writer.root_address
@@ -483,12 +558,13 @@ class File(Group):
         if self.id is None:
             return
         if self._writer is not None:
-            try:
-                self._finalizer.detach()
-                self._writer.close()
-            finally:
-                self.id = None
-                self._ctx.cache.clear()
+            self._finalizer.detach()
+            self.id = None
+            if self._shared.release():     # the last handle on the file: it closes
+                try:
+                    self._writer.close()
+                finally:
+                    self._ctx.cache.clear()
             return
         self.__dict__.pop("_stores", None)
         for other in list(self._externals.values()):

@@ -20,7 +20,8 @@ _held = {}        # (st_dev, st_ino) -> "w" / count of readers: this process's o
 
 
 def locking_setting(locking=None):
-    """The effective locking setting: HDF5_USE_FILE_LOCKING over ``locking`` (None: True)."""
+    """The effective locking setting: HDF5_USE_FILE_LOCKING over ``locking`` (None:
+    "best-effort", libhdf5 2.0's default: locks, ignored where the file system has none)."""
     env = os.environ.get("HDF5_USE_FILE_LOCKING", "").strip().upper()
     if env in ("FALSE", "0"):
         return False
@@ -28,7 +29,7 @@ def locking_setting(locking=None):
         return "best-effort"
     if env in ("TRUE", "1"):
         return True
-    return True if locking is None else locking
+    return "best-effort" if locking is None else locking
 
 
 def _key(fd):
@@ -47,9 +48,9 @@ def lock_file(fd, write, locking=None, path=None):
     key = _key(fd)
     held = _held.get(key)
     if held is not None:
-        if write:
-            raise OSError(errno.EBUSY, "Unable to open file (file is already open in this "
-                          "process)", path)
+        if write:       # (a file open for writing here is shared: hl.files._open_here)
+            raise OSError(errno.EBUSY, "Unable to open file (file is already open for "
+                          + ("writing in this process)" if held == "w" else "read-only)"), path)
         if held == "w":
             return None
         _held[key] = held + 1
