@@ -48,6 +48,19 @@ def reprs(lib, tmp):
     return live + [repr(f), repr(g), repr(ds)]
 
 
+@case
+def bytes_file_names(lib, tmp):
+    """A bytes name is a file name in every mode (an image of a file holds NUL bytes)."""
+    name = os.fsencode(_path(tmp))
+    with lib.File(name, "w") as f:
+        f["x"] = np.arange(4)
+    out = []
+    for mode in ("r", "r+", "a"):
+        with lib.File(name, mode) as f:
+            out.append((f.filename == os.fsdecode(name), f["x"][()].tolist()))
+    return out
+
+
 @pytest.mark.parametrize("index", [[1, 3, 2], [1, 1, 2], [-2, -3], [0, 2, -2], [],
                                    np.array([4, 7]), np.array([True] * 5 + [False] * 5)])
 def test_index_lists(tmp_path, index):

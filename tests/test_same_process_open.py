@@ -103,3 +103,12 @@ def test_collected_handles_close_the_file_once(tmp_path):
     with h5py.File(path, "r") as h:
         assert sorted(h) == ["x", "y"] and h["x"][()].tolist() == [0, 1, 2]
     purehep.File(path, "a").close()     # nothing of this process holds it any more
+
+
+def test_file_image_bytes_still_read(tmp_path):
+    """Bytes holding a NUL are the bytes of a file (purehep's in-memory reading), not a name."""
+    path = tmp_path / "i.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(3)
+    with purehep.File(path.read_bytes()) as f:
+        assert f["x"][()].tolist() == [0, 1, 2]

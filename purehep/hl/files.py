@@ -206,7 +206,8 @@ def _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 
-    ``name`` is a path, a binary file-like object, a buffer, or a range-reading callable
+    ``name`` is a path (bytes too, as in h5py, unless they hold a NUL byte: the bytes of a
+    file then), a binary file-like object, a buffer, or a range-reading callable
     ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
     ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 8 MiB, as
@@ -234,6 +235,8 @@ class File(Group):
                  alignment_threshold=1, alignment_interval=1, fs_strategy=None,
                  fs_persist=False, fs_threshold=1, fs_page_size=None, page_buf_size=None,
                  min_meta_keep=0, min_raw_keep=0, meta_block_size=None, storage_options=None):
+        if isinstance(name, bytes) and b"\0" not in name:
+            name = os.fsdecode(name)  # h5py's bytes file name (an HDF5 image holds NUL bytes)
         options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
         for key in ("self", "name", "mode", "_parent_cache", "__class__"):
             options.pop(key, None)
