@@ -49,6 +49,22 @@ def reprs(lib, tmp):
 
 
 @case
+def ids_valid(lib, tmp):
+    """``.id.valid`` and ``bool(.id)`` of a file, its group and dataset, open and closed;
+    objects of a second handle on the same file stay valid."""
+    with lib.File(_path(tmp), "w") as f:
+        f.create_group("g").create_dataset("d", data=[1, 2])
+    f1, f2 = lib.File(_path(tmp)), lib.File(_path(tmp))
+    objs = [f1, f1["g"], f1["g/d"], f2, f2["g"], f2["g/d"]]
+    out = [[(o.id.valid, bool(o.id), bool(o)) for o in objs]]
+    f1.close()
+    out.append([(o.id.valid, bool(o.id), bool(o)) for o in objs])
+    f2.close()
+    out.append([(o.id.valid, bool(o.id), bool(o)) for o in objs])
+    return out
+
+
+@case
 def bytes_file_names(lib, tmp):
     """A bytes name is a file name in every mode (an image of a file holds NUL bytes)."""
     name = os.fsencode(_path(tmp))

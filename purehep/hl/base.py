@@ -177,7 +177,7 @@ class HLObject(WritableObject):
 
     def _live(self, exc=ValueError):
         """Raise ``exc`` as h5py does for an object of a closed file."""
-        if self._file.id is None:
+        if not self._file.id:
             raise exc("Not a location (invalid object ID)")
 
     @property
@@ -197,7 +197,7 @@ class HLObject(WritableObject):
     def name(self):
         """The path this object was opened by (found by search for dereferenced objects);
         None once the file is closed, as h5py's."""
-        if self._file.id is None:
+        if not self._file.id:
             return None
         if self._name is None and self._node is not None:
             self._name = self._file._writer.path_of(self._node)
@@ -253,7 +253,7 @@ class HLObject(WritableObject):
         return hash((id(self._file), self._address))
 
     def __bool__(self):
-        return self._file.id is not None
+        return bool(self._file.id)
 
     def __reduce__(self):
         """Objects of a read-only file opened by path pickle as what opens them again;

@@ -19,7 +19,7 @@ class Datatype(HLObject):
 
     def __repr__(self):
         """h5py's repr (the base name, or "anonymous")."""
-        if self._file.id is None:
+        if not self._file.id:
             return "<Closed HDF5 named type>"
         name = self._repr_name('("anonymous")')
         return f'<HDF5 named type {name} (dtype {self.dtype.str})>'

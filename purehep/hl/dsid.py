@@ -16,6 +16,14 @@ class DatasetID:
     def __init__(self, dataset):
         self._ds = dataset
 
+    @property
+    def valid(self):
+        """h5py's ``ObjectID.valid``: false once the dataset's file handle is closed."""
+        return bool(self._ds)
+
+    def __bool__(self):
+        return bool(self._ds)
+
     def get_type(self):
         """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t."""
         from ..h5t import type_id

@@ -22,6 +22,19 @@ KEPT_CACHES = 4           # decoded chunks kept for datasets not in use: this ma
 LATEST = "v200"          # h5py's name for the newest format bound (libhdf5 2.0)
 
 
+class _ClosedID:
+    """``File.id`` once the file is closed: false, as h5py's closed FileID (``valid``)."""
+
+    valid = False
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "<closed purehep file id>"
+
+
+CLOSED = _ClosedID()
 _OPEN = {}      # (st_dev, st_ino) -> the _Open of a file open for writing in this process
 
 
@@ -402,7 +415,7 @@ class File(Group):
 
     @property
     def filename(self):
-        if self.id is None:
+        if not self.id:
             raise ValueError("Not a file or file object (not a file or file object)")
         if self._memory_name is not None:
             return self._memory_name
@@ -448,7 +461,7 @@ class File(Group):
     def get_file_image(self):
         """h5py's FileID.get_file_image (``f.id`` is the File): the file's bytes as they are
         now, what was written flushed first."""
-        if self.id is None:
+        if not self.id:
             raise ValueError("Not a file or file object (not a file or file object)")
         if self._writer is None:
             return bytes(self._source.read(0, self._source.size))
@@ -558,11 +571,11 @@ class File(Group):
         return cache[key]
 
     def close(self):
-        if self.id is None:
+        if not self.id:
             return
         if self._writer is not None:
             self._finalizer.detach()
-            self.id = None
+            self.id = CLOSED
             if self._shared.release():     # the last handle on the file: it closes
                 try:
                     self._writer.close()
@@ -571,25 +584,30 @@ class File(Group):
             return
         self.__dict__.pop("_stores", None)
         for other in list(self._externals.values()):
-            if other is not self and other.id is not None:
-                other.id = None
+            if other is not self and other.id:
+                other.id = CLOSED
                 other._unlock()
                 other._source.close()
         self._ctx.cache.clear()
         self._unlock()
         self._source.close()
-        self.id = None
+        self.id = CLOSED
 
     def flush(self):
         """Commit everything written so far to the file (crash-safe: a reader, or this file
         after a crash, sees either the previous commit or this one)."""
-        if self.id is None:
+        if not self.id:
             raise RuntimeError("Unable to flush file (not a file or file object)")
         if self._writer is not None:
             self._writer.flush()
 
     def __bool__(self):
-        return self.id is not None
+        return self.id is self
+
+    @property
+    def valid(self):
+        """h5py's ``FileID.valid`` (``f.id`` is the File while it is open)."""
+        return self.id is self
 
     def __enter__(self):
         return self
@@ -599,7 +617,7 @@ class File(Group):
 
     def __repr__(self):
         """h5py's repr (the file's base name and mode)."""
-        if self.id is None:
+        if not self.id:
             return "<Closed HDF5 file>"
         return f'<HDF5 file "{posixpath.basename(self.filename)}" (mode {self.mode})>'
 

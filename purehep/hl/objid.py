@@ -29,6 +29,14 @@ class GroupID:
     def __init__(self, group):
         self._group = group
 
+    @property
+    def valid(self):
+        """h5py's ``ObjectID.valid``: false once the group's file handle is closed."""
+        return bool(self._group)
+
+    def __bool__(self):
+        return bool(self._group)
+
     def get_create_plist(self):
         group = self._group
         header = group._oh

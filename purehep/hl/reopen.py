@@ -35,7 +35,7 @@ def shared_file(name, options):
     key, version = (name, _frozen(options)), _version(name)
     with _files_lock:
         seen, f = _files.get(key, (None, None))
-        if f is None or f.id is None or seen != version:
+        if f is None or not f.id or seen != version:
             f = File(name, "r", **options)
             _files[key] = version, f
         return f
@@ -77,7 +77,7 @@ def reduce(obj):
     """``obj.__reduce__()`` of a Group, Dataset, Datatype or File (see the module doc)."""
     f = obj._file
     spec = getattr(f, "_reopen", None)
-    if f.id is None:
+    if not f.id:
         raise TypeError("cannot pickle an object of a closed file")
     if spec is None:
         why = "open for writing" if f.mode != "r" else "not opened by a path or URL"
