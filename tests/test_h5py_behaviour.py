@@ -201,6 +201,18 @@ def elink_mode_r_from_writable(lib, tmp):
 
 
 @behaviour
+def elink_mode_rplus_from_writable(lib, tmp):
+    _elink_files(lib, tmp)
+    with _file(lib, tmp, "main.h5", "a") as fh:
+        g = fh.get("/external", elink_mode="r+")
+        g["new"] = 1
+        out = [g.file.mode, sorted(g)]
+        del g
+    with _file(lib, tmp, "main.h5", "r") as fh:
+        return out + [sorted(fh["external"])]
+
+
+@behaviour
 def elink_mode_rplus_from_readonly(lib, tmp):
     _elink_files(lib, tmp)
     with _file(lib, tmp, "main.h5", "r") as fh:

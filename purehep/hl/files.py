@@ -519,11 +519,14 @@ class File(Group):
                     stack.append((path, iter(native_links(self._ctx, header)[0])))
         return None
 
-    def _external_file(self, filename, candidates=None, access=None):
+    def _external_file(self, filename, candidates=None, access=None, follow=False):
         """Open (once) the target file of an external link, relative to this file's folder
-        first, then the working directory, as libhdf5 does (or at ``candidates``); read-only,
-        with ``access`` (swmr, locking: Group.get's elink_ options) if given, else with this
-        file's locking (libhdf5 opens the target with the parent's file access list)."""
+        first, then the working directory, as libhdf5 does (or at ``candidates``), with
+        ``access`` (mode, swmr, locking: Group.get's elink_ options) if given, else with this
+        file's locking (libhdf5 opens the target with the parent's file access list). A link
+        followed (``follow``) from a file open for writing opens its target for writing too
+        unless ``access`` says otherwise, as libhdf5 opens it with the parent's intent;
+        otherwise read-only."""
         here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
         if candidates is None:
             candidates = [filename] if os.path.isabs(filename) else [
@@ -534,9 +537,11 @@ class File(Group):
             if key in self._externals:
                 return self._externals[key]
             if os.path.isfile(path):      # (a directory is no file to open)
-                other = File(path, threads=self._threads, _parent_cache=self._externals,
-                             rdcc_nbytes=self._rdcc_nbytes,
-                             **{"locking": self._access[1], **(access or {})})
+                options = {"locking": self._access[1], **(access or {})}
+                mode = options.pop("mode", "r+" if follow and self._writer is not None else "r")
+                other = File(path, mode, threads=self._threads, _parent_cache=self._externals,
+                             rdcc_nbytes=None if self._writer else self._rdcc_nbytes,
+                             **options)
                 self._externals[key] = other
                 return other
         raise KeyError(f"Unable to open external file {filename!r} (looked in {candidates})")
@@ -576,15 +581,23 @@ class File(Group):
         if self._writer is not None:
             self._finalizer.detach()
             self.id = CLOSED
-            if self._shared.release():     # the last handle on the file: it closes
-                try:
-                    self._writer.close()
-                finally:
-                    self._ctx.cache.clear()
+            try:
+                if self._shared.release():     # the last handle on the file: it closes
+                    try:
+                        self._writer.close()
+                    finally:
+                        self._ctx.cache.clear()
+            finally:       # the targets of external links, opened for writing with it
+                for other in list(self._externals.values()):
+                    other.close()
             return
         self.__dict__.pop("_stores", None)
         for other in list(self._externals.values()):
-            if other is not self and other.id:
+            if other is self or not other.id:
+                continue
+            if other._writer is not None:       # a file this process has open for writing
+                other.close()
+            else:
                 other.id = CLOSED
                 other._unlock()
                 other._source.close()

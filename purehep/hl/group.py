@@ -4,7 +4,7 @@ import functools
 import posixpath
 from collections.abc import MutableMapping
 
-from ..errors import FormatError, LinkTraversalError, PurehepError, UnsupportedFeatureError
+from ..errors import FormatError, LinkTraversalError, PurehepError
 from ..format import messages
 from ..format.messages import link as _link
 from .writing import GroupWriter
@@ -192,9 +192,9 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
     def get(self, name, default=None, getclass=False, getlink=False, *, elink_mode=None,
             elink_swmr=None, elink_locking=None):
         """h5py's Group.get: the object, its class, or the link itself (getlink=True).
-        ``elink_swmr`` and ``elink_locking`` open the target files of external links so;
-        purehep opens those read-only, so ``elink_mode`` can only be "r" (ValueError for
-        "r+" from a read-only file, as h5py; UnsupportedFeatureError from a writable one)."""
+        ``elink_mode``, ``elink_swmr`` and ``elink_locking`` open the target files of
+        external links so (by default with the file's own mode; "r+" from a read-only file is
+        h5py's ValueError)."""
         access = self._elink_access(elink_mode, elink_swmr, elink_locking)
         if getlink and self._node is not None:
             return self._wgetlink(name, default, getclass)
@@ -223,12 +223,12 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
                 ((mode or f.mode) != "r+" or not (f.swmr_mode if swmr is None else swmr)):
             raise ValueError("Changing external links access mode from a file opened in SWMR "
                              "write mode is not supported")
-        if mode == "r+":
-            if self._file.mode == "r":
-                raise ValueError("Opening external links in write mode from a file opened in "
-                                 "read-only mode is not supported")
-            raise UnsupportedFeatureError("external link targets open read-only in purehep")
+        if mode == "r+" and self._file.mode == "r":
+            raise ValueError("Opening external links in write mode from a file opened in "
+                             "read-only mode is not supported")
         access = {"swmr": bool(swmr)} if swmr is not None else {}
+        if mode is not None:
+            access["mode"] = mode
         if locking is not None:
             access["locking"] = locking
         return access

@@ -19,6 +19,17 @@ from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_ca
 from ..selections import check_broadcast, numpy_index
 
 
+class _ThroughExternal(KeyError):
+    """A write-mode lookup met an external link before the last component of its path
+    (``link``, then ``rest`` to look up in the target); a KeyError to the lookups that do
+    not follow it (h5py's "not found" for a path they cannot resolve here)."""
+
+    def __init__(self, link, rest):
+        super().__init__(f"Unable to open object (the path goes on through an external link "
+                         f"to {link.filename!r})")
+        self.link, self.rest = link, rest
+
+
 def _check_required(have_shape, have_maxshape, have_dtype, shape, dtype, exact, kwds):
     """require_dataset's checks of an existing dataset against the shape, ``maxshape`` (in
     ``kwds``) and dtype asked for, h5py's TypeErrors."""
@@ -114,7 +125,7 @@ class GroupWriter(WritableObject):
             node, parts = self._node, [p for p in path.split("/") if p and p != "."]
         if not parts:
             return None, "", node
-        for part in parts[:-1]:
+        for i, part in enumerate(parts[:-1]):
             entry = node.links.get(part)
             if entry is None:
                 if not create:
@@ -125,6 +136,8 @@ class GroupWriter(WritableObject):
                 node = child
                 continue
             target = self._wfollow(entry)
+            if isinstance(target, model.LinkEntry) and not create:
+                raise _ThroughExternal(target, "/".join(parts[i + 1:]))
             if not isinstance(target, model.GroupNode):
                 raise (ValueError if create else KeyError)(
                     f"Unable to open object: '{part}' is not a group")
@@ -155,15 +168,29 @@ class GroupWriter(WritableObject):
 
     def _wget(self, name, access=None):
         model = _wmodel()
-        parent, leaf, node = self._wlookup(name)
+        try:
+            parent, leaf, node = self._wlookup(name)
+        except _ThroughExternal as via:             # the rest of the path is in another file
+            return self._wexternal(via.link, access)[via.rest]
         if parent is None and leaf == "":
             return bind(self._file, node, self._wpath(name))
         if node is None:
             raise KeyError(f"Unable to open object (object '{leaf}' doesn't exist)")
         if isinstance(node, model.LinkEntry):       # external link
-            other = self._file._external_file(node.filename, access=access)
-            return other._root()._resolve(node.path, 1)
+            return self._wexternal(node, access)
         return bind(self._file, node, self._wpath(name))
+
+    def _wexternal(self, link, access):
+        """The object an external link (a LinkEntry) points to, its file opened for writing
+        as this one is (File._external_file); KeyError when the file cannot be opened so, as
+        h5py's (libhdf5 fails to open the object)."""
+        try:
+            other = self._file._external_file(link.filename, access=access, follow=True)
+        except OSError as exc:
+            raise KeyError(f"Unable to open object ({exc.strerror or exc})") from None
+        if other._writer is not None:               # (opened for writing: its own lookup)
+            return other[link.path]
+        return other._root()._resolve(link.path, 1)
 
     def _wnames(self):
         links = self._node.links
