@@ -64,3 +64,29 @@ def test_external_errors(tmp_path, monkeypatch):
         with pytest.raises(TypeError):
             f.create_dataset("d", shape=(10,), dtype="i4", external=["x.bin"])
     assert not os.path.exists(tmp_path / "x.bin")
+
+
+def _expandable(mod, tmp, name):
+    """An external dataset extendible along its first dimension, and the maxshapes libhdf5
+    refuses; what each gave."""
+    out = []
+    with mod.File(tmp / f"{name}.h5", "w") as f:
+        d = f.create_dataset("x", (4, 3), "f4", maxshape=(None, 3), external=str(tmp / name))
+        d[...] = np.arange(12).reshape(4, 3)
+        out.append((d.chunks, d.shape, d.maxshape))
+        for maxshape, external in [((4, None), str(tmp / f"{name}2")),
+                                   ((None, 3), [(str(tmp / f"{name}3"), 0, 48)]),
+                                   ((8, 3), [(str(tmp / f"{name}4"), 0, 48)])]:
+            try:
+                f.create_dataset(f"y{len(out)}", (4, 3), "f4", maxshape=maxshape,
+                                 external=external)
+                out.append("created")
+            except (ValueError, OSError, TypeError) as e:
+                out.append(type(e).__name__)
+    with h5py.File(tmp / f"{name}.h5", "r") as f:     # read back by libhdf5 either way
+        out.append((f["x"].maxshape, f["x"][()].tolist()))
+    return out
+
+
+def test_expandable_external_as_h5py(tmp_path):
+    assert _expandable(purehep, tmp_path, "p") == _expandable(h5py, tmp_path, "h")

@@ -253,12 +253,11 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                     or filter_pipeline)
     layout = layout or ("compact" if compact else None)
     if external:
-        if chunks or filtered or layout not in (None, "contiguous") or \
-                (maxshape is not None and tuple(maxshape) != shape) or V.needs_heap(dtype):
+        if chunks or filtered or layout not in (None, "contiguous") or V.needs_heap(dtype):
             raise ValueError("Only contiguous datasets of fixed-size types can be stored "
                              "externally")
-        return _external_node(writer, shape, dtype, fillvalue, external, arr, track_times,
-                              fill_time)
+        return _external_node(writer, shape, maxshape or shape, dtype, fillvalue, external, arr,
+                              track_times, fill_time)
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
@@ -371,17 +370,26 @@ def _external_slots(external):
     return slots
 
 
-def _external_node(writer, shape, dtype, fillvalue, slots, arr, track_times, fill_time):
+def _external_node(writer, shape, maxshape, dtype, fillvalue, slots, arr, track_times,
+                   fill_time):
     """A contiguous dataset whose raw data lives in external files (names relative to the
-    working directory, as libhdf5 opens them)."""
+    working directory, as libhdf5 opens them). As libhdf5 checks (H5D__efl_construct), only
+    the first dimension may be extendible, and the files must hold the dataset at its
+    maximum extent (an unlimited one needs an unlimited last file)."""
     from ..write import model
     from ..write.storage import ExternalStore
+    if tuple(maxshape[1:]) != tuple(shape[1:]):
+        raise ValueError("Unable to create dataset (only the first dimension of an external "
+                         "dataset can be extendible)")
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if slots[-1][2] is not None and sum(size for _, _, size in slots) < nbytes:
-        raise ValueError(f"external storage of {sum(s for _, _, s in slots)} bytes is smaller "
-                         f"than the dataset's {nbytes} bytes")
-    node = model.DatasetNode(shape, shape, dtype, "contiguous", fill=fill_bytes(dtype, fillvalue),
-                             track_times=bool(track_times))
+    room = None if slots[-1][2] is None else sum(size for _, _, size in slots)
+    most = None if maxshape[:1] == (None,) else \
+        int(np.prod(maxshape, dtype=np.int64)) * dtype.itemsize
+    if room is not None and (most is None or room < most):
+        raise ValueError(f"external storage of {room} bytes is smaller than the dataset's "
+                         f"{'unlimited extent' if most is None else f'{most} bytes'}")
+    node = model.DatasetNode(shape, tuple(maxshape), dtype, "contiguous",
+                             fill=fill_bytes(dtype, fillvalue), track_times=bool(track_times))
     node.index = None
     node.external = slots
     node.store = ExternalStore([(n, o, nbytes if s is None else s) for n, o, s in slots],
