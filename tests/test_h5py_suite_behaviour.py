@@ -396,17 +396,6 @@ def fixed_length_strings(lib, tmp):
         return out, ds[:8].tolist(), a[...].tolist()
 
 
-def test_dataset_access_options_purehep_refuses(tmp_path):
-    """h5py's per-dataset file prefixes are refused by name, not ignored."""
-    with purehep.File(tmp_path / "f.h5", "w") as f:
-        f.create_dataset("x", (3,), "i4")
-        for kw in (dict(efile_prefix="d"), dict(virtual_prefix="d")):
-            with pytest.raises(purehep.UnsupportedFeatureError, match=next(iter(kw))):
-                f.create_dataset("y", (3,), "i4", **kw)
-            with pytest.raises(purehep.UnsupportedFeatureError, match=next(iter(kw))):
-                f.require_dataset("x", (3,), "i4", **kw)
-
-
 @case
 def dataspace_selections(lib, tmp):
     h5s = _module(lib, "h5s")

@@ -12,6 +12,7 @@ from ..errors import AllocationError, FormatError, UnsupportedFeatureError
 from ..format.local_heap import local_heap
 from ..format.messages import layout as L
 from ..io import memory
+from ..io.prefix import external_file
 from ..selections import Selection
 from . import ChunkedStorage
 
@@ -184,12 +185,12 @@ class ExternalStorage:
     """Raw data in external files (spec IV.A.2.h): segments concatenated in slot order; a
     segment past the end of its file reads as zeros, as libhdf5 reads it."""
 
-    def __init__(self, ctx, external, shape, maxshape, file_dtype):
+    def __init__(self, ctx, external, shape, maxshape, file_dtype, prefix=None):
         self.shape = tuple(shape)
         self.dtype = file_dtype
         self.offset = external.offset
         self._check_room(ctx, external, maxshape)
-        self.segments = external_segments(ctx, external)
+        self.segments = external_segments(ctx, external, prefix)
         self.storage_size = sum(s for _, _, s in self.segments)
 
     def _check_room(self, ctx, external, maxshape):
@@ -216,18 +217,18 @@ class ExternalStorage:
         return np.array(_index(arr, sel))
 
 
-def external_segments(ctx, external):
-    """(path, offset, size) of each slot of an External Data Files message. libhdf5 (no
-    external-file prefix set) opens names relative to the working directory; the HDF5 file's
-    own folder is tried next."""
+def external_slots(ctx, external):
+    """(name as stored, offset, size) of each slot of an External Data Files message."""
     heap = local_heap(ctx, external.heap_address)
-    here = os.path.dirname(ctx.path) if ctx.path else os.getcwd()
-    out = []
-    for slot in external.slots:
-        name = heap.string(slot.name_offset, ctx).decode("utf-8", "surrogateescape")
-        path = name if os.path.exists(name) else os.path.join(here, name)
-        out.append((path, slot.offset, slot.size))
-    return out
+    return [(heap.string(slot.name_offset, ctx).decode("utf-8", "surrogateescape"),
+             slot.offset, slot.size) for slot in external.slots]
+
+
+def external_segments(ctx, external, prefix=None):
+    """(path, offset, size) of each slot of an External Data Files message, its file found
+    as libhdf5 finds it with the external file ``prefix`` in force (io.prefix)."""
+    return [(external_file(prefix, name, ctx.path), offset, size)
+            for name, offset, size in external_slots(ctx, external)]
 
 
 def read_segments(segments, nbytes, offset=None):
@@ -310,9 +311,10 @@ def check_layout(layout, dataspace, datatype):
 
 
 def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external, threads=None,
-                 cache_bytes=0):
+                 cache_bytes=0, efile_prefix=None):
     """The storage object for a dataset's layout message (``cache_bytes``: the budget of a
-    chunked dataset's decoded-chunk cache)."""
+    chunked dataset's decoded-chunk cache; ``efile_prefix``: the external file prefix in
+    force, io.prefix)."""
     shape = dataspace.shape if dataspace.shape is not None else ()
     dtype = element_dtype(datatype.file_dtype)
     if layout.layout_class == L.COMPACT:
@@ -320,7 +322,7 @@ def open_storage(ctx, layout, dataspace, datatype, filters, make_fill, external,
     if layout.layout_class == L.CONTIGUOUS:
         if external is not None:
             maxshape = dataspace.maxshape if dataspace.maxshape is not None else shape
-            return ExternalStorage(ctx, external, shape, maxshape, dtype)
+            return ExternalStorage(ctx, external, shape, maxshape, dtype, efile_prefix)
         if layout.address is None:
             return FillStorage(shape, make_fill())
         return ContiguousStorage(ctx, layout.address, shape, dtype)

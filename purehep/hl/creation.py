@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from ..io.prefix import joined
 from .create_checks import check_create_args, h5py_dtype, no_embedded_nul
 
 
@@ -49,7 +50,7 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
 
 # h5py's dataset access property list options of create_dataset / require_dataset
 CHUNK_CACHE_OPTIONS = ("rdcc_nbytes", "rdcc_nslots", "rdcc_w0")
-ACCESS_OPTIONS = {"efile_prefix", "virtual_prefix"}
+ACCESS_OPTIONS = ("efile_prefix", "virtual_prefix")
 
 
 def chunk_cache_options(file, kwds):
@@ -68,14 +69,18 @@ def chunk_cache_options(file, kwds):
     return nslots, nbytes, w0
 
 
-def refuse_access_options(kwds):
-    """UnsupportedFeatureError naming the dataset access options given (not ignored)."""
-    access = sorted(set(kwds) & ACCESS_OPTIONS)
-    if access:
-        from ..errors import UnsupportedFeatureError
-        raise UnsupportedFeatureError(
-            f"h5py's dataset access options {access} (purehep finds external and virtual "
-            f"source files as libhdf5 does without a prefix)")
+def access_prefixes(kwds):
+    """{"efile" | "virtual": prefix} of h5py's dataset access options ``efile_prefix`` and
+    ``virtual_prefix`` among ``kwds`` (taken out of it; io.prefix says what they do)."""
+    out = {}
+    for key in ACCESS_OPTIONS:
+        value = kwds.pop(key, None)
+        if value is None:
+            continue
+        if not isinstance(value, (str, bytes, os.PathLike)):
+            raise TypeError(f"{key} must be a str or bytes, not {type(value).__name__}")
+        out[key.partition("_")[0]] = os.fsdecode(value)
+    return out
 
 
 def _legacy_gzip(compression, compression_opts):
@@ -175,15 +180,15 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
                  external=None, sparse=False, section_filters=None, chunk_index=None,
-                 filter_pipeline=None, fill_time=None, **unused):
+                 filter_pipeline=None, fill_time=None, external_prefix=None, **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
     ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
-    ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset)."""
+    ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset;
+    ``external_prefix``: the external file prefix in force, io.prefix)."""
     from ..write import model, values as V
     from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
     from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
     from .base import Empty
-    refuse_access_options(unused)
     if unused:
         raise TypeError(f"unexpected arguments {sorted(unused)}")
     if sparse:
@@ -256,8 +261,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         if chunks or filtered or layout not in (None, "contiguous") or V.needs_heap(dtype):
             raise ValueError("Only contiguous datasets of fixed-size types can be stored "
                              "externally")
-        return _external_node(writer, shape, maxshape or shape, dtype, fillvalue, external, arr,
-                              track_times, fill_time)
+        return _external_node(writer, shape, maxshape or shape, dtype, fillvalue, external,
+                              external_prefix, arr, track_times, fill_time)
     if layout == "compact":
         if chunks or filtered or (maxshape is not None and tuple(maxshape) != shape):
             raise ValueError("compact layout cannot be chunked, filtered or resizable")
@@ -370,10 +375,11 @@ def _external_slots(external):
     return slots
 
 
-def _external_node(writer, shape, maxshape, dtype, fillvalue, slots, arr, track_times,
+def _external_node(writer, shape, maxshape, dtype, fillvalue, slots, prefix, arr, track_times,
                    fill_time):
-    """A contiguous dataset whose raw data lives in external files (names relative to the
-    working directory, as libhdf5 opens them). As libhdf5 checks (H5D__efl_construct), only
+    """A contiguous dataset whose raw data lives in external files (names stored as given,
+    their files joined to the external file ``prefix`` in force, else relative to the working
+    directory, as libhdf5 opens them). As libhdf5 checks (H5D__efl_construct), only
     the first dimension may be extendible, and the files must hold the dataset at its
     maximum extent (an unlimited one needs an unlimited last file)."""
     from ..write import model
@@ -392,8 +398,8 @@ def _external_node(writer, shape, maxshape, dtype, fillvalue, slots, arr, track_
                              fill=fill_bytes(dtype, fillvalue), track_times=bool(track_times))
     node.index = None
     node.external = slots
-    node.store = ExternalStore([(n, o, nbytes if s is None else s) for n, o, s in slots],
-                               shape, dtype)
+    node.store = ExternalStore([(joined(prefix, n), o, nbytes if s is None else s)
+                                for n, o, s in slots], shape, dtype)
     node.fill_time = fill_time
     if track_times:
         node.times = writer.now()

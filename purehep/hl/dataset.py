@@ -194,7 +194,10 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         ext = self._msg(EXTERNAL_FILES, required=False)
         if ext is None:
             return None
-        return [(name, offset, size) for name, offset, size in self._storage.segments]
+        from ..chunks.storage import external_slots
+        from ..format import messages as M
+        return external_slots(self._ctx, M.decode(self._ctx, ext) if not hasattr(
+            ext, "slots") else ext)
 
     @property
     def _fill_array(self):
@@ -234,10 +237,34 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         if self._node is not None:
             self._sync()
         store = self.__dict__.get("_store")
-        if store is None:
-            store = self.__dict__["_store"] = self._file._storage_of(self._address,
-                                                                      self._open_storage)
+        if store is None:     # (one opened with its own prefixes is not shared in the file)
+            store = self.__dict__["_store"] = self._open_storage() if \
+                self.__dict__.get("_prefixes") else \
+                self._file._storage_of(self._address, self._open_storage)
         return store
+
+    def _with_prefixes(self, prefixes):
+        """This dataset with the access list's file prefixes ``prefixes`` ({"efile" |
+        "virtual": str or bytes}: h5py's ``efile_prefix`` / ``virtual_prefix`` of
+        create_dataset and require_dataset); kept with the dataset while its file is open in
+        write modes, as libhdf5 keeps them (the first handle's)."""
+        if not prefixes:
+            return self
+        if self._node is not None:
+            if not self._node.prefixes:
+                self._node.prefixes = dict(prefixes)
+        else:
+            self.__dict__["_prefixes"] = dict(prefixes)
+            self.__dict__.pop("_store", None)
+        return self
+
+    def _prefix(self, kind):
+        """The external file ("efile") or virtual source ("virtual") prefix in force for
+        this dataset (io.prefix.in_force), None when there is none."""
+        from ..io.prefix import in_force
+        given = self._node.prefixes if self._node is not None else \
+            self.__dict__.get("_prefixes", {})
+        return in_force(kind, given.get(kind), self._file.filename)
 
     def _with_chunk_cache(self, cache):
         """This dataset with its own chunk cache ``cache`` = (nslots, nbytes, w0) (h5py's
@@ -267,7 +294,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         check_layout(self._layout, self._space, self._type)
         return open_storage(self._ctx, self._layout, self._space, self._type, self._pipeline,
                             lambda: self._unwritten, self._msg(EXTERNAL_FILES, required=False),
-                            self._file._threads, self._cache_nbytes())
+                            self._file._threads, self._cache_nbytes(), self._prefix("efile"))
 
     # -- dimension scales (purehep.hl.dims) ---------------------------------------------------
     @property
@@ -311,7 +338,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
                 for m in self._storage.mappings]
 
     def _source_shape(self, mapping):
-        source = self._file._vds_source(mapping.source_file, mapping.source_dataset)
+        source = self._file._vds_source(mapping.source_file, mapping.source_dataset,
+                                        self._prefix("virtual"))
         if source is None:
             raise ValueError(f"the source {mapping.source_dataset!r} in "
                              f"{mapping.source_file!r} cannot be opened for its extent")

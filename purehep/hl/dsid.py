@@ -5,6 +5,7 @@ H5Dread_chunk / H5Dwrite_chunk do. Byte offsets are absolute file offsets, as li
 Also the dataset's stored datatype (``get_type``, an h5t.TypeID).
 """
 import itertools
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -57,10 +58,15 @@ class DatasetID:
 
     def get_access_plist(self):
         """The dataset's access settings (purehep.h5p.PropDAID): its own chunk cache when
-        it was given one (``rdcc_*`` of create_dataset / require_dataset), else its file's."""
+        it was given one (``rdcc_*`` of create_dataset / require_dataset), else its file's,
+        and the external file and virtual source prefixes in force (io.prefix: expanded, as
+        libhdf5 reports them; empty when none)."""
         from ..h5p import PropDAID
         own = self._ds.__dict__.get("_chunk_cache")
-        return PropDAID(own or self._ds._file.get_access_plist().get_cache()[1:])
+        plist = PropDAID(own or self._ds._file.get_access_plist().get_cache()[1:])
+        plist.set_efile_prefix(os.fsencode(self._ds._prefix("efile") or ""))
+        plist.set_virtual_prefix(os.fsencode(self._ds._prefix("virtual") or ""))
+        return plist
 
     def get_offset(self):
         """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when

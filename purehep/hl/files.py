@@ -12,6 +12,7 @@ from ..chunks.cache import DEFAULT_NBYTES
 from ..errors import UnsupportedFeatureError
 from ..format.superblock import Superblock
 from ..io import open_source
+from ..io.prefix import source_files
 from ..io.sink import lock_file, locking_setting, unlock_file
 from .base import open_object, object_kind
 from .group import Group
@@ -527,10 +528,8 @@ class File(Group):
         followed (``follow``) from a file open for writing opens its target for writing too
         unless ``access`` says otherwise, as libhdf5 opens it with the parent's intent;
         otherwise read-only."""
-        here = os.path.dirname(self._source.path) if self._source.path else os.getcwd()
         if candidates is None:
-            candidates = [filename] if os.path.isabs(filename) else [
-                os.path.join(here, filename), os.path.join(os.getcwd(), filename)]
+            candidates = source_files(None, filename, self._source.path, None)
         for path in candidates:
             key = os.path.realpath(path) if not access else \
                 (os.path.realpath(path),) + tuple(sorted(access.items()))
@@ -566,13 +565,14 @@ class File(Group):
             _trim_caches(kept, KEPT_CACHES * (self._rdcc_nbytes or 0))
             return store
 
-    def _vds_source(self, filename, dataset):
-        """A virtual dataset's source dataset, or None when it is missing (cached)."""
+    def _vds_source(self, filename, dataset, prefix=None):
+        """A virtual dataset's source dataset, or None when it is missing (cached); its file
+        looked for with the virtual ``prefix`` in force (io.prefix)."""
         from .virtual import open_source_dataset
-        key = (filename, dataset)
+        key = (filename, dataset, prefix)
         cache = self.__dict__.setdefault("_vds_sources", {})
         if key not in cache:
-            cache[key] = open_source_dataset(self, filename, dataset)
+            cache[key] = open_source_dataset(self, filename, dataset, prefix)
         return cache[key]
 
     def close(self):

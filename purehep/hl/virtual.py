@@ -6,7 +6,6 @@ row-major order libhdf5 iterates them. Unlimited mappings take their extent from
 datasets as they are now; source names with printf-style ``%b`` patterns name one source per
 block of an unlimited virtual selection.
 """
-import os
 import re
 
 import numpy as np
@@ -16,6 +15,7 @@ from ..format import selection as S
 from ..format.global_heap import get_object
 from ..format.vds_block import decode as decode_block
 from ..io import memory
+from ..io.prefix import source_files
 
 MAX_BLOCKS = 1 << 20
 
@@ -179,7 +179,8 @@ class VirtualStorage:
                 return True                   # the mapping misses the read region
             keep.append(common[0])
             where.append(common[1])
-        source = self.ds._file._vds_source(m.source_file, m.source_dataset)
+        source = self.ds._file._vds_source(m.source_file, m.source_dataset,
+                                           self.ds._prefix("virtual"))
         if source is None:
             return True                       # a missing source reads as the fill value
         key = (i, source.shape)
@@ -214,7 +215,8 @@ class VirtualStorage:
         if vdim is not None and (_has_pattern(m.source_file) or _has_pattern(m.source_dataset)):
             yield from self._printf_pairs(m, vdim, clip)
             return
-        source = self.ds._file._vds_source(m.source_file, m.source_dataset)
+        source = self.ds._file._vds_source(m.source_file, m.source_dataset,
+                                           self.ds._prefix("virtual"))
         if source is None:
             return
         scoords = _coords(m.source_selection, source.shape)
@@ -257,7 +259,8 @@ class VirtualStorage:
             if clip and lo >= self.shape[vdim]:
                 break
             source = self.ds._file._vds_source(_substitute(m.source_file, i),
-                                               _substitute(m.source_dataset, i))
+                                               _substitute(m.source_dataset, i),
+                                               self.ds._prefix("virtual"))
             if source is None:
                 if clip:
                     continue
@@ -362,21 +365,13 @@ def _rank_along(coords, dim):
     return np.unique(coords[:, dim], return_inverse=True)[1]
 
 
-def source_paths(file_path, name):
-    """Where libhdf5 looks for a source file: the name as given (absolute), else beside the
-    virtual dataset's file, then in the working directory."""
-    here = os.path.dirname(file_path) if file_path else os.getcwd()
-    if os.path.isabs(name):
-        return [name, os.path.join(here, os.path.basename(name))]
-    return [os.path.join(here, name), os.path.join(os.getcwd(), name)]
-
-
-def open_source_dataset(file, filename, dataset):
-    """The source dataset, or None when its file or dataset is missing (read as fill)."""
+def open_source_dataset(file, filename, dataset, prefix=None):
+    """The source dataset, or None when its file or dataset is missing (read as fill);
+    its file looked for as libhdf5 looks with the virtual ``prefix`` in force (io.prefix)."""
     from .dataset import Dataset
     try:
         target = file if filename == "." else file._external_file(
-            filename, source_paths(file._source.path, filename))
+            filename, source_files(prefix, filename, file._source.path))
         obj = target[dataset]
     except (KeyError, OSError, PurehepError):
         return None

@@ -15,7 +15,7 @@ import numpy as np
 
 from .create_checks import link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
-                       default_order, fill_bytes, make_dataset, refuse_access_options)
+                       default_order, fill_bytes, make_dataset, access_prefixes)
 from ..selections import check_broadcast, numpy_index
 
 
@@ -271,8 +271,11 @@ class GroupWriter(WritableObject):
         if self._node is None:
             raise _no_write(self)
         cache = chunk_cache_options(self._file, kwds)
-        node = make_dataset(self._writer, shape, dtype, data, **kwds)
-        return self._link_new(name, node)._with_chunk_cache(cache)
+        prefixes = access_prefixes(kwds)
+        from ..io.prefix import in_force
+        node = make_dataset(self._writer, shape, dtype, data, external_prefix=in_force(
+            "efile", prefixes.get("efile"), self._file.filename), **kwds)
+        return self._link_new(name, node)._with_chunk_cache(cache)._with_prefixes(prefixes)
 
     def create_virtual_dataset(self, name, layout, fillvalue=None):
         """h5py's create_virtual_dataset: a dataset of ``layout``'s mappings (VirtualLayout)."""
@@ -358,7 +361,7 @@ class GroupWriter(WritableObject):
         ``maxshape``, its maximum shape) and dtype suit, else a new one (in write mode).
         ``rdcc_nbytes`` / ``rdcc_w0`` / ``rdcc_nslots`` set its chunk cache."""
         cache = chunk_cache_options(self._file, kwds)
-        refuse_access_options(kwds)
+        prefixes = access_prefixes(kwds)
         if self._node is None:
             from .dataset import Dataset
             ds = self._require_read(name, Dataset)
@@ -366,10 +369,11 @@ class GroupWriter(WritableObject):
         else:
             node = self._existing(name, "DatasetNode")
             if node is None:
+                kwds.update({f"{k}_prefix": v for k, v in prefixes.items()})
                 return self.create_dataset(name, shape, dtype, **kwds)._with_chunk_cache(cache)
             _check_required(node.shape, node.maxshape, node.dtype, shape, dtype, exact, kwds)
             ds = bind(self._file, node, self._wpath(name))
-        return ds._with_chunk_cache(cache)
+        return ds._with_chunk_cache(cache)._with_prefixes(prefixes)
 
     def _wsetitem(self, name, obj):
         from .base import SoftLink, ExternalLink, HLObject

@@ -83,6 +83,8 @@ class DatasetNode(Node):
     fill_time = None              # h5py's fill_time ('alloc', 'never', 'ifset'); None: default
     heap_fill = None              # a fill value of a variable-length type: the value itself,
     #                               its heap data written when its message is emitted
+    prefixes = {}                 # the access list's {"efile"|"virtual": prefix} (io.prefix),
+    #                               kept with the dataset while its file is open, as libhdf5
 
     def __init__(self, shape, maxshape, dtype, layout, chunks=None, filters=(), fill=None,
                  early=False, track_order=False, track_times=False, stored_dtype=None):

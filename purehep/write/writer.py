@@ -47,6 +47,7 @@ import time
 from dataclasses import dataclass
 
 from ..chunks.storage import external_segments
+from ..io.prefix import in_force
 from ..errors import UnsupportedFeatureError
 from ..format import checksum, local_heap, symbol_table, superblock as SB
 from ..format import btree1 as B1
@@ -208,7 +209,8 @@ class Writer:
             return self._open_sparse_store(node)
         if node.layout == "external":
             external = M.decode(self.ctx, node.header.first(EXTERNAL_FILES))
-            segments = external_segments(self.ctx, external)
+            segments = external_segments(self.ctx, external, in_force(
+                "efile", node.prefixes.get("efile"), self.sink.path))
             return ExternalStore(segments, node.shape, node.dtype)
         if node.layout not in ("chunked", "contiguous", "compact"):
             raise UnsupportedFeatureError(f"writing to a dataset with {node.layout} storage")
