@@ -23,8 +23,9 @@ class AttrID:
         return self._attr.datatype.dtype
 
     def get_type(self):
+        """H5Aget_type: committed when the attribute shares a committed datatype."""
         from .h5t import type_id
-        return type_id(self._attr.datatype)
+        return type_id(self._attr.datatype, committed=self._attr.type_address is not None)
 
     def get_space(self):
         from .h5s import of_shape
