@@ -36,7 +36,10 @@ def create(loc, name, tid, space, acpl=None, aapl=None):
     """H5Acreate: attribute ``name`` of type ``tid`` over ``space`` on the object ``loc``."""
     obj = location(loc)
     name = name.decode() if isinstance(name, bytes) else name
-    obj.attrs.create(name, **value_args(tid, space))
+    kw = value_args(tid, space)
+    if kw.get("dtype") is tid and tid._named is not None:
+        kw["dtype"] = tid._named    # a committed type is shared (attrs.create copies TypeIDs)
+    obj.attrs.create(name, **kw)
     return open(loc, name)
 
 

@@ -666,7 +666,10 @@ class AttributesWriter:
             raise OSError("Unable to create attribute (no write intent on file)")
         from .base import Empty
         from .datatype import committed_type
+        from ..h5t import TypeID
         name = link_name(name)
+        if isinstance(dtype, TypeID):       # h5py's attrs.create copies a TypeID's type:
+            dtype = dtype.dtype             # only a Datatype is shared
         dtype, named = committed_type(dtype, self._parent._writer)
         if isinstance(data, np.ndarray) and data.dtype.kind == "U":
             raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
