@@ -74,9 +74,9 @@ def encode(name, datatype, dataspace, data, version=3, charset=0, flags=0):
     message bodies and the raw value bytes. Version 1 pads the name, datatype and dataspace
     to multiples of 8 bytes and has no flags; versions 2 and 3 have no padding and the flags
     (TYPE_SHARED: ``datatype`` is a shared message, a committed type's); version 3 stores the
-    name's character set (0 ASCII, 1 UTF-8). The name is always stored as UTF-8 bytes; the default character set is ASCII
-    for every name, as h5py writes them (it creates attributes with libhdf5's default
-    attribute creation property list)."""
+    name's character set (0 ASCII, 1 UTF-8). The name is always stored as UTF-8 bytes; the
+    default character set is ASCII for every name, as h5py writes them (it creates attributes
+    with libhdf5's default attribute creation property list)."""
     import struct
     raw = name.encode("utf-8", "surrogateescape") + b"\0"
     if version == 1:
