@@ -4,6 +4,9 @@ IV.A.2.d, IV.A.2 "Shared Message") and each use counts in the type's object refe
 (spec IV.A.1). The same operations are done by h5py and by purehep; h5py reads both files and
 must find the same: committed types, equal to the named type, the same values and the same
 reference counts. purehep reads h5py's files the same way."""
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -73,6 +76,8 @@ def test_written_like_h5py(tmp_path, libver):
     assert found == expected
     assert all(found[(o, at)][:2] == (True, True) for o, at, _ in USES)
     assert found["rc"]["t"] == 4 and found["plain"] is False
+    if shutil.which("h5dump"):          # libhdf5's own tool reads it whole
+        assert subprocess.run(["h5dump", b], capture_output=True).returncode == 0
 
 
 @pytest.mark.parametrize("libver", LIBVERS)
@@ -181,3 +186,23 @@ def test_type_of_another_file_is_copied(tmp_path):
         assert f["x"].dtype == np.dtype("i4")
     with h5py.File(str(tmp_path / "a.h5"), "r") as f:
         assert _rc(f["t"]) == 1
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_many_attributes(tmp_path, libver):
+    """Attributes sharing a committed type in dense storage (libver latest: more than 8)."""
+    rcs = {}
+    for lib in WRITERS:
+        path = str(tmp_path / f"{lib.__name__}.h5")
+        with lib.File(path, "w", libver=libver) as f:
+            f["t"] = np.dtype("<i2")
+            d = f.create_dataset("d", data=np.arange(3, dtype="<i2"), dtype=f["t"])
+            for i in range(12):
+                d.attrs.create(f"a{i:02d}", [i, -i], dtype=f["t"])
+        with h5py.File(path, "r") as f:
+            d = f["d"]
+            assert all(d.attrs.get_id(f"a{i:02d}").get_type().committed() for i in range(12))
+            assert [d.attrs[f"a{i:02d}"].tolist() for i in range(12)] == \
+                [[i, -i] for i in range(12)]
+            rcs[lib] = _rc(f["t"])
+    assert rcs[purehep] == rcs[h5py] == 14
