@@ -23,8 +23,9 @@ class AttrID:
         return self._attr.datatype.dtype
 
     def get_type(self):
+        """H5Aget_type: committed when the attribute shares a committed datatype."""
         from .h5t import type_id
-        return type_id(self._attr.datatype)
+        return type_id(self._attr.datatype, committed=self._attr.type_address is not None)
 
     def get_space(self):
         from .h5s import of_shape
@@ -35,7 +36,10 @@ def create(loc, name, tid, space, acpl=None, aapl=None):
     """H5Acreate: attribute ``name`` of type ``tid`` over ``space`` on the object ``loc``."""
     obj = location(loc)
     name = name.decode() if isinstance(name, bytes) else name
-    obj.attrs.create(name, **value_args(tid, space))
+    kw = value_args(tid, space)
+    if kw.get("dtype") is tid and tid._named is not None:
+        kw["dtype"] = tid._named    # a committed type is shared (attrs.create copies TypeIDs)
+    obj.attrs.create(name, **kw)
     return open(loc, name)
 
 

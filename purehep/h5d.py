@@ -29,15 +29,16 @@ def location(loc):
 
 
 def value_args(tid, space):
-    """create_dataset / attrs.create keywords for a value of type ``tid`` over ``space``."""
+    """create_dataset / attrs.create keywords for a value of type ``tid`` over ``space`` (the
+    TypeID itself: one of a committed datatype is then shared, as libhdf5 shares it)."""
     from . import h5s
     from .hl.base import Empty
     cls = space.get_simple_extent_type()
     if cls == h5s.NULL:
         return dict(data=Empty(tid.dtype))
     if cls == h5s.SCALAR:
-        return dict(shape=(), dtype=tid.dtype)
-    return dict(shape=space.shape, dtype=tid.dtype)
+        return dict(shape=(), dtype=tid)
+    return dict(shape=space.shape, dtype=tid)
 
 
 def create(loc, name, tid, space, dcpl=None, lcpl=None, dapl=None):

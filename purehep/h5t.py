@@ -21,9 +21,10 @@ CSET_ASCII, CSET_UTF8 = 0, 1
 class TypeID:
     """A datatype (a decoded Datatype message); ``type_id`` gives the class-specific one."""
 
-    def __init__(self, datatype, committed=False):
+    def __init__(self, datatype, committed=False, named=None):
         self._type = datatype
         self._committed = committed
+        self._named = named         # the Datatype object it is the id of, if any
 
     def committed(self):
         """H5Tcommitted: whether this is a named (committed) datatype of a file, or the type
@@ -143,10 +144,11 @@ _CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING
             ARRAY: TypeArrayID, COMPLEX: TypeComplexID}
 
 
-def type_id(datatype, committed=False):
-    """The TypeID of a decoded datatype, of its class's kind (h5py's TypeStringID, …)."""
+def type_id(datatype, committed=False, named=None):
+    """The TypeID of a decoded datatype, of its class's kind (h5py's TypeStringID, …);
+    ``named``: the Datatype object it is the id of (objects created with it share it)."""
     cls = STRING if datatype.kind == "vlen_str" else datatype.cls
-    return _CLASSES.get(cls, TypeID)(datatype, committed)
+    return _CLASSES.get(cls, TypeID)(datatype, committed, named)
 
 
 def _decoded(dtype):

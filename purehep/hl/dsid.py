@@ -26,10 +26,13 @@ class DatasetID:
         return bool(self._ds)
 
     def get_type(self):
-        """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t."""
+        """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t;
+        committed when the Datatype message is shared with a committed datatype's header."""
+        from ..format.messages import committed_address
         from ..h5t import type_id
         raw = self._ds._oh.first(0x03)
-        return type_id(self._ds._type, committed=raw is not None and raw.shared)
+        return type_id(self._ds._type,
+                       committed=committed_address(self._ds._ctx, raw) is not None)
 
     def __eq__(self, other):
         """Ids of one object compare equal, as h5py's ObjectID do."""

@@ -273,8 +273,12 @@ class GroupWriter(WritableObject):
         cache = chunk_cache_options(self._file, kwds)
         prefixes = access_prefixes(kwds)
         from ..io.prefix import in_force
+        from .datatype import committed_type
+        dtype, named = committed_type(dtype, self._writer)
         node = make_dataset(self._writer, shape, dtype, data, external_prefix=in_force(
             "efile", prefixes.get("efile"), self._file.filename), **kwds)
+        if named is not None and node.dtype == named.dtype:
+            node.named = named        # shares the committed datatype (h5py links the two)
         return self._link_new(name, node)._with_chunk_cache(cache)._with_prefixes(prefixes)
 
     def create_virtual_dataset(self, name, layout, fillvalue=None):
@@ -686,12 +690,18 @@ class AttributesWriter:
         self.create(name, value)
 
     def create(self, name, data=None, shape=None, dtype=None):
-        """Create (or replace) attribute ``name`` (h5py's attrs.create)."""
+        """Create (or replace) attribute ``name`` (h5py's attrs.create); one created with a
+        committed datatype of the file shares it."""
         node = self._wnode
         if node is None:
             raise OSError("Unable to create attribute (no write intent on file)")
         from .base import Empty
+        from .datatype import committed_type
+        from ..h5t import TypeID
         name = link_name(name)
+        if isinstance(dtype, TypeID):       # h5py's attrs.create copies a TypeID's type:
+            dtype = dtype.dtype             # only a Datatype is shared
+        dtype, named = committed_type(dtype, self._parent._writer)
         if isinstance(data, np.ndarray) and data.dtype.kind == "U":
             raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
         if data is None:
@@ -704,8 +714,7 @@ class AttributesWriter:
                 shp = (shape,) if isinstance(shape, int) else tuple(shape)
                 arr = np.zeros(shp, dt) if (dt.metadata or {}).get("vlen") is None else \
                     np.full(shp, b"" if dt.metadata["vlen"] in (str, bytes) else None, object)
-            node.set_attr(name, dt, shp, arr)
-            self._parent._writer.touch()
+            self._set(name, dt, shp, arr, named)
             return
         if dtype is not None and np.dtype(dtype).subdtype is not None \
                 and not isinstance(data, Empty):
@@ -714,8 +723,7 @@ class AttributesWriter:
             return
         arr, dt = _prepare(data, dtype)
         if isinstance(arr, Empty):
-            node.set_attr(name, dt, None, None)
-            self._parent._writer.touch()
+            self._set(name, dt, None, None, named)
             return
         if dt.kind == "U":
             from ..dtypes import string_dtype
@@ -732,14 +740,20 @@ class AttributesWriter:
         if shape is not None:
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
             arr = arr.reshape(shape)
-        self._store_attr(name, dt, tuple(arr.shape), arr)
+        self._store_attr(name, dt, tuple(arr.shape), arr, named)
 
-    def _store_attr(self, name, dt, shape, arr):
+    def _store_attr(self, name, dt, shape, arr, named=None):
         from ..write import values as V
         V.stored_dtype(dt)
         from ..format.messages.datatype import encode_dtype
         encode_dtype(dt)          # raises TypeError for dtypes HDF5 cannot store
-        self._wnode.set_attr(name, dt, shape, arr)
+        self._set(name, dt, shape, arr, named)
+
+    def _set(self, name, dt, shape, arr, named=None):
+        """Make the attribute; it shares ``named``, the committed type (writer node) it was
+        created with, when that is its type."""
+        named = named if named is not None and named.dtype == dt else None
+        self._wnode.set_attr(name, dt, shape, arr, named)
         self._parent._writer.touch()
 
     def modify(self, name, value):

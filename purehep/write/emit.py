@@ -14,6 +14,7 @@ import numpy as np
 from ..format import checksum
 from ..format import global_heap, local_heap, object_header, symbol_table, superblock
 from ..format import btree2, fractal_heap
+from ..format import messages as M
 from ..format.messages import (attribute as m_attribute, attribute_info as m_ainfo,
                                dataspace as m_space, datatype as m_type,
                                fill_value as m_fill, filter_pipeline as m_filters,
@@ -21,10 +22,11 @@ from ..format.messages import (attribute as m_attribute, attribute_info as m_ain
                                link_info as m_linfo, simple as m_simple)
 from . import model, values as V
 from . import policy as P
+from .header import CONSTANT, SHARED, DONT_SHARE
 
 DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, GROUP_INFO, FILTERS, ATTRIBUTE = \
     0x01, 0x02, 0x03, 0x05, 0x06, 0x08, 0x0A, 0x0B, 0x0C
-MTIME, STAB, ATTR_INFO, EXTERNAL_FILES = 0x12, 0x11, 0x15, 0x07
+MTIME, STAB, ATTR_INFO, EXTERNAL_FILES, REFCOUNT = 0x12, 0x11, 0x15, 0x07, 0x16
 GROUP_LEAF_K, GROUP_INTERNAL_K, CHUNK_K = 4, 16, 32
 
 
@@ -117,6 +119,15 @@ class Resolver:
             return 0, 0
         return self.em.gheaps.put(data)
 
+    def named(self, node):
+        """The object header address of a committed datatype (DatatypeNode) of the file."""
+        if not self.real:
+            return 0
+        addr = self.em.addresses.get(id(node))
+        if addr is None:
+            raise ValueError("the committed datatype is no longer linked in the file")
+        return addr
+
     def region(self, ref):
         if not self.real:
             return b""
@@ -136,6 +147,7 @@ class Plan:
         self.old_style = False
         self.dense_links = False
         self.dense_attrs = False
+        self.refcount = 1            # hard links and uses as a committed datatype
         self.side = {}
 
 
@@ -180,6 +192,13 @@ class Emitter:
     def _dtype_body(self, dt):
         return m_type.encode_dtype(dt, self.ctx, self.policy.latest_datatypes)
 
+    def type_message(self, node, R):
+        """A dataset's Datatype message: its type, or a shared message pointing to the
+        committed datatype it was created with (spec IV.A.2.d, flag "shared")."""
+        if node.named is not None:
+            return DATATYPE, CONSTANT | SHARED, M.encode_committed(self.ctx, R.named(node.named))
+        return DATATYPE, CONSTANT, self._dtype_body(node.dtype)
+
     def _space_body(self, shape, maxshape=None):
         if shape is None:
             space = m_space.Dataspace(m_space.NULL, None, None, 2)
@@ -193,7 +212,9 @@ class Emitter:
 
     def _attr_body(self, node, a, R):
         """An attribute message body; kept for the run unless it holds heap ids or addresses
-        (it is asked for by the plan and by both passes over the headers)."""
+        (it is asked for by the plan and by both passes over the headers). An attribute of a
+        committed datatype shares it, in a version 2 message at least (version 1 has no flag
+        for it), as libhdf5 writes it."""
         body = self._attr_bodies.get(id(a))
         if body is not None:
             return body
@@ -201,9 +222,15 @@ class Emitter:
             data = b""
         else:
             data = V.to_file(a.value, a.dtype, R, self.ctx.sizeof_offsets).tobytes()
-        body = m_attribute.encode(a.name, self._dtype_body(a.dtype), self._space_body(a.shape),
-                                  data, self.policy.attribute_version)
-        if not V.needs_heap(a.dtype):
+        version = self.policy.attribute_version
+        if a.named is None:
+            dtype, flags = self._dtype_body(a.dtype), 0
+        else:
+            dtype, flags = M.encode_committed(self.ctx, R.named(a.named)), m_attribute.TYPE_SHARED
+            version = max(version, 2)
+        body = m_attribute.encode(a.name, dtype, self._space_body(a.shape), data, version,
+                                  flags=flags)
+        if not V.needs_heap(a.dtype) and a.named is None:
             self._attr_bodies[id(a)] = body
         return body
 
@@ -217,8 +244,8 @@ class Emitter:
             msgs += self._group_messages(p, R)
         elif isinstance(node, model.DatasetNode):
             msgs += self._dataset_messages(p, R)
-        else:
-            msgs.append((DATATYPE, 0x01, self._dtype_body(node.dtype)))
+        else:       # a committed datatype: its message is not to be shared again (libhdf5)
+            msgs.append((DATATYPE, CONSTANT | DONT_SHARE, self._dtype_body(node.dtype)))
         if node.track_times and p.version == 1:
             msgs.append((MTIME, 0, m_simple.encode_mtime(node.times[1])))
         if p.version == 2 and (node.attrs or p.dense_attrs):
@@ -235,6 +262,8 @@ class Emitter:
                                      "an object header message (use libver='latest' for dense "
                                      "attribute storage)")
                 msgs.append((ATTRIBUTE, 0, body, a.order))
+        if p.version == 2 and p.refcount > 1:
+            msgs.append((REFCOUNT, DONT_SHARE, m_simple.encode_refcount(p.refcount)))
         return msgs
 
     def _group_messages(self, p, R):
@@ -275,7 +304,7 @@ class Emitter:
             return structured.messages(self, p, R)
         pol = self.policy
         msgs = [(DATASPACE, 0, self._space_body(node.shape, node.maxshape)),
-                (DATATYPE, 0x01, self._dtype_body(node.dtype))]
+                self.type_message(node, R)]
         if node.layout == "virtual":
             return msgs + self._virtual_messages(node, R)
         if node.layout == "compact":
@@ -366,12 +395,14 @@ class Emitter:
     def encode_header(self, p, msgs):
         node = p.node
         if p.version == 1:
-            return object_header.encode_v1(msgs)
+            return object_header.encode_v1(msgs, p.refcount)
         times = None
         if node.track_times:
             times = node.times
+        short = P.MIN_HEADER_CHUNK - object_header.v2_chunk_size(msgs, node.track_order)
+        room = max(short - (6 if node.track_order else 4), 0) if short > 0 else 0
         return object_header.encode_v2(msgs, track_order=node.track_order,
-                                       index_order=node.track_order, times=times)
+                                       index_order=node.track_order, times=times, room=room)
 
     # --- side structures (phase B) ----------------------------------------------------------
     def side_structures(self, p, R):

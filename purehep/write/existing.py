@@ -92,8 +92,11 @@ class Existing:
                 dtype = msg.datatype.dtype
             except Exception:           # a type purehep reads but cannot express
                 dtype = None
-            attrs.append(ExistingAttr(msg.name, dtype, msg.dataspace.shape, body, flags,
-                                      order if order is not None else i))
+            attr = ExistingAttr(msg.name, dtype, msg.dataspace.shape, body, flags,
+                                order if order is not None else i)
+            if msg.type_address is not None:
+                attr.named = self.session.node_at(msg.type_address)
+            attrs.append(attr)
         if self.track_order:
             attrs.sort(key=lambda a: a.order)
         self._attrs = {a.name: a for a in attrs}
@@ -102,7 +105,8 @@ class Existing:
         self._attr_snap = self._attr_state()
 
     def _attr_state(self):
-        return [(n, id(a), id(a.value), a.shape) for n, a in self._attrs.items()]
+        """What a commit changes attributes by; the committed type each shares last."""
+        return [(n, id(a), id(a.value), a.shape, a.named) for n, a in self._attrs.items()]
 
     def attrs_changed(self):
         return self._attrs is not None and self._attr_state() != self._attr_snap
@@ -205,6 +209,8 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.shape = space.shape
         self.maxshape = space.maxshape
         self.dtype = dtype_msg.dtype
+        named = M.committed_address(ctx, h.first(DATATYPE))
+        self.named = session.node_at(named) if named is not None else None
         lay = M.decode(ctx, h.first(LAYOUT)) if h.first(LAYOUT) is not None else None
         self.layout_msg = lay
         self.layout = {L.COMPACT: "compact", L.CONTIGUOUS: "contiguous", L.CHUNKED: "chunked",

@@ -34,6 +34,7 @@ class AttrEntry:
     shape: tuple | None          # None: null dataspace (Empty)
     value: np.ndarray | None     # user-form values (object arrays for vlen / references)
     order: int = 0
+    named: object = None         # the DatatypeNode of the committed type it shares, if any
 
 
 class Node:
@@ -46,12 +47,12 @@ class Node:
         self.track_times = track_times
         self.times = None
 
-    def set_attr(self, name, dtype, shape, value):
+    def set_attr(self, name, dtype, shape, value, named=None):
         old = self.attrs.get(name)
         order = old.order if old is not None else self.attr_counter
         if old is None:
             self.attr_counter += 1
-        self.attrs[name] = AttrEntry(name, dtype, shape, value, order)
+        self.attrs[name] = AttrEntry(name, dtype, shape, value, order, named)
 
 
 class GroupNode(Node):
@@ -85,6 +86,7 @@ class DatasetNode(Node):
     #                               its heap data written when its message is emitted
     prefixes = {}                 # the access list's {"efile"|"virtual": prefix} (io.prefix),
     #                               kept with the dataset while its file is open, as libhdf5
+    named = None                  # the DatatypeNode of the committed type it shares, if any
 
     def __init__(self, shape, maxshape, dtype, layout, chunks=None, filters=(), fill=None,
                  early=False, track_order=False, track_times=False, stored_dtype=None):
@@ -103,6 +105,16 @@ class DatasetNode(Node):
     @property
     def filtered(self):
         return bool(self.filters)
+
+
+def named_types(node):
+    """The committed datatypes (DatatypeNode) an object's datatype and attributes share, one
+    per use: each use counts in the type's object reference count (spec IV.A.1, as libhdf5
+    counts them)."""
+    out = [a.named for a in node.attrs.values() if a.named is not None]
+    if getattr(node, "named", None) is not None:
+        out.append(node.named)
+    return out
 
 
 def walk(root):

@@ -18,6 +18,9 @@ GROUP_MAX_COMPACT, GROUP_MIN_DENSE = 8, 6
 ATTR_MAX_COMPACT, ATTR_MIN_DENSE = 8, 6
 MAX_COMPACT_ATTRIBUTE = 64 * 1024          # bigger attributes go to dense storage
 COMPACT_DATA_LIMIT = 64 * 1024 - 64        # raw data of a compact dataset (layout message)
+MIN_HEADER_CHUNK = 22      # bytes of messages in chunk 0 of a version 2 object header at least
+#                            (libhdf5's H5O_MIN_SIZE): room for a continuation message, so that
+#                            the header can grow (a committed datatype's reference count message)
 FA_PAGE_BITS = 10
 EA_PARAMS = {"max_bits": 32, "index_elements": 4, "min_pointers": 4, "min_elements": 16,
              "page_bits": 10}

@@ -360,11 +360,11 @@ def layout_of(node, esize, address=None, info=None):
 def messages(em, p, R):
     """Dataspace, datatype, fill value, per-section filter pipeline (version 3) and data
     layout (version 5, class 4) messages of a sparse dataset node."""
-    from .emit import DATASPACE, DATATYPE, FILL, FILTERS, LAYOUT
+    from .emit import DATASPACE, FILL, FILTERS, LAYOUT
     node = p.node
     pol = em.policy
     msgs = [(DATASPACE, 0, em._space_body(node.shape, node.maxshape)),
-            (DATATYPE, 0x01, em._dtype_body(node.dtype))]
+            em.type_message(node, R)]
     fill = m_fill.FillValue(pol.fill_version, node.fill, m_fill.ALLOC_INCREMENTAL,
                             m_fill.FILL_IF_SET, True)
     msgs.append((FILL, 0x01, m_fill.encode(fill)))

@@ -19,7 +19,7 @@ from ..format.messages import (attribute_info as m_ainfo, dataspace as m_space,
 from . import model
 from . import policy as P
 from .header import (DATASPACE, LINK_INFO, LINK, LAYOUT, GROUP_INFO, ATTRIBUTE, STAB,
-                     ATTR_INFO, REFCOUNT, GROUP_LEAF_K, GROUP_INTERNAL_K)
+                     ATTR_INFO, REFCOUNT, DONT_SHARE, GROUP_LEAF_K, GROUP_INTERNAL_K)
 from .existing import (Existing, ExistingAttr, ExistingDataset, ExistingGroup, ExistingLink,
                        _target)
 from .header import HeaderLayout, rebuild_messages
@@ -53,7 +53,7 @@ def _rewrite_header(w, em, node, replace_types, extra, refdelta):
     refcount = max(refcount + refdelta, 1)
     if header.version == 2 and refdelta:
         replace_types.add(REFCOUNT)
-        extra[REFCOUNT] = [(REFCOUNT, 0, m_simple.encode_refcount(refcount), 0)] \
+        extra[REFCOUNT] = [(REFCOUNT, DONT_SHARE, m_simple.encode_refcount(refcount), 0)] \
             if refcount > 1 else []
     msgs = rebuild_messages(header, replace_types, extra)
     lay = HeaderLayout(ctx, header)

@@ -283,10 +283,12 @@ class Writer:
                 st.flush_dirty()
         # new objects: reachable from loaded groups through links to nodes without an address
         new = self._new_nodes(loaded)
+        refdelta = self._refcount_changes(loaded, new)
         dummy, real = Resolver(em, False), Resolver(em, True)
         plans = [em.plan(n) for n in new]
         em.plans = {id(p.node): p for p in plans}
         for p in plans:
+            p.refcount = max(refdelta.pop(id(p.node), 0), 1)
             st = getattr(p.node, "store", None)
             if getattr(st, "flush_before_emit", False):
                 st.flush_dirty()
@@ -299,7 +301,6 @@ class Writer:
             meta.owner = None
         for p in plans:
             meta.put(p.address, em.encode_header(p, em.messages(p, real)))
-        refdelta = self._refcount_changes(loaded, new)
         deleted = self._deletions(refdelta)
         for node in list(self.nodes.values()):
             if id(node) in deleted:
@@ -400,24 +401,40 @@ class Writer:
         return out
 
     def _refcount_changes(self, loaded, new):
-        """Hard links added to / removed from objects already in the file: id -> delta."""
+        """References added to / removed from objects since the last stage, id -> delta: hard
+        links, and the uses of committed datatypes by datasets and attributes, which libhdf5
+        counts in the type's object reference count too (spec IV.A.1). A new object's delta
+        is every reference it has."""
         delta = {}
+
+        def add(node, n):
+            delta[id(node)] = delta.get(id(node), 0) + n
         for node in loaded:
-            if not isinstance(node, ExistingGroup) or not node.links_changed():
-                continue
-            before = {id(e) for _, e in node._link_snap}
-            now = {id(e) for e in node._links.values()}
-            for e in node._links.values():
-                if e.kind == model.HARD and id(e) not in before and isinstance(e.node, Existing):
-                    delta[id(e.node)] = delta.get(id(e.node), 0) + 1
-            for _, e in node._link_snap:
-                if id(e) not in now and e.kind == model.HARD and isinstance(e.node, Existing):
-                    delta[id(e.node)] = delta.get(id(e.node), 0) - 1
+            if isinstance(node, ExistingGroup) and node.links_changed():
+                before = {id(e) for _, e in node._link_snap}
+                now = {id(e) for e in node._links.values()}
+                for e in node._links.values():
+                    if e.kind == model.HARD and id(e) not in before:
+                        add(e.node, 1)
+                for _, e in node._link_snap:
+                    if id(e) not in now and e.kind == model.HARD and isinstance(e.node, Existing):
+                        add(e.node, -1)
+            if node.attrs_changed():
+                before = {state[1]: state[-1] for state in node._attr_snap}
+                now = {id(a) for a in node._attrs.values()}
+                for a in node._attrs.values():
+                    if a.named is not None and id(a) not in before:
+                        add(a.named, 1)
+                for key, named in before.items():
+                    if named is not None and key not in now:
+                        add(named, -1)
         for node in new:
             if isinstance(node, model.GroupNode):
                 for e in node.links.values():
-                    if e.kind == model.HARD and isinstance(e.node, Existing):
-                        delta[id(e.node)] = delta.get(id(e.node), 0) + 1
+                    if e.kind == model.HARD:
+                        add(e.node, 1)
+            for named in model.named_types(node):
+                add(named, 1)
         return {k: v for k, v in delta.items() if v}
 
     # -- deleting objects ------------------------------------------------------------------------
@@ -444,13 +461,13 @@ class Writer:
             if self._refcount(node) + refdelta.get(k, 0) > 0:
                 continue
             deleted[k] = node
+            gone = model.named_types(node)     # the committed types it uses lose a use
             if isinstance(node, ExistingGroup):
-                for e in node.links.values():
-                    if e.kind == model.HARD:
-                        child = e.node
-                        by_id[id(child)] = child
-                        refdelta[id(child)] = refdelta.get(id(child), 0) - 1
-                        queue.append(id(child))
+                gone += [e.node for e in node.links.values() if e.kind == model.HARD]
+            for child in gone:
+                by_id[id(child)] = child
+                refdelta[id(child)] = refdelta.get(id(child), 0) - 1
+                queue.append(id(child))
         for k in deleted:
             refdelta.pop(k, None)
         return deleted

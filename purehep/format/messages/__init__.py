@@ -128,6 +128,23 @@ def shared_location(ctx, raw):
     raise cur.error(f"unsupported shared message location type {kind} (version {version})")
 
 
+def committed_address(ctx, raw):
+    """The address of the committed object header a shared message points to (spec IV.A.2
+    "Shared Message", a committed datatype), or None for an unshared message or one kept in
+    the shared object header message table or a global heap."""
+    if raw is None or not raw.shared:
+        return None
+    where, loc = shared_location(ctx, raw)
+    return loc if where == "header" else None
+
+
+def encode_committed(ctx, address):
+    """The body of a shared message pointing to the committed object header at ``address``:
+    version 2, type 2 ("committed"), the address (spec IV.A.2 "Shared Message"), as libhdf5
+    writes it for a committed datatype in every format version."""
+    return bytes((2, 2)) + ctx.pack_address(address)
+
+
 def resolve_shared(ctx, raw, depth=0):
     """(body, absolute offset) of the message a shared message points to (spec IV.A.2)."""
     if depth > 8:

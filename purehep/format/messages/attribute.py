@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from .. import messages as _messages
 
+TYPE_SHARED = 0x01          # flags bit 0 (versions 2 and 3): the datatype is a shared message
+
 
 @dataclass(frozen=True)
 class Attribute:
@@ -14,6 +16,7 @@ class Attribute:
     dataspace: object
     data: bytes
     offset: int                 # absolute offset of the value bytes
+    type_address: int | None = None     # the committed datatype's header, if shared with one
 
 
 def _field(cur, size, pad):
@@ -26,11 +29,14 @@ def _field(cur, size, pad):
 
 
 def _message(cur, mtype, size, pad, shared):
+    """(decoded message, committed header address or None) of the datatype / dataspace
+    field; a shared one (the attribute's flags) is resolved to where it is kept."""
     body, start = _field(cur, size, pad)
     if not shared:
-        return _messages.decode_body(cur.ctx, mtype, body, start)
+        return _messages.decode_body(cur.ctx, mtype, body, start), None
     from ..object_header import RawMessage
-    return _messages.decode(cur.ctx, RawMessage(mtype, 0x02, body, start))
+    raw = RawMessage(mtype, 0x02, body, start)
+    return _messages.decode(cur.ctx, raw), _messages.committed_address(cur.ctx, raw)
 
 
 def decode(cur):
@@ -42,14 +48,14 @@ def decode(cur):
     pad = version == 1
     name_raw = bytes(_field(cur, name_size, pad)[0])
     name = name_text(name_raw.split(b"\0", 1)[0])
-    datatype = _message(cur, 0x03, type_size, pad, flags & 0x01)
-    dataspace = _message(cur, 0x01, space_size, pad, flags & 0x02)
+    datatype, type_address = _message(cur, 0x03, type_size, pad, flags & TYPE_SHARED)
+    dataspace = _message(cur, 0x01, space_size, pad, flags & 0x02)[0]
     if datatype is None or dataspace is None:
         raise cur.error("attribute without a datatype or dataspace")
     nbytes = datatype.size * dataspace.size
     start = cur.offset
     data = bytes(cur.bytes(nbytes))
-    return Attribute(name, datatype, dataspace, data, start)
+    return Attribute(name, datatype, dataspace, data, start, type_address)
 
 
 DECODERS = {0x0C: decode}
@@ -63,21 +69,29 @@ def name_text(raw):
     return bytes(raw).decode("utf-8", "surrogateescape")
 
 
-def encode(name, datatype, dataspace, data, version=3, charset=0):
+def encode(name, datatype, dataspace, data, version=3, charset=0, flags=0):
     """Encode an Attribute message (spec IV.A.2.m) from the encoded datatype and dataspace
     message bodies and the raw value bytes. Version 1 pads the name, datatype and dataspace
-    to multiples of 8 bytes; version 3 stores the name's character set (0 ASCII, 1 UTF-8) and
-    no padding. The name is always stored as UTF-8 bytes; the default character set is ASCII
-    for every name, as h5py writes them (it creates attributes with libhdf5's default
-    attribute creation property list)."""
+    to multiples of 8 bytes and has no flags; versions 2 and 3 have no padding and the flags
+    (TYPE_SHARED: ``datatype`` is a shared message, a committed type's); version 3 stores the
+    name's character set (0 ASCII, 1 UTF-8). The name is always stored as UTF-8 bytes; the
+    default character set is ASCII for every name, as h5py writes them (it creates attributes
+    with libhdf5's default attribute creation property list)."""
     import struct
     raw = name.encode("utf-8", "surrogateescape") + b"\0"
     if version == 1:
+        if flags:
+            raise ValueError("a version 1 attribute message has no flags (shared parts)")
+
         def pad(b):
             return b + bytes((-len(b)) % 8)
         return (struct.pack("<BBHHH", 1, 0, len(raw), len(datatype), len(dataspace))
                 + pad(raw) + pad(datatype) + pad(dataspace) + bytes(data))
-    if version != 3:
-        raise ValueError(f"purehep writes attribute message versions 1 and 3, not {version}")
-    return (struct.pack("<BBHHHB", 3, 0, len(raw), len(datatype), len(dataspace), charset)
-            + raw + datatype + dataspace + bytes(data))
+    if version == 2:
+        head = struct.pack("<BBHHH", 2, flags, len(raw), len(datatype), len(dataspace))
+    elif version == 3:
+        head = struct.pack("<BBHHHB", 3, flags, len(raw), len(datatype), len(dataspace),
+                           charset)
+    else:
+        raise ValueError(f"attribute message versions are 1, 2 and 3, not {version}")
+    return head + raw + datatype + dataspace + bytes(data)
