@@ -64,6 +64,13 @@ class _Open:
         return True
 
 
+def _is_file_name(name):
+    """Whether bytes ``name`` are h5py's bytes file name rather than the bytes of a file (an
+    HDF5 image holds NUL bytes; a cut one, the start of the format signature)."""
+    return isinstance(name, bytes) and bool(name) and b"\0" not in name and \
+        not b"\x89HDF\r\n\x1a\n".startswith(name[:8])
+
+
 def _file_key(st):
     return st.st_dev, st.st_ino
 
@@ -220,8 +227,9 @@ def _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 
-    ``name`` is a path (bytes too, as in h5py, unless they hold a NUL byte: the bytes of a
-    file then), a binary file-like object, a buffer, or a range-reading callable
+    ``name`` is a path (bytes too, as in h5py, unless they hold a NUL byte or start as the
+    format signature does: the bytes of a file then), a binary file-like object, a buffer,
+    or a range-reading callable
     ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
     ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 8 MiB, as
@@ -249,8 +257,8 @@ class File(Group):
                  alignment_threshold=1, alignment_interval=1, fs_strategy=None,
                  fs_persist=False, fs_threshold=1, fs_page_size=None, page_buf_size=None,
                  min_meta_keep=0, min_raw_keep=0, meta_block_size=None, storage_options=None):
-        if isinstance(name, bytes) and b"\0" not in name:
-            name = os.fsdecode(name)  # h5py's bytes file name (an HDF5 image holds NUL bytes)
+        if _is_file_name(name):
+            name = os.fsdecode(name)  # h5py's bytes file name
         options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
         for key in ("self", "name", "mode", "_parent_cache", "__class__"):
             options.pop(key, None)
