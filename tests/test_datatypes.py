@@ -564,3 +564,22 @@ def test_revised_references(tmp_path):
     assert isinstance(attr, AttributeReference) and attr.attr_name == "x"
     assert attr.address == addr
     assert not null
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_enum_members_in_h5py_order(tmp_path, libver):
+    """Enumerations are stored with their members in name order, as h5py inserts them: the
+    members h5py lists for purehep's file are h5py's own, in the same order."""
+    import purehep
+    dt = dtypes.enum_dtype({"z": 3, "a": 2, "m": 1, "b": -4}, basetype="i1")
+    raw = {}
+    for mod in (h5py, purehep):
+        path = tmp_path / f"{mod.__name__}.h5"
+        with mod.File(path, "w", libver=libver) as f:
+            f.create_dataset("e", data=np.array([1, 2, 3], "i1"), dtype=dt)
+        with h5py.File(path, "r") as f:
+            t = f["e"].id.get_type()
+            raw[mod.__name__] = [(t.get_member_name(i), t.get_member_value(i))
+                                 for i in range(t.get_nmembers())]
+            assert f["e"][()].tolist() == [1, 2, 3]
+    assert raw["purehep"] == raw["h5py"]

@@ -682,7 +682,7 @@ def _encode(dt, latest, ctx):
             return _head(REFERENCE, 1, 1, so + 4), 1
         return _head(REFERENCE, 1, 0, 8), 1
     if "enum" in meta:
-        items = sorted(meta["enum"].items(), key=lambda kv: kv[1])
+        items = sorted(meta["enum"].items())     # (h5py inserts the members by name)
         return _enc_enum(np.dtype(dt.str), [k for k, _ in items], [v for _, v in items],
                          latest, ctx)
     if meta.get("h5py_opaque"):
