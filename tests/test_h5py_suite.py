@@ -19,7 +19,7 @@ pytest.importorskip("pytest_timeout")
 
 from tools.h5py_suite import run_suite  # noqa: E402
 
-FLOOR = 760
+FLOOR = 775
 
 
 def test_h5py_suite_passes_floor():
