@@ -201,6 +201,7 @@ class HLObject(WritableObject):
             return None
         if self._name is None and self._node is not None:
             self._name = self._file._writer.path_of(self._node)
+            return self._name          # None: anonymous (no path from the root)
         if self._name is None:
             self._name = self._file._path_of(self._address)
         return self._name
