@@ -391,6 +391,8 @@ class GroupWriter(WritableObject):
             raise OSError(f"Unable to create link (name already exists): {name!r}")
         parent.add_link(leaf, entry)
         self._writer.touch()
+        if isinstance(obj, HLObject) and obj._name is None:    # opened with no path (as an
+            obj._name = self._wpath(name)     # anonymous object): libhdf5 gives it the link's
 
     def _wdelitem(self, name):
         parent, leaf, node = self._wlookup(name)

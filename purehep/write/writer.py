@@ -201,7 +201,9 @@ class Writer:
         return self.addresses.get(id(node))
 
     def path_of(self, node):
-        return model.path_of(self.root, node)
+        """The path libhdf5 finds for ``node`` opened with no path (model.path_of)."""
+        return model.path_of(self.root, node, lambda group: group.old_style if isinstance(
+            group, ExistingGroup) else self.policy.symbol_table_group(group))
 
     # -- stores of existing datasets ---------------------------------------------------------
     def open_store(self, node):
