@@ -54,6 +54,9 @@ def _session(f, lib):
     z[4:] = 9
     out += [repr(typed), typed[...].tolist(), z[...].tolist(), z.name]
     f.flush()                         # staged and committed while anonymous
+    d[1] = 20
+    g.attrs["after"] = [1, 2]
+    out.append(d[...].tolist())
     f["name"] = d
     f["g"] = g
     f["also"] = g

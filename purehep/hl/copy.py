@@ -14,7 +14,7 @@ another file (the targets would not exist there) and raise.
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
-from .base import Empty, ExternalLink, HardLink, SoftLink
+from .base import DATATYPE, Empty, ExternalLink, HardLink, SoftLink
 
 SLAB_BYTES = 64 << 20        # values are copied in slabs of about this size
 
@@ -86,14 +86,10 @@ class _Copier:
                 self._attributes(source, out)
         return self.copied[key]
 
-    def _shared(self, source, raw):
-        """The node of the copy of the committed datatype that ``source`` (an object of the
-        source file) shares through ``raw`` (its Datatype message, or for an attribute the
-        type's address), or None. Asked before the copy is made: reading the source stages
-        the destination when both are one file."""
-        from ..format.messages import committed_address
-        address = raw if isinstance(raw, int) or raw is None else \
-            committed_address(source._ctx, raw)
+    def _shared(self, source, address):
+        """The node of the copy of the committed datatype at ``address`` (None: none) that
+        ``source`` shares. Asked before the copy is made: reading the source stages the
+        destination when both are one file."""
         return None if address is None else self._type_copy(source.file, address)._node
 
     def fill_group(self, source, out, depth):
@@ -117,8 +113,9 @@ class _Copier:
         self.copy(target, out, name, depth + 1)
 
     def _dataset(self, ds, group, name):
+        from ..format.messages import committed_address
         self._refuse_foreign_refs(ds, ds.dtype)
-        named = self._shared(ds, ds._oh.first(0x03))
+        named = self._shared(ds, committed_address(ds._ctx, ds._oh.first(DATATYPE)))
         if ds.shape is None:
             out = group.create_dataset(name, data=Empty(ds.dtype))
             _share(out._node, named)
