@@ -6,6 +6,8 @@ h5py then reads both files and must find the same objects, values and object ref
 counts (spec IV.A.1, IV.A.2.w). An object never linked is not in the file purehep writes
 (libhdf5 2.0 deletes it at close too: its count is 0)."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -100,6 +102,9 @@ def test_like_h5py(tmp_path, libver):
     assert found["name"]["rc"] == found["nested/typed"]["rc"] == 1
     assert found["also"]["rc"] == 2 and found["t"]["rc"] == 2
     assert "z" not in str(sorted(found))
+    out = subprocess.run([sys.executable, "-m", "purehep", "check", str(files[purehep])],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "0 findings" in out.stdout, out.stdout[-2000:]
 
 
 @pytest.mark.parametrize("libver", LIBVERS)
