@@ -7,7 +7,8 @@ A session is the reader's context over the file plus
   still uses);
 * the object graph (purehep.write.model), where objects already in the file are
   ``Existing*`` nodes (purehep.write.existing) that load their links, attributes and storage
-  on first use;
+  on first use; objects created with no link (anonymous) are roots of it too until linked
+  (``add_anonymous``; deleted at close if never linked);
 * ``stage()``: the changes since the last stage emitted — new structures (raw data, object
   headers, heaps, B-trees, chunk indexes, continuation blocks) written to unused space, the
   in-place patches of existing structures kept in an overlay (purehep.io.sink.Overlay) that
