@@ -209,3 +209,62 @@ def test_many_attributes(tmp_path, libver):
                 [[i, -i] for i in range(12)]
             rcs[lib] = _rc(f["t"])
     assert rcs[purehep] == rcs[h5py] == 14
+
+
+def _sharing(path):
+    """What h5py reads of every object: its reference count and, for each use of a committed
+    type (dataset type, attribute types), which type (numbered as first met) and that type's
+    reference count."""
+    out, names = [], {}
+    with h5py.File(path, "r") as f:
+        def use(tid):
+            if not tid.committed():
+                return None
+            info = h5py.h5o.get_info(tid)
+            return names.setdefault(info.addr, len(names)), info.rc
+
+        def each(name, obj):
+            row = [name, type(obj).__name__, _rc(obj)]
+            if isinstance(obj, h5py.Datatype):
+                row.append(use(obj.id))
+            if isinstance(obj, h5py.Dataset):
+                row += [use(obj.id.get_type()), None if obj.shape is None else obj[()].tolist()]
+            row += [(k, use(obj.attrs.get_id(k).get_type())) for k in sorted(obj.attrs)]
+            out.append(row)
+        each("/", f)
+        f.visititems(each)
+    return out
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_copy_shares_a_copy_of_the_type(tmp_path, libver):
+    """Group.copy of objects sharing a committed type: the copies share one copy of it per
+    copy (h5py's H5Ocopy), unlinked unless the type itself is copied along."""
+    found = {}
+    for lib in WRITERS:
+        a, b = tmp_path / f"{lib.__name__}_a.h5", tmp_path / f"{lib.__name__}_b.h5"
+        with lib.File(a, "w", libver=libver) as f:
+            f["t"] = np.dtype("<i2")
+            f["t"].attrs["on_type"] = 1
+            d = f.create_dataset("d", (3,), dtype=f["t"])
+            d[...] = [1, 2, 3]
+            d.attrs.create("a", 5, dtype=f["t"])
+            f.attrs.create("fa", 5, dtype=f["t"])
+            g = f.create_group("g")
+            g.create_dataset("d2", (2,), dtype=f["t"], chunks=(1,))
+            g.create_dataset("d3", data=lib.Empty("<i2"), dtype=f["t"])
+            f.copy("d", "dcopy")
+            f.copy("dcopy", "dcopy2")
+            f.copy("g", "gcopy")
+            f.copy("t", "tcopy")
+            with lib.File(b, "w", libver=libver) as f2:
+                f.copy("d", f2, "dother")
+                f.copy(f, f2, "rootcopy")
+                f.copy(f["d"], f2, "noattrs", without_attrs=True)
+        with lib.File(a, "r") as f, lib.File(b, "a") as f2:      # from a read-only file
+            f.copy("g", f2, "ro")
+            f.copy("d", f2["ro"], "d")
+        found[lib] = (_sharing(a), _sharing(b))
+    assert found[purehep] == found[h5py]
+    with purehep.File(tmp_path / "purehep_b.h5", "r") as f:
+        assert f["ro/d"].id.get_type().committed() and f["rootcopy/d"].dtype == np.int16

@@ -196,14 +196,24 @@ class HLObject(WritableObject):
     @property
     def name(self):
         """The path this object was opened by (found by search for dereferenced objects);
-        None once the file is closed, as h5py's."""
+        None once the file is closed, as h5py's. In a file being written, a path no longer
+        leading to the object (its link deleted or moved) is searched for again, as libhdf5
+        does; None: anonymous (no path from the root)."""
         if not self._file.id:
             return None
-        if self._name is None and self._node is not None:
-            self._name = self._file._writer.path_of(self._node)
+        if self._node is not None:
+            if self._name is None or not self._still_at(self._name):
+                self._name = self._file._writer.path_of(self._node)
+            return self._name
         if self._name is None:
             self._name = self._file._path_of(self._address)
         return self._name
+
+    def _still_at(self, path):
+        try:
+            return self._file._wlookup(path)[2] is self._node
+        except (KeyError, ValueError):
+            return False
 
     @property
     def parent(self):

@@ -2,7 +2,10 @@
 groups with their members, datasets with their values, storage settings (shape, maximum
 shape, chunking, filter pipeline, fill value, compact layout) and attributes, and named
 datatypes. Hard links inside the copied tree stay hard links to one copy; soft and external
-links are copied as links unless expanded.
+links are copied as links unless expanded. A dataset or attribute sharing a committed datatype
+shares its copy: each committed type is copied once per copy, linked where the type itself is
+in the copied tree, else anonymous (no link; counted by its uses, spec IV.A.1), as H5Ocopy
+copies them.
 
 Not copied as libhdf5 does: external-file and sparse datasets are copied as contiguous and
 chunked datasets holding the same values; object and region references cannot be copied to
@@ -11,7 +14,7 @@ another file (the targets would not exist there) and raise.
 import numpy as np
 
 from ..errors import UnsupportedFeatureError
-from .base import Empty, ExternalLink, HardLink, SoftLink
+from .base import DATATYPE, Empty, ExternalLink, HardLink, SoftLink
 
 SLAB_BYTES = 64 << 20        # values are copied in slabs of about this size
 
@@ -69,6 +72,26 @@ class _Copier:
             self._attributes(source, out)
         return out
 
+    def _type_copy(self, file, address):
+        """The copy (a Datatype of the destination) of the committed datatype at
+        ``address`` of ``file``: made once, with no link (linked if the copy meets the type
+        itself, ``copy``)."""
+        from ..write import model
+        from .base import open_object
+        source = open_object(file, address, None)
+        key = _identity(source)
+        if key not in self.copied:
+            out = self.copied[key] = self.file._link_new(None, model.DatatypeNode(source.dtype))
+            if not self.options.without_attrs:
+                self._attributes(source, out)
+        return self.copied[key]
+
+    def _shared(self, source, address):
+        """The node of the copy of the committed datatype at ``address`` (None: none) that
+        ``source`` shares. Asked before the copy is made: reading the source stages the
+        destination when both are one file."""
+        return None if address is None else self._type_copy(source.file, address)._node
+
     def fill_group(self, source, out, depth):
         """Copy the attributes and members of group ``source`` into the new group ``out``."""
         self.copied[_identity(source)] = out
@@ -90,11 +113,15 @@ class _Copier:
         self.copy(target, out, name, depth + 1)
 
     def _dataset(self, ds, group, name):
+        from ..format.messages import committed_address
         self._refuse_foreign_refs(ds, ds.dtype)
+        named = self._shared(ds, committed_address(ds._ctx, ds._oh.first(DATATYPE)))
         if ds.shape is None:
-            return group.create_dataset(name, data=Empty(ds.dtype))
+            out = group.create_dataset(name, data=Empty(ds.dtype))
+            _share(out._node, named)
+            return out
         if ds.is_virtual:
-            return self._virtual(ds, group, name)
+            return self._virtual(ds, group, name, named)
         kw = dict(shape=ds.shape, dtype=ds.dtype, chunks=ds.chunks,   # (a maximum shape
                   maxshape=ds.maxshape if ds.chunks is not None else None)   # makes chunks)
         fill = ds._msg(0x05, required=False)
@@ -105,11 +132,12 @@ class _Copier:
         if ds._layout.layout_class == 0:
             kw["layout"] = "compact"
         out = group.create_dataset(name, **kw)
+        _share(out._node, named)            # (before a value read stages the file)
         for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize):
             out[sel] = ds[sel]
         return out
 
-    def _virtual(self, ds, group, name):
+    def _virtual(self, ds, group, name, named):
         """A virtual dataset keeps its mappings; "." (its own file) becomes the source file's
         name when copied to another file."""
         from ..write import model
@@ -121,13 +149,16 @@ class _Copier:
         node.virtual = [(m.source_file if m.source_file != "." or self._same_file(ds)
                          else here, m.source_dataset, m.source_selection, m.virtual_selection)
                         for m in ds._storage.mappings]
+        _share(node, named)
         return group._link_new(name, node)
 
     def _attributes(self, source, out):
         for attr in source.attrs:
             dtype = source.attrs.get_dtype(attr)
             self._refuse_foreign_refs(source, dtype)
+            named = self._shared(source, source.attrs.get_id(attr)._attr.type_address)
             out.attrs.create(attr, source.attrs[attr], dtype=dtype)
+            _share(out._node.attrs[attr], named)
 
     def _same_file(self, obj):
         return obj.file == self.file
@@ -136,6 +167,13 @@ class _Copier:
         if not self._same_file(obj) and _has_refs(dtype):
             raise UnsupportedFeatureError(f"copying object references of {obj.name!r} to "
                                           "another file (their targets are not there)")
+
+
+def _share(entry, named):
+    """Make ``entry`` (a new dataset node or attribute entry) share ``named``, the copy of its
+    source's committed datatype (purehep.write.model: uses counted in its reference count)."""
+    if named is not None and named.dtype == entry.dtype:
+        entry.named = named
 
 
 def _identity(obj):

@@ -73,3 +73,23 @@ def no_embedded_nul(arr):
     for item in arr.reshape(-1):
         if isinstance(item, (str, bytes)) and ("\0" if isinstance(item, str) else b"\0") in item:
             raise ValueError("VLEN strings do not support embedded NULLs")
+
+
+def check_required(have_shape, have_maxshape, have_dtype, shape, dtype, exact, kwds):
+    """require_dataset's checks of an existing dataset against the shape, ``maxshape`` (in
+    ``kwds``) and dtype asked for, h5py's TypeErrors."""
+    shape = tuple(shape) if not isinstance(shape, int) else (shape,)
+    if tuple(have_shape) != shape:
+        if "maxshape" not in kwds:
+            raise TypeError(f"Shapes do not match (existing {have_shape} vs new {shape})")
+        maxshape = kwds["maxshape"]
+        maxshape = (maxshape,) if isinstance(maxshape, int) or maxshape is None else \
+            tuple(maxshape)
+        if maxshape != tuple(have_maxshape):
+            raise TypeError(f"Max shapes do not match (existing {have_maxshape} vs new "
+                            f"{maxshape})")
+    dt = np.dtype(dtype)
+    if exact and dt != have_dtype:
+        raise TypeError(f"Datatypes do not exactly match (existing {have_dtype} vs new {dt})")
+    if not np.can_cast(dt, have_dtype):
+        raise TypeError(f"Datatypes cannot be safely cast (existing {have_dtype} vs new {dt})")

@@ -243,6 +243,9 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
 
     # -- path resolution ------------------------------------------------------------------
     def _child_name(self, path):
+        """The path of a member: None below an anonymous group (h5py's)."""
+        if self.name is None:
+            return None
         return posixpath.normpath(posixpath.join(self.name, path)).replace("//", "/")
 
     def _resolve(self, path, hops, access=None):

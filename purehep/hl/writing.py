@@ -13,7 +13,7 @@ import posixpath
 
 import numpy as np
 
-from .create_checks import link_name
+from .create_checks import check_required, link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
                        default_order, fill_bytes, make_dataset, access_prefixes)
 from ..selections import check_broadcast, numpy_index
@@ -28,26 +28,6 @@ class _ThroughExternal(KeyError):
         super().__init__(f"Unable to open object (the path goes on through an external link "
                          f"to {link.filename!r})")
         self.link, self.rest = link, rest
-
-
-def _check_required(have_shape, have_maxshape, have_dtype, shape, dtype, exact, kwds):
-    """require_dataset's checks of an existing dataset against the shape, ``maxshape`` (in
-    ``kwds``) and dtype asked for, h5py's TypeErrors."""
-    shape = tuple(shape) if not isinstance(shape, int) else (shape,)
-    if tuple(have_shape) != shape:
-        if "maxshape" not in kwds:
-            raise TypeError(f"Shapes do not match (existing {have_shape} vs new {shape})")
-        maxshape = kwds["maxshape"]
-        maxshape = (maxshape,) if isinstance(maxshape, int) or maxshape is None else \
-            tuple(maxshape)
-        if maxshape != tuple(have_maxshape):
-            raise TypeError(f"Max shapes do not match (existing {have_maxshape} vs new "
-                            f"{maxshape})")
-    dt = np.dtype(dtype)
-    if exact and dt != have_dtype:
-        raise TypeError(f"Datatypes do not exactly match (existing {have_dtype} vs new {dt})")
-    if not np.can_cast(dt, have_dtype):
-        raise TypeError(f"Datatypes cannot be safely cast (existing {have_dtype} vs new {dt})")
 
 
 def _no_write(obj, exc=ValueError):
@@ -163,8 +143,11 @@ class GroupWriter(WritableObject):
         return default_order(track_order)
 
     def _wpath(self, name):
-        base = self.name if self.name else "/"
-        return posixpath.normpath(posixpath.join(base, link_name(name))).replace("//", "/")
+        """The path of ``name`` from this group: None below an anonymous group."""
+        name, base = link_name(name), self.name
+        if base is None and not name.startswith("/"):
+            return None
+        return posixpath.normpath(posixpath.join(base or "/", name)).replace("//", "/")
 
     def _wget(self, name, access=None):
         model = _wmodel()
@@ -214,7 +197,12 @@ class GroupWriter(WritableObject):
 
     # -- creation ----------------------------------------------------------------------------
     def _link_new(self, name, node):
+        """The hl object of the new ``node`` linked at ``name``; with ``name`` None, an
+        anonymous object (h5py's), linked later if ever (``group[name] = obj``)."""
         model = _wmodel()
+        if name is None:
+            self._writer.add_anonymous(node)
+            return bind(self._file, node, None)
         parent, leaf, existing = self._wlookup(name, create=True)
         if not leaf:
             raise ValueError("Unable to create object (empty name)")
@@ -369,13 +357,13 @@ class GroupWriter(WritableObject):
         if self._node is None:
             from .dataset import Dataset
             ds = self._require_read(name, Dataset)
-            _check_required(ds.shape, ds.maxshape, ds.dtype, shape, dtype, exact, kwds)
+            check_required(ds.shape, ds.maxshape, ds.dtype, shape, dtype, exact, kwds)
         else:
             node = self._existing(name, "DatasetNode")
             if node is None:
                 kwds.update({f"{k}_prefix": v for k, v in prefixes.items()})
                 return self.create_dataset(name, shape, dtype, **kwds)._with_chunk_cache(cache)
-            _check_required(node.shape, node.maxshape, node.dtype, shape, dtype, exact, kwds)
+            check_required(node.shape, node.maxshape, node.dtype, shape, dtype, exact, kwds)
             ds = bind(self._file, node, self._wpath(name))
         return ds._with_chunk_cache(cache)._with_prefixes(prefixes)
 
@@ -403,6 +391,8 @@ class GroupWriter(WritableObject):
             raise OSError(f"Unable to create link (name already exists): {name!r}")
         parent.add_link(leaf, entry)
         self._writer.touch()
+        if isinstance(obj, HLObject) and obj._name is None:    # opened with no path (as an
+            obj._name = self._wpath(name)     # anonymous object): libhdf5 gives it the link's
 
     def _wdelitem(self, name):
         parent, leaf, node = self._wlookup(name)

@@ -178,8 +178,7 @@ class Emitter:
         if node.track_order:
             p.version = 2
         if isinstance(node, model.GroupNode):
-            special = not all(model.fits_symbol_table(n, e) for n, e in node.links.items())
-            p.old_style = not (pol.new_style_groups or node.track_order or special)
+            p.old_style = pol.symbol_table_group(node)
             if not p.old_style:
                 p.dense_links = len(node.links) > P.GROUP_MAX_COMPACT
         if p.version == 2 and node.attrs:

@@ -133,19 +133,30 @@ def walk(root):
     return out
 
 
-def path_of(root, node):
-    """A path from ``root`` to ``node`` through hard links, or None."""
+def path_of(root, node, by_name=lambda group: False):
+    """A path from ``root`` to ``node`` through hard links, or None: the first met visiting
+    each group's links in its native order, a group's members right after its link (libhdf5's
+    search for the name of an object opened with no path, H5G_visit: name order in a
+    symbol-table group, ``by_name(group)``, else creation order)."""
     if node is root:
         return "/"
-    seen, stack = {id(root)}, [("", root)]
+
+    def native(group):
+        links = group.links.items()
+        return iter(sorted(links, key=lambda item: item[0].encode("utf-8", "surrogateescape"))
+                    if by_name(group) else list(links))
+    seen, stack = {id(root)}, [("", native(root))]
     while stack:
-        prefix, group = stack.pop()
-        for name, e in group.links.items():
-            if e.kind != HARD:
-                continue
-            if e.node is node:
-                return prefix + "/" + name
-            if isinstance(e.node, GroupNode) and id(e.node) not in seen:
-                seen.add(id(e.node))
-                stack.append((prefix + "/" + name, e.node))
+        prefix, links = stack[-1]
+        name, e = next(links, (None, None))
+        if e is None:
+            stack.pop()
+            continue
+        if e.kind != HARD:
+            continue
+        if e.node is node:
+            return prefix + "/" + name
+        if isinstance(e.node, GroupNode) and id(e.node) not in seen:
+            seen.add(id(e.node))
+            stack.append((prefix + "/" + name, native(e.node)))
     return None

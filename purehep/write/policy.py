@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from ..format.messages import layout as L
+from . import model
 
 LEVELS = {"earliest": 0, "v108": 1, "v110": 2, "v112": 2, "v114": 2, "v200": 2, "latest": 2}
 
@@ -59,6 +60,13 @@ class Policy:
     @property
     def new_style_groups(self):
         return self.level > 0
+
+    def symbol_table_group(self, node):
+        """Whether the new group ``node`` is written as a symbol-table group (spec III.C,
+        IV.A.2.r): the earliest format, no creation order tracked, every link one a symbol
+        table entry holds."""
+        return not (self.new_style_groups or node.track_order or
+                    not all(model.fits_symbol_table(n, e) for n, e in node.links.items()))
 
     @property
     def dataspace_version(self):

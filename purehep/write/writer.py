@@ -7,7 +7,8 @@ A session is the reader's context over the file plus
   still uses);
 * the object graph (purehep.write.model), where objects already in the file are
   ``Existing*`` nodes (purehep.write.existing) that load their links, attributes and storage
-  on first use;
+  on first use; objects created with no link (anonymous) are roots of it too until linked
+  (``add_anonymous``; deleted at close if never linked);
 * ``stage()``: the changes since the last stage emitted — new structures (raw data, object
   headers, heaps, B-trees, chunk indexes, continuation blocks) written to unused space, the
   in-place patches of existing structures kept in an overlay (purehep.io.sink.Overlay) that
@@ -128,6 +129,8 @@ class Writer:
         self.gheap_tail = None       # the global heap collection this session fills
         self.staged = False          # changes emitted that the file does not refer to yet
         self.nodes = {}              # address -> Existing node
+        self.anonymous = {}          # id(node) -> node created with no link (h5py's name None)
+        self.ending = False          # closing: the anonymous objects still unlinked go
         self.addresses = {}          # id(node) -> address
         self.owned = {}              # (id(node), what) -> blocks of this session's structures
         self.generation = 0
@@ -199,7 +202,9 @@ class Writer:
         return self.addresses.get(id(node))
 
     def path_of(self, node):
-        return model.path_of(self.root, node)
+        """The path libhdf5 finds for ``node`` opened with no path (model.path_of)."""
+        return model.path_of(self.root, node, lambda group: group.old_style if isinstance(
+            group, ExistingGroup) else self.policy.symbol_table_group(group))
 
     # -- stores of existing datasets ---------------------------------------------------------
     def open_store(self, node):
@@ -284,6 +289,7 @@ class Writer:
         # new objects: reachable from loaded groups through links to nodes without an address
         new = self._new_nodes(loaded)
         refdelta = self._refcount_changes(loaded, new)
+        self._anonymous_handles(refdelta)
         dummy, real = Resolver(em, False), Resolver(em, True)
         plans = [em.plan(n) for n in new]
         em.plans = {id(p.node): p for p in plans}
@@ -381,6 +387,8 @@ class Writer:
         self.ctx.source = self.sink.source()
 
     def _new_nodes(self, loaded):
+        """The nodes to emit as new objects: those without an address reachable through hard
+        links from loaded groups or from the session's anonymous objects."""
         out, seen = [], set()
         stack = []
         for node in loaded:
@@ -388,6 +396,7 @@ class Writer:
                 for e in node._links.values():
                     if e.kind == model.HARD and not isinstance(e, ExistingLink):
                         stack.append(e.node)
+        stack += [n for k, n in self.anonymous.items() if k not in self.addresses]
         stack.reverse()
         while stack:
             node = stack.pop()
@@ -436,6 +445,32 @@ class Writer:
             for named in model.named_types(node):
                 add(named, 1)
         return {k: v for k, v in delta.items() if v}
+
+    # -- anonymous objects ---------------------------------------------------------------------
+    def add_anonymous(self, node):
+        """Keep ``node``, an object created with no link (h5py's ``create_group(None)``),
+        staged with the session's changes so that it can be read and written."""
+        self.anonymous[id(node)] = node
+        self.touch()
+
+    def _anonymous_handles(self, refdelta):
+        """Count the session's hold on its anonymous objects in ``refdelta``. An anonymous
+        object is written (staged) with a reference count of 1, its handle, where libhdf5
+        counts 0 (spec IV.A.1 and IV.A.2.w: a version 2 header without a reference count
+        message counts 1); the handle goes when the object gains a reference (a hard link,
+        or a use as a committed datatype), so that it then counts its references as any
+        object; at close it goes too, so that an object left unlinked is deleted (the
+        committed file does not keep it, where libhdf5 leaves it there with a count of 0)."""
+        for key, node in list(self.anonymous.items()):
+            staged = key in self.addresses
+            if refdelta.get(key, 0) > 0 or self.ending:
+                del self.anonymous[key]
+                if staged:
+                    refdelta[key] = refdelta.get(key, 0) - 1
+            elif not staged:
+                refdelta[key] = refdelta.get(key, 0) + 1
+        for key in [k for k, v in refdelta.items() if not v]:
+            del refdelta[key]
 
     # -- deleting objects ------------------------------------------------------------------------
     def _refcount(self, node):
@@ -583,6 +618,10 @@ class Writer:
         if self.closed:
             return
         try:
+            if self.anonymous:       # staged first: deleting them frees all their space
+                self.stage()
+                self.ending = True
+                self.dirty = self.dirty or bool(self.anonymous)
             self.flush(durable=True)
             self._trim_end()
         finally:
