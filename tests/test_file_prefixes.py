@@ -39,17 +39,23 @@ def _efile(mod, tmp):
     return out
 
 
-def _vds(mod, tmp):
-    """A virtual dataset whose source file (named relatively) lies elsewhere: found through
-    ``virtual_prefix`` or HDF5_VDS_PREFIX, read as fill values without."""
-    (tmp / "src").mkdir()
-    (tmp / "vds").mkdir()
-    with mod.File(tmp / "src" / "a.h5", "w") as f:
+def _vds_files(mod, src, vds):
+    """In new folders ``src`` and ``vds``: a.h5 holding "x" (0..4), and v.h5 whose virtual
+    dataset "v" maps all of it from the source file named "a.h5" (fill value -1)."""
+    src.mkdir()
+    vds.mkdir()
+    with mod.File(src / "a.h5", "w") as f:
         f["x"] = np.arange(5, dtype="i4")
     layout = mod.VirtualLayout((5,), "i4")
     layout[:] = mod.VirtualSource("a.h5", "x", shape=(5,))
-    with mod.File(tmp / "vds" / "v.h5", "w") as f:
+    with mod.File(vds / "v.h5", "w") as f:
         f.create_virtual_dataset("v", layout, fillvalue=-1)
+
+
+def _vds(mod, tmp):
+    """A virtual dataset whose source file (named relatively) lies elsewhere: found through
+    ``virtual_prefix`` or HDF5_VDS_PREFIX, read as fill values without."""
+    _vds_files(mod, tmp / "src", tmp / "vds")
     out = []
     with mod.File(tmp / "vds" / "v.h5", "r") as f:
         out.append(f["v"][()].tolist())
@@ -99,15 +105,8 @@ def test_prefix_environment_as_h5py(tmp_path, writer):
     external files found through them (${ORIGIN} too), in files written by either library."""
     import subprocess
     import sys
-    (tmp_path / "src").mkdir()
     (tmp_path / "ext").mkdir()
-    (tmp_path / "f").mkdir()
-    with writer.File(tmp_path / "src" / "a.h5", "w") as f:
-        f["x"] = np.arange(5, dtype="i4")
-    layout = writer.VirtualLayout((5,), "i4")
-    layout[:] = writer.VirtualSource("a.h5", "x", shape=(5,))
-    with writer.File(tmp_path / "f" / "v.h5", "w") as f:
-        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    _vds_files(writer, tmp_path / "src", tmp_path / "f")
     (tmp_path / "ext" / "e.bin").write_bytes(np.arange(3, dtype="<i4").tobytes())
     with writer.File(tmp_path / "f" / "e.h5", "w") as f:
         f.create_dataset("e", (3,), "<i4", external=[("e.bin", 0, 12)])
