@@ -86,6 +86,26 @@ class FileSpaceInfo:
     manager_addresses: tuple       # the persistent managers' headers (undefined ones left out)
 
 
+PAGE_STRATEGY = 1       # H5F_FSPACE_STRATEGY_PAGE (File Space Info version 1)
+
+
+def paged_aggregation(ctx, extension_address):
+    """The file space page size of a file whose superblock extension (at
+    ``extension_address``, None: none) says it uses paged aggregation, else 0: its
+    metadata and raw data then each lie in pages of their own (libhdf5's page buffer relies
+    on it)."""
+    if extension_address is None:
+        return 0
+    from .object_header import ObjectHeader
+    from .context import Cursor
+    raw = ObjectHeader.decode(ctx, extension_address).first(0x17)
+    if raw is None:
+        return 0
+    info = decode_file_space_info(Cursor(raw.data, raw.offset, "file space info message", ctx))
+    paged = info.version >= 1 and info.strategy == PAGE_STRATEGY
+    return (info.page_size or 0) if paged else 0
+
+
 def decode_file_space_info(cur):
     """Decode a File Space Info message body (spec IV.A.2.x). Version 0 comes in two layouts:
     libhdf5 1.10.0's (strategy, threshold and, for strategy 1, six manager addresses) and the

@@ -15,25 +15,40 @@ class Allocator:
 
     ``alignment`` = (threshold, interval), libhdf5's H5Pset_alignment (h5py's
     alignment_threshold and alignment_interval): a block of threshold bytes or more starts at
-    a multiple of interval (addresses relative to the base address, past the user block)."""
+    a multiple of interval (addresses relative to the base address, past the user block).
 
-    def __init__(self, eoa, alignment=(1, 1)):
+    ``page``: the page size of a file that uses paged aggregation (0: none). Metadata and
+    raw data then never share a page, as libhdf5 keeps them (its page buffer caches a page
+    as one or the other): a block smaller than a page lies inside one page of its kind, a
+    bigger one starts a run of whole pages; only pages this session opened are reused (the
+    kind of the file's other pages is not known), and blocks are not grown in place."""
+
+    def __init__(self, eoa, alignment=(1, 1), page=0):
         self.eoa = eoa
         self.alignment = alignment
+        self.page = page
+        self.kinds = {}           # paged: page number -> "meta" / "raw", pages opened here
+        self.opened = []          # their numbers, sorted
         self.free = []            # sorted [address, size]
         self.pending = []
         self.fresh = {}           # address -> size, allocated since the last commit
         self.recycled = set()     # fresh blocks released since the last commit
         self.staged = []          # fresh blocks released, free at the end of the stage
 
-    def alloc(self, n, reuse=True):
-        return self.alloc_slot(n, 0, reuse)[0]
+    def alloc(self, n, reuse=True, kind="meta"):
+        return self.alloc_slot(n, 0, reuse, kind)[0]
 
-    def alloc_slot(self, n, room=0, reuse=True):
+    def alloc_slot(self, n, room=0, reuse=True, kind="raw"):
         """(address, size) of a block of ``n`` bytes and up to ``room`` more: the first free
         block that holds ``n`` gives what it has up to ``n + room``, the end of the file
-        gives ``n + room`` (blocks of the alignment threshold or more start aligned)."""
+        gives ``n + room`` (blocks of the alignment threshold or more start aligned). ``kind``
+        ("meta" or "raw") matters in a paged file only."""
         n = max(int(n), 1)
+        if self.page:
+            got = self._paged(n, kind, reuse)
+            self.fresh[got[0]] = got[1]
+            self.recycled.discard(got[0])
+            return got
         want = n + max(int(room), 0)
         got = self._take(n, want) if reuse else None
         if got is None:
@@ -45,6 +60,40 @@ class Allocator:
         self.fresh[got[0]] = got[1]
         self.recycled.discard(got[0])
         return got
+
+    def _paged(self, n, kind, reuse):
+        """(address, n) in a page of ``kind`` this session opened, else in new pages at the
+        end of the file (the rest of a new page's first ``page`` bytes free for its kind)."""
+        page = self.page
+        if n < page and reuse:
+            got = self._take_in_page(n, kind)
+            if got is not None:
+                return got
+        start = -(-self.eoa // page) * page
+        if start > self.eoa:
+            self._insert(self.eoa, start - self.eoa)      # the end of the last page: its kind's
+        pages = -(-n // page)
+        for p in range(start // page, start // page + pages):
+            self.kinds[p] = kind
+            self.opened.append(p)     # (pages open at the end of the file: in order)
+        self.eoa = start + pages * page
+        if n < page:
+            self._insert(start + n, page - n)
+        return start, n
+
+    def _take_in_page(self, n, kind):
+        """A block of ``n`` bytes inside one page of ``kind`` from the free list, or None."""
+        page, free, opened = self.page, self.free, self.opened
+        for i, (a, s) in enumerate(free):
+            j = bisect.bisect_left(opened, a // page)
+            for p in opened[j:bisect.bisect_right(opened, (a + s - 1) // page)]:
+                lo, hi = max(a, p * page), min(a + s, (p + 1) * page)
+                if hi - lo >= n and self.kinds[p] == kind:
+                    rest = ([[a, lo - a]] if lo > a else []) + \
+                        ([[lo + n, a + s - lo - n]] if lo + n < a + s else [])
+                    free[i:i + 1] = rest
+                    return lo, n
+        return None
 
     def _aligned(self, a, n):
         threshold, interval = self.alignment
@@ -75,7 +124,7 @@ class Allocator:
     def extend(self, addr, n, new):
         """Grow the block at ``addr`` allocated since the last commit from ``n`` to ``new``
         bytes where it stands, if the space after it is free or the end of the file."""
-        if self.fresh.get(addr) != n:
+        if self.fresh.get(addr) != n or self.page:
             return False
         end, need = addr + n, new - n
         free = self.free
@@ -154,8 +203,10 @@ class BlockMeta:
         self.owner = None         # blocks are recorded against the structure being built
         self.owned = {}
 
-    def alloc(self, n):
-        a = self.allocator.alloc(n)
+    def alloc(self, n, kind="meta"):
+        """A block of ``n`` bytes (``kind`` "raw" for global heap collections, which a paged
+        file keeps in raw data pages, as libhdf5 does)."""
+        a = self.allocator.alloc(n, kind=kind)
         self.blocks[a] = bytearray(n)
         bisect.insort(self.starts, a)
         if self.owner is not None:

@@ -79,7 +79,7 @@ class GlobalHeaps:
         if cur is None:
             size = global_heap.collection_size(self.ctx, [len(data)])
             size = max(size, global_heap.MIN_COLLECTION)
-            cur = [self.meta.alloc(size), size, [], head]
+            cur = [self.meta.alloc(size, kind="raw"), size, [], head]
             self.collections.append(cur)
         elif cur is self.tail:
             self.tail_changed = True

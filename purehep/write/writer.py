@@ -123,7 +123,9 @@ class Writer:
             level = 0 if sb.version < 2 else 1 if sb.version == 2 else 2
             policy = FilePolicy(level, ("earliest", "v108", "v110")[level], sb=sb.version)
         self.policy = policy
-        self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment)
+        from ..format.free_space import paged_aggregation
+        self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment,
+                               paged_aggregation(ctx, sb.extension_address))
         self.eoa_on_disk = sb.eof_address
         self.overlay = Overlay()     # in-place patches staged, not yet committed
         self.gheap_tail = None       # the global heap collection this session fills
@@ -631,10 +633,17 @@ class Writer:
     def _trim_end(self):
         """Give free space at the end of the file back (libhdf5 2.0 truncates it at close):
         the end-of-file address first, then the file."""
-        free = self.alloc.free
+        free, page = self.alloc.free, self.alloc.page
         if not free or free[-1][0] + free[-1][1] < self.alloc.eoa:
             return
-        addr = free.pop()[0]
+        addr = free[-1][0]
+        if page:                          # (a paged file ends with whole pages)
+            addr = -(-addr // page) * page
+            if addr >= self.alloc.eoa:
+                return
+            free[-1][1] = addr - free[-1][0]
+        if not free[-1][1] or addr == free[-1][0]:
+            free.pop()
         self.alloc.eoa = addr
         self._write_eoa(addr)
         self.sink.sync()
