@@ -112,3 +112,6 @@ def test_file_image_bytes_still_read(tmp_path):
         f["x"] = np.arange(3)
     with purehep.File(path.read_bytes()) as f:
         assert f["x"][()].tolist() == [0, 1, 2]
+    for cut in (b"\x01", b"\x89HDF", b"garbage"):      # no NUL byte, no such file: bytes
+        with pytest.raises(purehep.PurehepError):
+            purehep.File(cut)

@@ -65,10 +65,11 @@ class _Open:
 
 
 def _is_file_name(name):
-    """Whether bytes ``name`` are h5py's bytes file name rather than the bytes of a file (an
-    HDF5 image holds NUL bytes; a cut one, the start of the format signature)."""
+    """Whether bytes ``name`` are h5py's bytes file name rather than the bytes of a file: a
+    file by that name exists (a name holds no NUL byte; an HDF5 image always does, but a
+    damaged or cut one need not)."""
     return isinstance(name, bytes) and bool(name) and b"\0" not in name and \
-        not b"\x89HDF\r\n\x1a\n".startswith(name[:8])
+        os.path.isfile(name)
 
 
 def _file_key(st):
@@ -227,9 +228,8 @@ def _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 
-    ``name`` is a path (bytes too, as in h5py, unless they hold a NUL byte or start as the
-    format signature does: the bytes of a file then), a binary file-like object, a buffer,
-    or a range-reading callable
+    ``name`` is a path (bytes too, as in h5py, when they name a file; other bytes are the
+    bytes of a file), a binary file-like object, a buffer, or a range-reading callable
     ``reader(offset, size) -> bytes``. ``threads`` bounds the decompression pool (default:
     the number of cores); ``verify_checksums=False`` skips metadata checksum verification.
     ``rdcc_nbytes`` is each dataset's decoded-chunk cache in read mode (default 8 MiB, as
