@@ -115,3 +115,6 @@ def test_file_image_bytes_still_read(tmp_path):
     for cut in (b"\x01", b"\x89HDF", b"garbage"):      # no NUL byte, no such file: bytes
         with pytest.raises(purehep.PurehepError):
             purehep.File(cut)
+    with purehep.File(tmp_path / "w.h5", "w"):     # with a file open for writing here too
+        with purehep.File(path.read_bytes()) as f:
+            assert f["x"][()].tolist() == [0, 1, 2]

@@ -86,7 +86,7 @@ def _open_here(name, mode, driver, locking):
         return None
     try:
         key = _file_key(os.stat(name))
-    except OSError:
+    except (OSError, ValueError):          # (no such file; bytes of a file, NULs and all)
         return None
     shared = _OPEN.get(key)
     if shared is None:
