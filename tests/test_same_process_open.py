@@ -127,6 +127,10 @@ def test_objects_link_across_handles(tmp_path, mod):
     anon = f.create_group(None)
     anon.attrs["k"] = 5
     g["anon"] = anon
+    with mod.File(tmp_path / f"other_{mod.__name__}.h5", "w") as other:
+        other["x"] = 1
+        with pytest.raises(OSError):                  # another file: libhdf5's error
+            g["other"] = other["x"]
     g.close()
     f.close()
     with h5py.File(p, "r") as h:
