@@ -451,3 +451,19 @@ def test_compound_fields_read_alone(tmp_path):
         assert f["c"]["i", 4] == 4
         with pytest.raises(ValueError):
             f["c"]["nope"]
+
+
+def test_zero_dim_object_array_of_string(tmp_path):
+    """A 0-d object array holding a str, given as an attribute's or a dataset's value of a
+    variable-length string type, stores the str: purehep kept the array as the element and
+    could not write the file at close."""
+    got = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        v = np.array(["v1"], dtype=object).reshape(())
+        with lib.File(p, "w") as f:
+            f.attrs["c"] = v
+            f.create_dataset("d", data=v, dtype=h5py.string_dtype())
+        with h5py.File(p, "r") as h:
+            got[lib] = (h.attrs["c"], h["d"][()])
+    assert got[purehep] == got[h5py] == ("v1", b"v1")
