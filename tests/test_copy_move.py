@@ -139,3 +139,26 @@ def test_copy_refuses_foreign_references(tmp_path):
     with purehep.File(src) as s, purehep.File(tmp_path / "o.h5", "w") as f:
         with pytest.raises(purehep.UnsupportedFeatureError):
             f.copy(s["/"], "root")
+
+
+@pytest.mark.parametrize("track_order", [False, True])
+def test_move_link_messages(tmp_path, track_order):
+    """A link moved in a group of link messages (libver 'latest') is written again under its
+    new name and creation order, not as the message it was read from: the move was lost."""
+    made = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        with h5py.File(p, "w", libver="latest", track_order=track_order) as f:
+            f.create_group("grp").attrs["x"] = 1
+            f.create_group("other", track_order=track_order)
+            f["d"] = np.arange(3)
+        with lib.File(p, "a") as f:
+            f.move("grp", "renamed")
+            f.move("d", "other/d")
+            f.create_group("later")
+        with h5py.File(p, "r") as h:
+            made[lib] = (list(h), list(h["other"]), h["renamed"].attrs["x"],
+                         list(h["other/d"][()]))
+    assert made[purehep] == made[h5py]
+    assert made[h5py][:2] == (["later", "other", "renamed"] if not track_order else
+                              ["other", "renamed", "later"], ["d"])

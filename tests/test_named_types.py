@@ -268,3 +268,29 @@ def test_copy_shares_a_copy_of_the_type(tmp_path, libver):
     assert found[purehep] == found[h5py]
     with purehep.File(tmp_path / "purehep_b.h5", "r") as f:
         assert f["ro/d"].id.get_type().committed() and f["rootcopy/d"].dtype == np.int16
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_group_deleted_with_new_members(tmp_path, libver):
+    """An existing group deleted with members made since the last flush (datasets of a
+    committed type, a subgroup, a hard link to a kept dataset): the commit failed (the new
+    members have no header to count references in) and the file was not written; the
+    type and the kept dataset lose the uses the members had, as libhdf5 counts them."""
+    got = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        with h5py.File(p, "w", libver=libver) as f:
+            f.create_group("grp")
+            f["t"] = np.dtype("<i2")
+            f["keep"] = np.arange(4)
+        with lib.File(p, "a") as f:
+            f.create_dataset("grp/d1", data=np.arange(3), dtype=f["t"])
+            f.create_dataset("grp/sub/d2", data=np.arange(3), dtype=f["t"], chunks=(2,))
+            f["grp/sub"].attrs.create("a", [1, 2], dtype=f["t"])
+            f["grp/sub/hard"] = f["keep"]
+            del f["grp"]
+            f["after"] = 1
+        with h5py.File(p, "r") as h:
+            got[lib] = (sorted(h), h5py.h5o.get_info(h["t"].id).rc,
+                        h5py.h5o.get_info(h["keep"].id).rc, h["keep"][()].tolist())
+    assert got[purehep] == got[h5py] == (["after", "keep", "t"], 1, 1, [0, 1, 2, 3])

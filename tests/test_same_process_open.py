@@ -118,3 +118,28 @@ def test_file_image_bytes_still_read(tmp_path):
     with purehep.File(tmp_path / "w.h5", "w"):     # with a file open for writing here too
         with purehep.File(path.read_bytes()) as f:
             assert f["x"][()].tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("mod", [h5py, purehep])
+def test_objects_link_across_handles(tmp_path, mod):
+    """An object opened or made through one handle is linked through another handle of the
+    same open file, as libhdf5 links it (purehep refused: another File object)."""
+    p = tmp_path / f"{mod.__name__}.h5"
+    with h5py.File(p, "w") as f:
+        f["base"] = np.arange(3)
+    f = mod.File(p, "a")
+    g = mod.File(p, "a")
+    g["hard"] = f["base"]
+    anon = f.create_group(None)
+    anon.attrs["k"] = 5
+    g["anon"] = anon
+    with mod.File(tmp_path / f"other_{mod.__name__}.h5", "w") as other:
+        other["x"] = 1
+        with pytest.raises(OSError):                  # another file: libhdf5's error
+            g["other"] = other["x"]
+    g.close()
+    f.close()
+    with h5py.File(p, "r") as h:
+        assert sorted(h) == ["anon", "base", "hard"]
+        assert h["hard"] == h["base"] and h["anon"].attrs["k"] == 5
+        assert h5py.h5o.get_info(h["base"].id).rc == 2

@@ -451,3 +451,40 @@ def test_compound_fields_read_alone(tmp_path):
         assert f["c"]["i", 4] == 4
         with pytest.raises(ValueError):
             f["c"]["nope"]
+
+
+def test_zero_dim_object_array_of_string(tmp_path):
+    """A 0-d object array holding a str, given as an attribute's or a dataset's value of a
+    variable-length string type, stores the str: purehep kept the array as the element and
+    could not write the file at close."""
+    got = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        v = np.array(["v1"], dtype=object).reshape(())
+        with lib.File(p, "w") as f:
+            f.attrs["c"] = v
+            f.create_dataset("d", data=v, dtype=h5py.string_dtype())
+        with h5py.File(p, "r") as h:
+            got[lib] = (h.attrs["c"], h["d"][()])
+    assert got[purehep] == got[h5py] == ("v1", b"v1")
+
+
+def test_global_heap_collection_outlives_a_deleted_dataset(tmp_path):
+    """Variable-length strings of a dataset deleted in the session and of an attribute kept
+    share a global heap collection (spec III.E): purehep freed the collection with the
+    dataset's structures, and h5py could not read the attribute (bad heap index)."""
+    got = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        with h5py.File(p, "w", libver="earliest") as f:
+            f["x"] = np.arange(3)
+        with lib.File(p, "a") as f:
+            f["t"] = np.dtype("<f8")
+            f.create_dataset("gone", data=np.array(["v%d" % i for i in range(9)], object),
+                             dtype=h5py.string_dtype())
+            f.create_dataset("td", data=np.arange(5.0), dtype=f["t"], chunks=(2,))
+            f["x"].attrs["at"] = np.array(["a1", "b2"], object)
+            del f["gone"]
+        with h5py.File(p, "r") as h:
+            got[lib] = (sorted(h), h["x"].attrs["at"].tolist())
+    assert got[purehep] == got[h5py] == (["t", "td", "x"], ["a1", "b2"])

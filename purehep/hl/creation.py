@@ -125,8 +125,8 @@ def _prepare(data, dtype):
     meta = dtype.metadata or {}
     if "vlen" in meta or "ref" in meta:
         arr = np.empty(np.shape(data) if not isinstance(data, (str, bytes)) else (), object)
-        if arr.shape == ():
-            arr[()] = data
+        if arr.shape == ():      # the item of a 0-d array, not the array itself
+            arr[()] = data[()] if isinstance(data, np.ndarray) else data
         else:
             arr[...] = data if isinstance(data, np.ndarray) else _object_array(data, arr.shape)
         if meta.get("vlen") in (str, bytes):

@@ -375,8 +375,8 @@ class GroupWriter(WritableObject):
         elif isinstance(obj, ExternalLink):
             entry = model.LinkEntry(model.EXTERNAL, path=obj.path, filename=obj.filename)
         elif isinstance(obj, HLObject):
-            if obj._node is None or obj._file is not self._file:
-                raise ValueError("Can only link objects of the same file being written")
+            if obj._node is None or obj._file._writer is not self._writer:   # any handle
+                raise OSError("Unable to create link (interfile hard links are not allowed)")
             entry = model.LinkEntry(model.HARD, node=obj._node)
         elif isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
             entry = model.LinkEntry(model.HARD, node=model.DatatypeNode(np.dtype(obj)))

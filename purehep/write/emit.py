@@ -79,7 +79,9 @@ class GlobalHeaps:
         if cur is None:
             size = global_heap.collection_size(self.ctx, [len(data)])
             size = max(size, global_heap.MIN_COLLECTION)
-            cur = [self.meta.alloc(size, kind="raw"), size, [], head]
+            owner, self.meta.owner = self.meta.owner, None   # objects of any structure go
+            cur = [self.meta.alloc(size, kind="raw"), size, [], head]   # in it: it is not
+            self.meta.owner = owner                # freed with the one being emitted now
             self.collections.append(cur)
         elif cur is self.tail:
             self.tail_changed = True

@@ -64,6 +64,11 @@ class GroupNode(Node):
         self.link_counter = 0
 
     def add_link(self, name, entry):
+        """Link ``entry`` as ``name`` with the next creation order. A link read from the file
+        (write.existing.ExistingLink, moved here by Group.move) loses its encoding, which
+        holds the name and creation order it was read with (spec IV.A.2.g)."""
+        if getattr(entry, "raw", None) is not None:
+            entry.raw = None
         entry.order = self.link_counter
         self.link_counter += 1
         self.links[name] = entry

@@ -476,6 +476,10 @@ class Writer:
 
     # -- deleting objects ------------------------------------------------------------------------
     def _refcount(self, node):
+        """The reference count in the object's header (spec IV.A.1, IV.A.2.w); 0 for an
+        object new in this commit, all of whose references are in the commit's deltas."""
+        if not isinstance(node, Existing):
+            return 0
         h = node.header
         if h.version == 1:
             return h.refcount
@@ -499,7 +503,7 @@ class Writer:
                 continue
             deleted[k] = node
             gone = model.named_types(node)     # the committed types it uses lose a use
-            if isinstance(node, ExistingGroup):
+            if isinstance(node, model.GroupNode):
                 gone += [e.node for e in node.links.values() if e.kind == model.HARD]
             for child in gone:
                 by_id[id(child)] = child
