@@ -163,17 +163,27 @@ def test_delete_users_and_type_link(tmp_path, libver):
 @pytest.mark.parametrize("libver", LIBVERS)
 def test_same_stage_hard_links_counted(tmp_path, libver):
     """Objects linked twice before anything is written count both links."""
-    rcs = {}
+    def build(f):
+        g = f.create_group("g")
+        f["h"] = g
+        f["t"] = np.dtype("i2")
+        f["t2"] = f["t"]
+
+    rcs = _each_writer(tmp_path, libver, build, lambda f: (_rc(f["g"]), _rc(f["t"])))
+    assert rcs[purehep] == rcs[h5py] == (2, 2)
+
+
+def _each_writer(tmp_path, libver, build, read):
+    """{writer: ``read`` of the file h5py opens} after each of WRITERS ran ``build`` on a
+    new file of ``libver``."""
+    out = {}
     for lib in WRITERS:
         path = str(tmp_path / f"{lib.__name__}.h5")
         with lib.File(path, "w", libver=libver) as f:
-            g = f.create_group("g")
-            f["h"] = g
-            f["t"] = np.dtype("i2")
-            f["t2"] = f["t"]
+            build(f)
         with h5py.File(path, "r") as f:
-            rcs[lib] = (_rc(f["g"]), _rc(f["t"]))
-    assert rcs[purehep] == rcs[h5py] == (2, 2)
+            out[lib] = read(f)
+    return out
 
 
 def test_type_of_another_file_is_copied(tmp_path):
@@ -194,20 +204,20 @@ def test_type_of_another_file_is_copied(tmp_path):
 @pytest.mark.parametrize("libver", LIBVERS)
 def test_many_attributes(tmp_path, libver):
     """Attributes sharing a committed type in dense storage (libver latest: more than 8)."""
-    rcs = {}
-    for lib in WRITERS:
-        path = str(tmp_path / f"{lib.__name__}.h5")
-        with lib.File(path, "w", libver=libver) as f:
-            f["t"] = np.dtype("<i2")
-            d = f.create_dataset("d", data=np.arange(3, dtype="<i2"), dtype=f["t"])
-            for i in range(12):
-                d.attrs.create(f"a{i:02d}", [i, -i], dtype=f["t"])
-        with h5py.File(path, "r") as f:
-            d = f["d"]
-            assert all(d.attrs.get_id(f"a{i:02d}").get_type().committed() for i in range(12))
-            assert [d.attrs[f"a{i:02d}"].tolist() for i in range(12)] == \
-                [[i, -i] for i in range(12)]
-            rcs[lib] = _rc(f["t"])
+    def build(f):
+        f["t"] = np.dtype("<i2")
+        d = f.create_dataset("d", data=np.arange(3, dtype="<i2"), dtype=f["t"])
+        for i in range(12):
+            d.attrs.create(f"a{i:02d}", [i, -i], dtype=f["t"])
+
+    def read(f):
+        d = f["d"]
+        assert all(d.attrs.get_id(f"a{i:02d}").get_type().committed() for i in range(12))
+        assert [d.attrs[f"a{i:02d}"].tolist() for i in range(12)] == \
+            [[i, -i] for i in range(12)]
+        return _rc(f["t"])
+
+    rcs = _each_writer(tmp_path, libver, build, read)
     assert rcs[purehep] == rcs[h5py] == 14
 
 
