@@ -23,6 +23,7 @@ CASES = [  # shape, chunks, density, dtype, filters
     ((64, 64), (16, 16), 0.2, "i8", {"section_filters": {0: "gzip"}}),
     ((1, 500), (1, 64), 0.1, "f8", {}),
     ((500, 3), (64, 3), 0.5, "i1", {}),
+    ((3, 70_000), (2, 66_000), 0.01, "f8", {}),           # 4-byte coordinates, edge chunks
 ]
 
 

@@ -64,8 +64,9 @@ def _chunk_bytes(st, order):
 def _plan(st, order):
     """(buffer, section 0 positions, first coordinate positions, value positions, counts,
     encode size, origins, ``order``) of the chunks (in ``order``); None when one of them is
-    not an unfiltered point list of one encode size (or does not parse as one: the general
-    path then raises the precise error). Checksums are verified by the kernel."""
+    not an unfiltered point list of one encode size, 2 or 4 bytes (a coordinate pair the
+    kernel loads as one word), or does not parse as one (the general path then raises the
+    precise error). Checksums are verified by the kernel."""
     t = st.table
     itemsize = st.dtype.itemsize
     sizes = t.sizes[order].astype(np.int64)
@@ -77,7 +78,7 @@ def _plan(st, order):
     if parsed is None:
         return None
     coords_at, counts, enc = parsed
-    if np.any(sizes - sec1 != counts * itemsize) or \
+    if enc == 8 or np.any(sizes - sec1 != counts * itemsize) or \
             np.any(coords_at + counts * 2 * enc > starts + sec1 - 4):
         return None
     origins = (t.scaled[order] * np.asarray(st.chunk_shape, np.int64)).astype(np.int64)
@@ -180,8 +181,8 @@ def _gathered(st, plan):
     cuts = cuts[(cuts > 0) & (cuts < nb)]
     groups = list(zip(np.concatenate(([0], cuts)).tolist(),
                       np.concatenate((cuts, [nb])).tolist()))
-    args = (buf, _shifted(buf, 4), _shifted(buf, enc), _shifted(buf, st.dtype.itemsize), sec0,
-            cat, vat, counts, origins)
+    args = (buf, _shifted(buf, 4), _shifted(buf, 2 * enc), _shifted(buf, st.dtype.itemsize),
+            sec0, cat, vat, counts, origins)
     geometry = (np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64))
     written = [0] * len(groups)
 

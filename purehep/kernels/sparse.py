@@ -68,29 +68,31 @@ def blocks_to_linear(lo, hi, dims):
 
 
 @loop
-def points_csr(buf, words, coords, values, sec0, cat, vat, counts, origins, bands, chunk,
+def points_csr(buf, words, pairs, values, sec0, cat, vat, counts, origins, bands, chunk,
                shape, at, verify, indptr, indices, data):
     """CSR arrays of 2-D chunks whose defined elements are point lists in row-major order,
     read where they lie in the uint8 array ``buf``: chunk ``i``'s section 0 is
     ``buf[sec0[i]:vat[i]]``, its last 4 bytes the lookup3 checksum of the rest (sparse RFC
-    Table 4); it lists ``counts[i]`` points as (row, column) pairs from byte ``cat[i]`` and
-    their values from byte ``vat[i]``. ``words``, ``coords`` and ``values`` are tuples of
-    views of ``buf`` as little-endian unsigned integers of 4 bytes, the coordinate size and
-    the value size, one per byte shift (``coords[s][j]`` at byte s + j * size, so that
-    nothing need be aligned: the loads are unaligned, which x86-64, AArch64 and POWER do in
-    hardware). Chunks come in row-major order of their origins ``origins[i]``; ``bands``
-    holds the first chunk of each row of chunks, then the end of the last. For each row of
-    chunks: the checksums are verified (unless ``verify`` is false: the file was opened so;
-    :func:`lookup3_first_mismatch`, two chunks at a time), each chunk's row ends
-    found (:func:`_row_ends`), every (chunk, row) given its place in the output, from entry
-    ``at`` on, then each chunk's points written there (:func:`_scatter`). Points past
-    ``shape`` (the edge chunks' outside) are left out. Sets ``indptr[r + 1]`` (the end of
-    row r) for the rows the bands cover, writes ``indices`` and ``data``. Returns the number
-    of entries written, -1 when a chunk lists a point outside it or out of row-major order
-    (for the caller's general path), -2 - i when chunk i's checksum differs."""
+    Table 4); it lists ``counts[i]`` points as (row, column) pairs of coordinates of 2 or
+    4 bytes from byte ``cat[i]``, and their values from byte ``vat[i]``. ``words``,
+    ``pairs`` and ``values`` are tuples of views of ``buf`` as little-endian unsigned
+    integers of 4 bytes, of a pair's size (a pair is one word: the row in its low half)
+    and of the value size, one per byte shift (``pairs[s][j]`` at byte s + j * size, so
+    that nothing need be aligned: the loads are unaligned, which x86-64, AArch64 and POWER
+    do in hardware). Chunks come in row-major order of their origins ``origins[i]``;
+    ``bands`` holds the first chunk of each row of chunks, then the end of the last. For
+    each row of chunks: the checksums are verified (unless ``verify`` is false: the file
+    was opened so; :func:`lookup3_first_mismatch`, two chunks at a time), each chunk's
+    points checked (:func:`_in_order`) and its row ends found (:func:`_row_ends`), every
+    (chunk, row) given its place in the output, from entry ``at`` on, then each chunk's
+    points written there (:func:`_scatter`). Points past ``shape`` (the edge chunks'
+    outside) are left out. Sets ``indptr[r + 1]`` (the end of row r) for the rows the bands
+    cover, writes ``indices`` and ``data``. Returns the number of entries written, -1 when
+    a chunk lists a point outside it or out of row-major order (for the caller's general
+    path), -2 - i when chunk i's checksum differs."""
     rows, cols, height = shape[0], shape[1], chunk[0]
-    enc, isz = len(coords), len(values)
-    cshift, cfirst, vshift, vfirst = cat % enc, cat // enc, vat % isz, vat // isz
+    psz, isz = len(pairs), len(values)
+    pshift, pfirst, vshift, vfirst = cat % psz, cat // psz, vat % isz, vat // isz
     sums = vat - 4
     wide = 1
     for b in range(bands.shape[0] - 1):
@@ -108,9 +110,14 @@ def points_csr(buf, words, coords, values, sec0, cat, vat, counts, origins, band
                 if bad >= 0:
                     return -2 - (i0 + bad)
             for i in range(i0, i1):
-                if not _row_ends(coords[cshift[i]], cfirst[i], counts[i], origins[i, 1],
-                                 chunk, cols, ends[i - lo], kept[i - lo]):
+                pts = pairs[pshift[i]][pfirst[i]:pfirst[i] + counts[i]]
+                if not _in_order(pts, chunk):
                     return -1
+                _row_ends(pts, ends[i - lo])
+                if origins[i, 1] + chunk[1] > cols:
+                    _kept(pts, ends[i - lo], cols - origins[i, 1], kept[i - lo])
+                else:
+                    kept[i - lo] = ends[i - lo]
         top = origins[lo, 0]
         inside = max(0, min(height, rows - top))
         for r in range(inside):
@@ -120,52 +127,68 @@ def points_csr(buf, words, coords, values, sec0, cat, vat, counts, origins, band
                 p += max(kept[j, r + 1] - start, 0)
             indptr[top + r + 1] = p
         for i in range(lo, hi):
-            _scatter(coords[cshift[i]], values[vshift[i]], cfirst[i], vfirst[i],
-                     ends[i - lo, inside], origins[i, 1], cols, base[i - lo], indices, data)
+            n = ends[i - lo, inside]
+            _scatter(pairs[pshift[i]][pfirst[i]:pfirst[i] + n],
+                     values[vshift[i]][vfirst[i]:vfirst[i] + n], origins[i, 1], cols,
+                     base[i - lo], indices, data)
     return p - at
 
 
 @loop
-def _row_ends(cv, first, n, left, chunk, cols, ends, kept):
-    """Check that the ``n`` points from ``cv[first]`` on (row, column pairs) lie in the chunk
-    in strict row-major order; set ``ends[r + 1]`` to the end (point index) of row r, and
-    ``kept[r + 1]`` to the end of its points left of column ``cols - left`` (0 when it has
-    none); ``ends[0]`` is 0."""
-    height, width = chunk[0], chunk[1]
-    edge = left + width > cols
-    ends[:] = 0
-    if edge:
-        kept[:] = 0
-    last = -1
-    for k in range(n):      # (unsigned indices: numba adds no negative-index handling)
-        at = np.uint64(first + 2 * k)
-        r = np.int64(cv[at])
-        c = np.int64(cv[at + np.uint64(1)])
-        lin = r * width + c
-        if r >= height or c >= width or lin <= last:
-            return False
-        last = lin
-        row = np.uint64(r + 1)
-        ends[row] = k + 1
-        if edge and c + left < cols:
-            kept[row] = k + 1
-    for r in range(height):
-        ends[r + 1] = max(ends[r + 1], ends[r])
-    if not edge:
-        kept[:] = ends
-    return True
+def _in_order(pts, chunk):
+    """True when the points ``pts`` (pair words: row in the low half, column in the high
+    half) lie in a chunk of extent ``chunk`` in strict row-major order. Written as two
+    reductions without early exits, which the compiler vectorises."""
+    half = np.uint64(pts.itemsize * 4)
+    low = (np.uint64(1) << half) - np.uint64(1)
+    later = True
+    for k in range(1, pts.shape[0]):    # (the row-major key: row above column)
+        x, y = np.uint64(pts[k]), np.uint64(pts[k - 1])
+        later &= ((x & low) << half) + (x >> half) > ((y & low) << half) + (y >> half)
+    top = np.uint64(0)
+    right = np.uint64(0)
+    for k in range(pts.shape[0]):
+        x = np.uint64(pts[k])
+        top = max(top, x & low)
+        right = max(right, x >> half)
+    return later and (pts.shape[0] == 0 or (top < chunk[0] and right < chunk[1]))
 
 
 @loop
-def _scatter(cv, vv, first, vfirst, n, left, cols, base, indices, data):
-    """The first ``n`` points of a chunk (coordinates from ``cv[first]``, values from
-    ``vv[vfirst]``) to their places: point k of row r at ``base[r] + k``, unless its column
-    is past ``cols``."""
-    for k in range(n):      # (unsigned indices: numba adds no negative-index handling)
-        at = np.uint64(first + 2 * k)
-        r = cv[at]
-        c = np.int64(cv[at + np.uint64(1)]) + left
+def _row_ends(pts, ends):
+    """``ends[r + 1]``: the end (point index) of row r of the points ``pts`` (in order, as
+    :func:`_in_order` checks; rows in the words' low halves); ``ends[0]`` is 0."""
+    low = (np.uint64(1) << np.uint64(pts.itemsize * 4)) - np.uint64(1)
+    ends[:] = 0
+    for k in range(pts.shape[0]):
+        ends[(np.uint64(pts[k]) & low) + np.uint64(1)] = k + 1
+    for r in range(ends.shape[0] - 1):
+        ends[r + 1] = max(ends[r + 1], ends[r])
+
+
+@loop
+def _kept(pts, ends, width, kept):
+    """``kept[r + 1]``: the end of row r's points left of column ``width`` (the dataset's
+    edge, from the chunk's left), or ``ends[r]`` when it has none; ``kept[0]`` is 0."""
+    half = np.uint64(pts.itemsize * 4)
+    kept[0] = 0
+    for r in range(ends.shape[0] - 1):
+        k = ends[r]
+        while k < ends[r + 1] and np.int64(np.uint64(pts[k]) >> half) < width:
+            k += 1
+        kept[r + 1] = k
+
+
+@loop
+def _scatter(pts, vals, left, cols, base, indices, data):
+    """The points ``pts`` (values ``vals``) to their places: point k of row r at
+    ``base[r] + k``, unless its column (plus ``left``) is past ``cols``."""
+    half = np.uint64(pts.itemsize * 4)
+    low = (np.uint64(1) << half) - np.uint64(1)
+    for k in range(pts.shape[0]):
+        x = np.uint64(pts[k])
+        c = np.int64(x >> half) + left
         if c < cols:
-            q = np.uint64(base[r] + k)
+            q = np.uint64(base[x & low] + k)    # (unsigned: no negative-index handling)
             indices[q] = c
-            data[q] = vv[np.uint64(vfirst + k)]
+            data[q] = vals[k]
