@@ -81,6 +81,17 @@ class Allocator:
             self._insert(start + n, page - n)
         return start, n
 
+    def claim_tail(self, end, kind):
+        """The space from ``end`` to the end of the file is free, in pages of ``kind`` (a new
+        paged file: the rest of its last page, as libhdf5 fills it)."""
+        if end >= self.eoa:
+            return
+        for p in range(end // self.page, -(-self.eoa // self.page)):
+            if p not in self.kinds:
+                self.kinds[p] = kind
+                bisect.insort(self.opened, p)
+        self._insert(end, self.eoa - end)
+
     def _take_in_page(self, n, kind):
         """A block of ``n`` bytes inside one page of ``kind`` from the free list, or None."""
         page, free, opened = self.page, self.free, self.opened
