@@ -1,7 +1,9 @@
 """h5py's ``h5f`` constants as far as purehep has them: the library version bounds of
 H5Pset_libver_bounds (purehep.h5p.LIBVER, h5py's ``libver`` names) and the access flags of
-H5Fopen, numbered as libhdf5 2.0's H5F_libver_t and H5F_ACC_* ."""
-from .h5p import LIBVER
+H5Fopen, numbered as libhdf5 2.0's H5F_libver_t and H5F_ACC_*, and the file space strategies
+of H5Pset_file_space_strategy (H5F_fspace_strategy_t)."""
+from .h5p import (LIBVER, FSPACE_STRATEGY_FSM_AGGR, FSPACE_STRATEGY_PAGE,  # noqa: F401
+                  FSPACE_STRATEGY_AGGR, FSPACE_STRATEGY_NONE)
 
 LIBVER_EARLIEST, LIBVER_V18, LIBVER_V110, LIBVER_V112, LIBVER_V114, LIBVER_V200 = \
     (LIBVER[n] for n in ("earliest", "v108", "v110", "v112", "v114", "v200"))
