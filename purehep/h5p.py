@@ -13,6 +13,7 @@ was given them (``file_access``).
 import copy
 
 from . import h5d
+from .format.free_space import AGGR, DEFAULT_PAGE_SIZE, FSM_AGGR, NONE, PAGE_STRATEGY
 
 CRT_ORDER_TRACKED, CRT_ORDER_INDEXED = 0x01, 0x02
 # H5Pset_libver_bounds' values (h5py.h5f.LIBVER_*), and h5py's names for them
@@ -84,9 +85,10 @@ class PropGCID(PropOCID):
         self._link_order = _order_flags(flags)
 
 
+# H5F_fspace_strategy_t (h5py's h5f.FSPACE_STRATEGY_*), as the File Space Info message has them
 FSPACE_STRATEGY_FSM_AGGR, FSPACE_STRATEGY_PAGE, FSPACE_STRATEGY_AGGR, FSPACE_STRATEGY_NONE = \
-    0, 1, 2, 3            # H5F_fspace_strategy_t (h5py's h5f.FSPACE_STRATEGY_*)
-PAGE_SIZE_MIN, PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT = 512, 1 << 30, 4096
+    FSM_AGGR, PAGE_STRATEGY, AGGR, NONE
+PAGE_SIZE_MIN, PAGE_SIZE_MAX = 512, 1 << 30
 META_BLOCK_SIZE = 2048    # H5Pset_meta_block_size's default
 
 
@@ -104,7 +106,7 @@ class PropFCID(PropGCID):
     whether free space persists, the smallest free section tracked, the page size of paged
     aggregation."""
 
-    def __init__(self, space=(FSPACE_STRATEGY_FSM_AGGR, 0, 1), page_size=PAGE_SIZE_DEFAULT,
+    def __init__(self, space=(FSPACE_STRATEGY_FSM_AGGR, 0, 1), page_size=DEFAULT_PAGE_SIZE,
                  userblock=0, **settings):
         super().__init__(**settings)
         self._space, self._page_size, self._userblock = tuple(space), page_size, userblock
@@ -222,8 +224,8 @@ class PropFAID(PropID):
         self._page_buffer = (size, meta, raw)
 
     def get_meta_block_size(self):
-        """The block size libhdf5 aggregates small metadata allocations in (purehep places
-        each structure on its own; the setting is held and reported)."""
+        """The block size libhdf5 aggregates small metadata allocations in (purehep does
+        when File is given one: purehep.hl.filespace)."""
         return self._meta_block
 
     def set_meta_block_size(self, size):

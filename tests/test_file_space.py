@@ -260,3 +260,22 @@ def test_file_space_info_round_trip(info):
     ctx = Context(None, 8, 8)
     body = info.encode(ctx)
     assert decode_file_space_info(Cursor(body, 0, "file space info message", ctx)) == info
+
+
+@pytest.mark.parametrize("size", [512, 4096])
+def test_meta_block_size_applied(tmp_path, size):
+    """A metadata block size given is applied as libhdf5 applies it: the raw data of the
+    first dataset lies past the block its header was given (h5py's TestFileMetaBlockSize)."""
+    path = tmp_path / "m.h5"
+    with purehep.File(path, "w", meta_block_size=size, libver="latest") as f:
+        f["test"] = 5
+        f["more"] = np.arange(10)
+        f.create_group("g").attrs["a"] = 1
+        assert f.meta_block_size == size
+        assert size <= f["test"].id.get_offset() < 2 * size
+    assert check_one(str(path))[0] == CLEAN
+    with h5py.File(path, "a", meta_block_size=size) as f:
+        assert f["test"][()] == 5 and f["more"][()].tolist() == list(range(10))
+        f["after"] = np.arange(3)
+    with purehep.File(path) as f:
+        assert f["after"][()].tolist() == [0, 1, 2] and f["g"].attrs["a"] == 1

@@ -83,7 +83,6 @@ FSM_AGGR, PAGE_STRATEGY, AGGR, NONE = 0, 1, 2, 3
 _V0_STRATEGIES = {1: (FSM_AGGR, True), 2: (FSM_AGGR, False), 3: (AGGR, False), 4: (NONE, False)}
 DEFAULT_PAGE_SIZE = 4096        # H5F_FILE_SPACE_PAGE_SIZE_DEF
 MANAGER_SLOTS = 12              # version 1: six small-section and six large-section managers
-DONT_SHARE, MARK_IF_UNKNOWN = 0x04, 0x10     # the flags libhdf5 gives the message
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,7 @@ class File(Group):
             return
         if mode in ("w", "w-", "x", "a", "r+"):
             self._init_write(name, mode, threads, libver, userblock_size, track_order, locking,
-                             alignment, space)
+                             alignment, space, meta_block_size)
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
@@ -310,7 +310,7 @@ class File(Group):
         super().__init__(self, sb.root_address, "/")
 
     def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking,
-                    alignment, space):
+                    alignment, space, meta_block_size):
         """The write modes: 'r+' changes the file in place; 'w' (create or truncate), 'w-'/'x'
         (create) and 'a' (open, or create) write an empty file first and then change it as
         'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
@@ -327,7 +327,8 @@ class File(Group):
             mode = "r+" if exists else "x"
         from .creation import default_order
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
-                        userblock_size or 0, default_order(track_order), alignment, space)
+                        userblock_size or 0, default_order(track_order), alignment, space,
+                        meta_block_size or 0)
         if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
             writer.close()
             raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
@@ -421,7 +422,7 @@ class File(Group):
 
     @property
     def meta_block_size(self):
-        """h5py's metadata block size (reported, not applied: see purehep.hl.filespace)."""
+        """h5py's metadata block size (see purehep.hl.filespace)."""
         return self.get_access_plist().get_meta_block_size()
 
     @property

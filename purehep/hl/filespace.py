@@ -10,8 +10,10 @@ metadata or raw data (purehep.write.allocator). Free space is never tracked acro
 a file that persists free space has no free-space managers (their addresses are undefined,
 as libhdf5 writes them while a file has no free space), so the space a session frees is
 lost to later sessions, libhdf5's included, as with purehep's default strategy. purehep has
-no page buffer and places each structure on its own: the page buffer and metadata block
-size are checked and reported, not applied.
+no page buffer: its settings are checked and reported, not applied. A metadata block size
+given is applied (purehep.write.allocator: metadata in blocks of that size that raw data does
+not share); without one, purehep places each structure on its own, not in libhdf5's default
+blocks of 2048 bytes (which the access list reports).
 """
 import os
 
@@ -63,12 +65,11 @@ def check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
 def file_space(fcpl):
     """The File Space Info message libhdf5 writes for the creation list ``fcpl``, or None
     when its settings are the defaults (libhdf5 then writes none)."""
-    strategy, persist, threshold = fcpl.get_file_space_strategy()
-    page = fcpl.get_file_space_page_size()
-    if (strategy, persist, threshold, page) == PropFCID().get_file_space_strategy() + \
-            (PropFCID().get_file_space_page_size(),):
+    settings = fcpl.get_file_space_strategy() + (fcpl.get_file_space_page_size(),)
+    default = PropFCID()
+    if settings == default.get_file_space_strategy() + (default.get_file_space_page_size(),):
         return None
-    return FileSpaceInfo.create(strategy, persist, threshold, page, None)
+    return FileSpaceInfo.create(*settings, None)
 
 
 def create_list(info, userblock, **group_settings):

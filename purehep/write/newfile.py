@@ -9,7 +9,8 @@ import time
 
 from ..format import object_header, superblock as SB
 from ..format.context import Context
-from ..format.free_space import DONT_SHARE, MARK_IF_UNKNOWN
+from ..format.free_space import PAGE_STRATEGY
+from ..format.object_header import DONT_SHARE, MARK_IF_UNKNOWN
 from . import model
 from .emit import Emitter, Metadata, GROUP_LEAF_K, GROUP_INTERNAL_K
 
@@ -46,7 +47,8 @@ def check_userblock(size):
 
 def _extension(ctx, version, space):
     """The superblock extension's object header holding the File Space Info message
-    ``space`` (version 1 header for superblock 2, version 2 with times for 3, as libhdf5)."""
+    ``space`` (version 1 header for superblock 2, version 2 with times for 3, the message
+    flagged not to be shared and to be marked if unknown, as libhdf5 writes them)."""
     msgs = [(FILE_SPACE_INFO, DONT_SHARE | MARK_IF_UNKNOWN, space.encode(ctx))]
     if version < 3:
         return object_header.encode_v1(msgs)
@@ -68,7 +70,7 @@ def write_empty(sink, policy, userblock_size=0, track_order=False, space=None):
     ext_address, ext_size = None, 0
     if space is not None:
         ext_address, ext_size = start, len(_extension(ctx, version, space))
-    page = space.page_size if space is not None and space.strategy == 1 else 0
+    page = space.page_size if space is not None and space.strategy == PAGE_STRATEGY else 0
     em = Emitter(_Layout(ctx, policy), start)
     if page:
         em.meta = em.gheaps.meta = PagedMetadata(start, page)

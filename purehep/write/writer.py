@@ -79,10 +79,13 @@ class Writer:
 
     ``mode`` 'w' creates or truncates the file, 'x' creates it (an error if it exists): both
     write an empty file for ``libver`` first (purehep.write.newfile), and from then on a new
-    file is changed as any existing file is. The file is locked for writing while open."""
+    file is changed as any existing file is. The file is locked for writing while open.
+    ``alignment`` and ``meta_block`` are libhdf5's H5Pset_alignment and
+    H5Pset_meta_block_size (purehep.write.allocator); ``space`` the File Space Info message
+    of a new file with libhdf5's file space settings (purehep.write.newfile)."""
 
     def __init__(self, path, mode="r+", locking=None, libver=None, userblock_size=0,
-                 track_order=None, alignment=(1, 1), space=None):
+                 track_order=None, alignment=(1, 1), space=None, meta_block=0):
         from ..io.sink import Overlay, make_sink
         new = mode != "r+"
         if new:
@@ -123,9 +126,11 @@ class Writer:
         paged = self.space is not None and self.space.version >= 1 and \
             self.space.strategy == PAGE_STRATEGY
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment,
-                               (self.space.page_size or 0) if paged else 0)
+                               (self.space.page_size or 0) if paged else 0, meta_block)
         if new and self.alloc.page:
             self.alloc.claim_tail(end, "meta")      # the rest of the empty file's last page
+        elif new:
+            self.alloc.open_meta_block(end)
         self.eoa_on_disk = sb.eof_address
         self.overlay = Overlay()     # in-place patches staged, not yet committed
         self.gheap_tail = None       # the global heap collection this session fills
@@ -664,6 +669,7 @@ class Writer:
     def _trim_end(self):
         """Give free space at the end of the file back (libhdf5 2.0 truncates it at close):
         the end-of-file address first, then the file."""
+        self.alloc.end_meta_block()
         free, page = self.alloc.free, self.alloc.page
         if not free or free[-1][0] + free[-1][1] < self.alloc.eoa:
             return
