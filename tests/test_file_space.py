@@ -175,8 +175,14 @@ def test_defaults_write_no_message(tmp_path):
 
 
 def _outcome(lib, path, mode, kw):
+    return _opened(lambda: lib.File(path, mode, **kw))
+
+
+def _opened(open_file):
+    """The settings the property lists of the file ``open_file()`` opens report, or the
+    exception it raises (type and message)."""
     try:
-        with lib.File(path, mode, **kw) as f:
+        with open_file() as f:
             fapl, fcpl = f.id.get_access_plist(), f.id.get_create_plist()
             return ("ok", fcpl.get_file_space_strategy(), fcpl.get_file_space_page_size(),
                     fapl.get_page_buffer_size(), fapl.get_meta_block_size(), f.meta_block_size)
@@ -279,3 +285,21 @@ def test_meta_block_size_applied(tmp_path, size):
         f["after"] = np.arange(3)
     with purehep.File(path) as f:
         assert f["after"][()].tolist() == [0, 1, 2] and f["g"].attrs["a"] == 1
+
+
+def test_in_memory_side_by_side():
+    """File.in_memory takes the file space options for a new file, and refuses them (as every
+    creation keyword) with an image, as h5py."""
+    got = []
+    for lib in (purehep, h5py):
+        with lib.File.in_memory(fs_strategy="page", fs_persist=True) as f:
+            f["a"] = np.arange(10)
+            image = f.id.get_file_image()
+            out = [f.id.get_create_plist().get_file_space_strategy(),
+                   f.id.get_access_plist().get_page_buffer_size()]
+        for kw in (dict(fs_strategy="page"), dict(track_order=True, fs_page_size=4096)):
+            out.append(_opened(lambda: lib.File.in_memory(image, **kw)))
+        with lib.File.in_memory(image) as f:
+            out.append(f["a"][()].tolist())
+        got.append(out)
+    assert got[0] == got[1]

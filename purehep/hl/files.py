@@ -23,6 +23,9 @@ from .group import Group
 STORES_KEPT = 32
 KEPT_CACHES = 4           # decoded chunks kept for datasets not in use: this many chunk caches
 LATEST = "v200"          # h5py's name for the newest format bound (libhdf5 2.0)
+# h5py's file creation keywords (its make_fcpl's), in its order
+CREATION_KEYWORDS = ("track_order", "track_times", "fs_strategy", "fs_persist", "fs_threshold",
+                     "fs_page_size")
 
 
 class _ClosedID:
@@ -446,6 +449,9 @@ class File(Group):
                 raise TypeError(f"File.in_memory() got an unexpected keyword argument {key!r}")
         if file_image is None:
             return cls(io.BytesIO(), "w", **kwds)
+        creation = [k for k in CREATION_KEYWORDS if k in kwds]
+        if creation:                # (an image is a file that exists: h5py's TypeError)
+            raise TypeError(f"{', '.join(creation)} parameters cannot be used with file_image")
         return cls(io.BytesIO(bytes(memoryview(file_image).cast("B"))), "r+", **kwds)
 
     def get_file_image(self):
