@@ -13,6 +13,7 @@ was given them (``file_access``).
 import copy
 
 from . import h5d
+from .format.free_space import AGGR, DEFAULT_PAGE_SIZE, FSM_AGGR, NONE, PAGE_STRATEGY
 
 CRT_ORDER_TRACKED, CRT_ORDER_INDEXED = 0x01, 0x02
 # H5Pset_libver_bounds' values (h5py.h5f.LIBVER_*), and h5py's names for them
@@ -84,8 +85,60 @@ class PropGCID(PropOCID):
         self._link_order = _order_flags(flags)
 
 
+# H5F_fspace_strategy_t (h5py's h5f.FSPACE_STRATEGY_*), as the File Space Info message has them
+FSPACE_STRATEGY_FSM_AGGR, FSPACE_STRATEGY_PAGE, FSPACE_STRATEGY_AGGR, FSPACE_STRATEGY_NONE = \
+    FSM_AGGR, PAGE_STRATEGY, AGGR, NONE
+PAGE_SIZE_MIN, PAGE_SIZE_MAX = 512, 1 << 30
+META_BLOCK_SIZE = 2048    # H5Pset_meta_block_size's default
+
+
+def _unsigned(value, ctype):
+    """``value`` as a C unsigned integer, with h5py's OverflowError for a negative one."""
+    value = int(value)
+    if value < 0:
+        raise OverflowError(f"can't convert negative value to {ctype}")
+    return value
+
+
 class PropFCID(PropGCID):
-    """A file creation property list (its root group's settings among them)."""
+    """A file creation property list (its root group's settings among them), with the file
+    space settings libhdf5 keeps in the File Space Info message (spec IV.A.2.x): strategy,
+    whether free space persists, the smallest free section tracked, the page size of paged
+    aggregation."""
+
+    def __init__(self, space=(FSPACE_STRATEGY_FSM_AGGR, 0, 1), page_size=DEFAULT_PAGE_SIZE,
+                 userblock=0, **settings):
+        super().__init__(**settings)
+        self._space, self._page_size, self._userblock = tuple(space), page_size, userblock
+
+    def get_file_space_strategy(self):
+        """(strategy, persist, threshold)."""
+        return self._space
+
+    def set_file_space_strategy(self, strategy, persist, threshold):
+        """As H5Pset_file_space_strategy: free space persists and the threshold applies with
+        free-space managers only (strategies FSM_AGGR and PAGE)."""
+        strategy = _choice(strategy, (0, 1, 2, 3), "file space strategy")
+        threshold = _unsigned(threshold, "unsigned PY_LONG_LONG")
+        managed = strategy in (FSPACE_STRATEGY_FSM_AGGR, FSPACE_STRATEGY_PAGE)
+        self._space = (strategy, int(bool(persist)) if managed else 0,
+                       threshold if managed else 1)
+
+    def get_file_space_page_size(self):
+        return self._page_size
+
+    def set_file_space_page_size(self, size):
+        size = _unsigned(size, "hsize_t")
+        if size < PAGE_SIZE_MIN:
+            raise ValueError("Cannot set file space page size to less than 512 (cannot set "
+                             "file space page size to less than 512)")
+        if size > PAGE_SIZE_MAX:
+            raise ValueError("Cannot set file space page size to more than 1gb (cannot set "
+                             "file space page size to more than 1GB)")
+        self._page_size = size
+
+    def get_userblock(self):
+        return self._userblock
 
 
 class PropDCID(PropOCID):
@@ -126,6 +179,8 @@ class PropFAID(PropID):
         self._alignment = (1, 1)
         self._fclose_degree = 0
         self._mdc_config = CacheConfig()
+        self._page_buffer = (0, 0, 0)
+        self._meta_block = META_BLOCK_SIZE
 
     def get_libver_bounds(self):
         return self._libver
@@ -151,6 +206,30 @@ class PropFAID(PropID):
         if alignment < 1:
             raise ValueError("Alignment must be positive")
         self._alignment = (int(threshold), int(alignment))
+
+    def get_page_buffer_size(self):
+        """(size, minimum metadata %, minimum raw data %) of libhdf5's page buffer."""
+        return self._page_buffer
+
+    def set_page_buffer_size(self, size, min_meta_perc=0, min_raw_perc=0):
+        size = _unsigned(size, "size_t")
+        meta, raw = (_unsigned(v, "unsigned int") for v in (min_meta_perc, min_raw_perc))
+        for value, what in ((meta, "metadata"), (raw, "raw data")):
+            if value > 100:
+                text = f"Minimum {what} fractions must be between 0 and 100 inclusive"
+                raise ValueError(f"{text} ({text})")
+        if meta + raw > 100:
+            text = "Sum of minimum metadata and raw data fractions can't be bigger than 100"
+            raise ValueError(f"{text} ({text})")
+        self._page_buffer = (size, meta, raw)
+
+    def get_meta_block_size(self):
+        """The block size libhdf5 aggregates small metadata allocations in (purehep does
+        when File is given one: purehep.hl.filespace)."""
+        return self._meta_block
+
+    def set_meta_block_size(self, size):
+        self._meta_block = _unsigned(size, "size_t")
 
     def get_file_locking(self):
         """(use_file_locking, ignore_when_disabled)."""
@@ -274,17 +353,31 @@ def create(cls):
     return cls._make()
 
 
-def file_access(libver, rdcc, locking, alignment):
+def file_access(libver, rdcc, locking, alignment, page_buffer=(0, 0, 0),
+                meta_block=META_BLOCK_SIZE):
     """The access list of an open file: its (low, high) libver names, (nslots, nbytes, w0)
     as File was given them (None: libhdf5 2.0's defaults), h5py's ``locking`` argument
-    (None: libhdf5's default, locking that is ignored where the file system has none) and
-    its (threshold, interval) alignment."""
+    (None: libhdf5's default, locking that is ignored where the file system has none), its
+    (threshold, interval) alignment, its page buffer (size, min_meta_keep, min_raw_keep) as
+    libhdf5 sets it for the file (see page_buffer) and its metadata block size."""
     defaults = (8191, 8 * MiB, 0.75)
     cache = tuple(d if v is None else v for v, d in zip(rdcc, defaults))
     use = {None: (1, 1), True: (1, 0), False: (0, 0), "best-effort": (1, 1)}[locking]
     fapl = PropFAID(tuple(LIBVER[v] for v in libver), (0,) + cache, use)
     fapl.set_alignment(*alignment)
+    fapl._page_buffer = tuple(page_buffer)
+    fapl.set_meta_block_size(meta_block)
     return fapl
+
+
+def page_buffer(asked, page_size):
+    """The page buffer libhdf5 gives a file opened with ``asked`` = (size, min_meta_keep,
+    min_raw_keep): none for a file without paged aggregation (``page_size`` 0), else whole
+    pages, one at least."""
+    size, meta, raw = asked
+    if not size or not page_size:
+        return 0, 0, 0
+    return max(page_size, size // page_size * page_size), meta, raw
 
 
 def _order_flags(flags):

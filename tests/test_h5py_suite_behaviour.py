@@ -347,15 +347,6 @@ def file_space_options(lib, tmp):
     return out
 
 
-def test_file_space_options_purehep_refuses(tmp_path):
-    """Strategies other than libhdf5's default, page buffering and metadata block sizes are
-    refused by name, not ignored."""
-    for kw in (dict(fs_strategy="page"), dict(fs_persist=True, fs_strategy="fsm"),
-               dict(fs_strategy="page", page_buf_size=16384), dict(meta_block_size=4096)):
-        with pytest.raises(purehep.UnsupportedFeatureError, match=next(iter(kw))):
-            purehep.File(tmp_path / "f.h5", "w", **kw)
-
-
 @case
 def file_object_read_errors(lib, tmp):
     import io

@@ -21,6 +21,7 @@ MAX_BLOCKS = 1 << 16      # continuation blocks one header may chain (cycle and 
 # the "bogus" message only libhdf5's test builds know (its test file tbogus.h5 uses it).
 KNOWN_TYPES = frozenset(range(0x19)) - {0x09}
 FAIL_IF_UNKNOWN_FOR_WRITE, FAIL_IF_UNKNOWN = 0x08, 0x80     # message flags bits 3 and 7
+DONT_SHARE, MARK_IF_UNKNOWN = 0x04, 0x10                   # message flags bits 2 and 4
 
 
 @dataclass(frozen=True)

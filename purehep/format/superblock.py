@@ -243,16 +243,18 @@ def superblock_size(version, ctx):
 
 
 def encode_superblock(ctx, version, eof_address, root_address, root_btree=None, root_heap=None,
-                      base_address=0, group_leaf_k=4, group_internal_k=16, indexed_storage_k=32):
+                      base_address=0, group_leaf_k=4, group_internal_k=16, indexed_storage_k=32,
+                      extension_address=None):
     """The superblock (spec II.A), versions 0-3; addresses are relative to the base address.
     Versions 0/1 carry the root group's symbol table entry (cache type 1 for a symbol-table
-    root); versions 2/3 a checksum. The file consistency flags are written as 0 (closed)."""
+    root); versions 2/3 a checksum and the superblock extension's address (None: none). The
+    file consistency flags are written as 0 (closed)."""
     import struct
     so, sl = ctx.sizeof_offsets, ctx.sizeof_lengths
     out = bytearray(SIGNATURE)
     if version >= 2:
         out += bytes((version, so, sl, 0))
-        out += ctx.pack_address(base_address) + ctx.pack_address(None)
+        out += ctx.pack_address(base_address) + ctx.pack_address(extension_address)
         out += ctx.pack_address(eof_address) + ctx.pack_address(root_address)
         out += struct.pack("<I", checksum.lookup3(bytes(out)))
         return bytes(out)

@@ -10,17 +10,22 @@ from collections import OrderedDict
 
 from ..chunks.cache import DEFAULT_NBYTES
 from ..errors import UnsupportedFeatureError
+from ..format.free_space import file_space_info
 from ..format.superblock import Superblock
 from ..io import open_source
 from ..io.prefix import source_files
 from ..io.sink import lock_file, locking_setting, unlock_file
 from .base import open_object, object_kind
+from .filespace import access_buffer, check_space, create_list
 from .group import Group
 
 
 STORES_KEPT = 32
 KEPT_CACHES = 4           # decoded chunks kept for datasets not in use: this many chunk caches
 LATEST = "v200"          # h5py's name for the newest format bound (libhdf5 2.0)
+# h5py's file creation keywords (its make_fcpl's), in its order
+CREATION_KEYWORDS = ("track_order", "track_times", "fs_strategy", "fs_persist", "fs_threshold",
+                     "fs_page_size")
 
 
 class _ClosedID:
@@ -196,35 +201,6 @@ def _check_access(mode, driver, swmr, locking):
         raise UnsupportedFeatureError("writing in SWMR mode")
 
 
-FS_STRATEGIES = ("fsm", "page", "aggregate", "none")
-
-
-def _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
-                 page_buf_size, min_meta_keep, min_raw_keep, meta_block_size):
-    """h5py's file space options: its ValueError for an unknown strategy or one given for a
-    file that exists, libhdf5's OSError for a page buffer without paged allocation. purehep
-    allocates as libhdf5's default strategy does ("fsm", free space not kept in the file, no
-    threshold): any other strategy, page buffering or metadata block size is refused
-    (UnsupportedFeatureError) rather than ignored."""
-    if fs_strategy is not None:
-        if fs_strategy not in FS_STRATEGIES:
-            raise ValueError(f"Invalid file space strategy type {fs_strategy!r}")
-        exists = isinstance(name, (str, bytes, os.PathLike)) and os.path.exists(name)
-        if mode in ("r", "r+") or (mode == "a" and exists):
-            raise ValueError("Unable to set file space strategy of an existing file")
-    if page_buf_size and fs_strategy != "page" and mode not in ("r", "r+", "a"):
-        raise OSError("Unable to create file (page buffering is disabled for a file that "
-                      "does not use paged aggregation)")
-    asked = dict(fs_strategy=fs_strategy not in (None, "fsm"), fs_persist=bool(fs_persist),
-                 fs_threshold=fs_threshold != 1, fs_page_size=fs_page_size is not None,
-                 page_buf_size=bool(page_buf_size), min_meta_keep=bool(min_meta_keep),
-                 min_raw_keep=bool(min_raw_keep), meta_block_size=meta_block_size is not None)
-    refused = [k for k, v in asked.items() if v]
-    if refused:
-        raise UnsupportedFeatureError(f"the file space options {refused} (purehep allocates "
-                                      f"as libhdf5's default 'fsm' strategy, not persisted)")
-
-
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 
@@ -239,7 +215,7 @@ class File(Group):
     far as purehep has them (see _check_access; ``locking`` governs modify mode's exclusive
     lock); ``alignment_threshold`` and ``alignment_interval`` place new objects of the
     threshold's size or more at multiples of the interval (purehep.write.allocator); the file
-    space options (``fs_strategy``, …) are checked by _check_space. An fsspec URL
+    space options (``fs_strategy``, …) are libhdf5's (purehep.hl.filespace). An fsspec URL
     (``s3://``, ``https://``, ``memory://``...; ``storage_options`` are its filesystem's) or
     fsspec file object is read through ``io.fsspec``: read-only, with few requests.
     """
@@ -265,12 +241,14 @@ class File(Group):
         from .reopen import reopen_spec
         reopen = reopen_spec(name, mode, options)
         _check_chunk_cache(rdcc_nbytes, rdcc_w0, rdcc_nslots)
-        _check_space(name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size,
-                     page_buf_size, min_meta_keep, min_raw_keep, meta_block_size)
+        space, page_buffer, meta_block = check_space(
+            name, mode, fs_strategy, fs_persist, fs_threshold, fs_page_size, page_buf_size,
+            min_meta_keep, min_raw_keep, meta_block_size)
         remote = _remote_source(name, mode, storage_options, size, block_size)
         _check_access(mode, driver, swmr, locking)
         alignment = _check_alignment(alignment_threshold, alignment_interval)
-        self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking, alignment)
+        self._access = ((rdcc_nslots, rdcc_nbytes, rdcc_w0), locking, alignment, page_buffer,
+                        meta_block)
         userblock_size = _check_userblock(mode, userblock_size)
         if remote is None and driver == "fileobj" and \
                 not all(hasattr(name, a) for a in ("read", "seek")):
@@ -297,7 +275,7 @@ class File(Group):
             return
         if mode in ("w", "w-", "x", "a", "r+"):
             self._init_write(name, mode, threads, libver, userblock_size, track_order, locking,
-                             alignment)
+                             alignment, space, meta_block_size)
             return
         if mode != "r":
             raise ValueError(f"Invalid mode; must be one of r, r+, w, w-, x, a (got {mode!r})")
@@ -335,7 +313,7 @@ class File(Group):
         super().__init__(self, sb.root_address, "/")
 
     def _init_write(self, name, mode, threads, libver, userblock_size, track_order, locking,
-                    alignment):
+                    alignment, space, meta_block_size):
         """The write modes: 'r+' changes the file in place; 'w' (create or truncate), 'w-'/'x'
         (create) and 'a' (open, or create) write an empty file first and then change it as
         'r+' does (purehep.write.writer). Changes reach the file at flush() and close(), and
@@ -352,7 +330,8 @@ class File(Group):
             mode = "r+" if exists else "x"
         from .creation import default_order
         writer = Writer(name, {"w-": "x"}.get(mode, mode), locking, libver,
-                        userblock_size or 0, default_order(track_order), alignment)
+                        userblock_size or 0, default_order(track_order), alignment, space,
+                        meta_block_size or 0)
         if mode == "r+" and userblock_size is not None and userblock_size != writer.base:
             writer.close()
             raise ValueError(f"Requested userblock size ({userblock_size}) does not match "
@@ -445,6 +424,11 @@ class File(Group):
         return self._superblock.version
 
     @property
+    def meta_block_size(self):
+        """h5py's metadata block size (see purehep.hl.filespace)."""
+        return self.get_access_plist().get_meta_block_size()
+
+    @property
     def libver(self):
         """h5py's (low, high) library version bounds: the versions named, as h5py names
         them (the high bound is the newest format version purehep writes)."""
@@ -465,6 +449,9 @@ class File(Group):
                 raise TypeError(f"File.in_memory() got an unexpected keyword argument {key!r}")
         if file_image is None:
             return cls(io.BytesIO(), "w", **kwds)
+        creation = [k for k in CREATION_KEYWORDS if k in kwds]
+        if creation:                # (an image is a file that exists: h5py's TypeError)
+            raise TypeError(f"{', '.join(creation)} parameters cannot be used with file_image")
         return cls(io.BytesIO(bytes(memoryview(file_image).cast("B"))), "r+", **kwds)
 
     def get_file_image(self):
@@ -480,9 +467,23 @@ class File(Group):
 
     def get_access_plist(self):
         """h5py's FileID.get_access_plist (``f.id`` is the File): the settings it was opened
-        with (purehep.h5p.file_access)."""
+        with (purehep.h5p.file_access), the page buffer as libhdf5 sizes it for the file."""
         from ..h5p import file_access
-        return file_access(self.libver, *self._access)
+        rdcc, locking, alignment, asked, meta_block = self._access
+        return file_access(self.libver, rdcc, locking, alignment,
+                           access_buffer(asked, self._file_space()), meta_block)
+
+    def get_create_plist(self):
+        """h5py's FileID.get_create_plist: the root group's settings (purehep.hl.objid), the
+        user block and the file space settings the file holds (purehep.hl.filespace)."""
+        from .objid import group_settings
+        return create_list(self._file_space(), self.userblock_size, **group_settings(self))
+
+    def _file_space(self):
+        """The file's File Space Info message (spec IV.A.2.x), None when it has none."""
+        if self._writer is not None:
+            return self._writer.space
+        return file_space_info(self._ctx, self._superblock.extension_address)[0]
 
     def _root(self):
         return self

@@ -38,10 +38,15 @@ class GroupID:
         return bool(self._group)
 
     def get_create_plist(self):
-        group = self._group
-        header = group._oh
-        info = message(group._ctx, header, LINK_INFO, required=False)
-        links = 0 if info is None else \
-            (CRT_ORDER_TRACKED if info.track_order else 0) | \
-            (CRT_ORDER_INDEXED if info.index_order else 0)
-        return PropGCID(link_order=links, **object_settings(header))
+        return PropGCID(**group_settings(self._group))
+
+
+def group_settings(group):
+    """The creation settings of ``group`` (a file's root group among them): its links'
+    creation-order flags (Link Info message) and its object settings."""
+    header = group._oh
+    info = message(group._ctx, header, LINK_INFO, required=False)
+    links = 0 if info is None else \
+        (CRT_ORDER_TRACKED if info.track_order else 0) | \
+        (CRT_ORDER_INDEXED if info.index_order else 0)
+    return dict(link_order=links, **object_settings(header))

@@ -17,16 +17,24 @@ class Allocator:
     alignment_threshold and alignment_interval): a block of threshold bytes or more starts at
     a multiple of interval (addresses relative to the base address, past the user block).
 
+    ``meta_block``: libhdf5's metadata block size (H5Pset_meta_block_size, h5py's
+    meta_block_size; 0: none): metadata is then taken from blocks of that size reserved at
+    the end of the file, which raw data does not share, as libhdf5's metadata aggregator
+    gives it (the rest of a block goes to the free list when the next is reserved or the
+    file is closed, ``end_meta_block``). A paged file has pages instead.
+
     ``page``: the page size of a file that uses paged aggregation (0: none). Metadata and
     raw data then never share a page, as libhdf5 keeps them (its page buffer caches a page
     as one or the other): a block smaller than a page lies inside one page of its kind, a
     bigger one starts a run of whole pages; only pages this session opened are reused (the
     kind of the file's other pages is not known), and blocks are not grown in place."""
 
-    def __init__(self, eoa, alignment=(1, 1), page=0):
+    def __init__(self, eoa, alignment=(1, 1), page=0, meta_block=0):
         self.eoa = eoa
         self.alignment = alignment
         self.page = page
+        self.meta_block = 0 if page else int(meta_block)
+        self.block = None         # [start, end) left of the metadata block in use
         self.kinds = {}           # paged: page number -> "meta" / "raw", pages opened here
         self.opened = []          # their numbers, sorted
         self.free = []            # sorted [address, size]
@@ -51,6 +59,8 @@ class Allocator:
             return got
         want = n + max(int(room), 0)
         got = self._take(n, want) if reuse else None
+        if got is None and kind == "meta" and self.meta_block:
+            got = self._from_meta_block(n)
         if got is None:
             a = self._aligned((self.eoa + 7) & ~7, n)
             if a > self.eoa:
@@ -60,6 +70,33 @@ class Allocator:
         self.fresh[got[0]] = got[1]
         self.recycled.discard(got[0])
         return got
+
+    def _from_meta_block(self, n):
+        """(address, n) from the metadata block in use, or from a new one at the end of the
+        file (``meta_block`` bytes, or ``n`` when more)."""
+        if self.block is None or self.block[1] - self.block[0] < n:
+            self.end_meta_block()
+            start = (self.eoa + 7) & ~7
+            if start > self.eoa:
+                self._insert(self.eoa, start - self.eoa)
+            self.eoa = start + max(n, self.meta_block)
+            self.block = [start, self.eoa]
+        a = self.block[0]
+        self.block[0] += n
+        return a, n
+
+    def open_meta_block(self, used):
+        """A new file whose first ``used`` bytes are its superblock and root group: they
+        lie in its first metadata block, as in libhdf5's, the rest of which is in use."""
+        if self.meta_block and used < self.meta_block and self.eoa <= self.meta_block:
+            self.block = [used, self.meta_block]
+            self.eoa = self.meta_block
+
+    def end_meta_block(self):
+        """The rest of the metadata block in use is free space like any other."""
+        if self.block is not None and self.block[1] > self.block[0]:
+            self._insert(self.block[0], self.block[1] - self.block[0])
+        self.block = None
 
     def _paged(self, n, kind, reuse):
         """(address, n) in a page of ``kind`` this session opened, else in new pages at the
@@ -80,6 +117,17 @@ class Allocator:
         if n < page:
             self._insert(start + n, page - n)
         return start, n
+
+    def claim_tail(self, end, kind):
+        """The space from ``end`` to the end of the file is free, in pages of ``kind`` (a new
+        paged file: the rest of its last page, as libhdf5 fills it)."""
+        if end >= self.eoa:
+            return
+        for p in range(end // self.page, -(-self.eoa // self.page)):
+            if p not in self.kinds:
+                self.kinds[p] = kind
+                bisect.insort(self.opened, p)
+        self._insert(end, self.eoa - end)
 
     def _take_in_page(self, n, kind):
         """A block of ``n`` bytes inside one page of ``kind`` from the free list, or None."""

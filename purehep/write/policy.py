@@ -36,6 +36,8 @@ ATTR_HEAP = dict(heap_id_length=8, starting_block_size=1024, max_direct_block_si
 class Policy:
     level: int
     libver: str = "earliest"      # the lower bound asked for (finer than ``level``)
+    sb: int | None = None         # the superblock version, when not the level's: an existing
+    #                               file's, or 2 for new files with file space settings
 
     @classmethod
     def from_libver(cls, libver):
@@ -51,7 +53,7 @@ class Policy:
 
     @property
     def superblock_version(self):
-        return (0, 2, 3)[self.level]
+        return (0, 2, 3)[self.level] if self.sb is None else self.sb
 
     @property
     def header_version(self):

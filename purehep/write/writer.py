@@ -45,7 +45,6 @@ exclusive ``flock`` on the file keeps other writers, purehep's and libhdf5's, ou
 import os
 import struct
 import time
-from dataclasses import dataclass
 
 from ..chunks.storage import external_segments
 from ..io.prefix import in_force
@@ -75,36 +74,32 @@ def _remove(path):
 
 # --- the session -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class FilePolicy(P.Policy):
-    """The writer's choices for new objects in an existing file, by its superblock version."""
-    sb: int = 0
-
-    @property
-    def superblock_version(self):
-        return self.sb
-
-
 class Writer:
     """A file opened for writing ('r+', 'a', 'w', 'w-'/'x'): the session over it.
 
     ``mode`` 'w' creates or truncates the file, 'x' creates it (an error if it exists): both
     write an empty file for ``libver`` first (purehep.write.newfile), and from then on a new
-    file is changed as any existing file is. The file is locked for writing while open."""
+    file is changed as any existing file is. The file is locked for writing while open.
+    ``alignment`` and ``meta_block`` are libhdf5's H5Pset_alignment and
+    H5Pset_meta_block_size (purehep.write.allocator); ``space`` the File Space Info message
+    of a new file with libhdf5's file space settings (purehep.write.newfile)."""
 
     def __init__(self, path, mode="r+", locking=None, libver=None, userblock_size=0,
-                 track_order=None, alignment=(1, 1)):
+                 track_order=None, alignment=(1, 1), space=None, meta_block=0):
         from ..io.sink import Overlay, make_sink
         new = mode != "r+"
         if new:
             from .newfile import check_userblock
             check_userblock(userblock_size)
             policy = P.Policy.from_libver(libver)
+            if space is not None:       # libhdf5 writes superblock 2 at least, for the message
+                policy = P.Policy(policy.level, policy.libver,
+                                  sb=max(2, policy.superblock_version))
         self.sink = make_sink(path, mode, locking)
         try:
             if new:
                 from .newfile import write_empty
-                write_empty(self.sink, policy, userblock_size, track_order)
+                end = write_empty(self.sink, policy, userblock_size, track_order, space)
             source = self.sink.source()
             sb = SB.Superblock.find(source)
             ctx = sb.context(source, path=self.sink.path)
@@ -121,11 +116,21 @@ class Writer:
         if not new:
             # new objects are written for the oldest library the file's superblock admits
             level = 0 if sb.version < 2 else 1 if sb.version == 2 else 2
-            policy = FilePolicy(level, ("earliest", "v108", "v110")[level], sb=sb.version)
+            policy = P.Policy(level, ("earliest", "v108", "v110")[level], sb=sb.version)
         self.policy = policy
-        from ..format.free_space import paged_aggregation
+        from ..format.free_space import file_space_info, PAGE_STRATEGY
+        # the File Space Info message (spec IV.A.2.x) and its offset: a paged file's page
+        # size; a file that persists free space keeps no managers of purehep's (it tracks
+        # none across sessions), but its end of allocation before them follows the file's
+        self.space, self.space_at = file_space_info(ctx, sb.extension_address)
+        paged = self.space is not None and self.space.version >= 1 and \
+            self.space.strategy == PAGE_STRATEGY
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment,
-                               paged_aggregation(ctx, sb.extension_address))
+                               (self.space.page_size or 0) if paged else 0, meta_block)
+        if new and self.alloc.page:
+            self.alloc.claim_tail(end, "meta")      # the rest of the empty file's last page
+        elif new:
+            self.alloc.open_meta_block(end)
         self.eoa_on_disk = sb.eof_address
         self.overlay = Overlay()     # in-place patches staged, not yet committed
         self.gheap_tail = None       # the global heap collection this session fills
@@ -618,6 +623,33 @@ class Writer:
             raw[12 + 2 * so:12 + 3 * so] = ctx.pack_address(eoa)
             self.sink.write(sb.offset, bytes(raw) + struct.pack("<I", checksum.lookup3(bytes(raw))))
         self.eoa_on_disk = eoa
+        self._write_space_eoa(eoa)
+
+    def _write_space_eoa(self, eoa):
+        """The File Space Info message's end of allocation before the free-space managers,
+        in a file that persists free space (version 1): the end of the file, as libhdf5
+        writes it when it has no managers to allocate (its checks want it defined and equal
+        to the end of allocation at close). Patched where it stands, with its header
+        chunk's checksum; left alone in a continuation chunk, and in a file with managers
+        (libhdf5's: their space lies before it, libhdf5 settles them when it next writes)."""
+        info, at = self.space, self.space_at
+        if info is None or not info.persist or info.version != 1 or info.manager_addresses:
+            return
+        ctx, header = self.ctx, header_of(self.ctx, self.superblock.extension_address)
+        field = at + 3 + 2 * ctx.sizeof_lengths + 2
+        value = ctx.pack_address(eoa)
+        if header.version == 1:
+            self.sink.write(field, value)
+            return
+        from .header import HeaderLayout
+        layout = HeaderLayout(ctx, header)
+        start = ctx.absolute(header.address)
+        end = start + layout.prefix + layout.chunk0
+        if not start <= field < end:
+            return
+        raw = bytearray(self.sink.read(start, end - start))
+        raw[field - start:field - start + len(value)] = value
+        self.sink.write(start, bytes(raw) + struct.pack("<I", checksum.lookup3(bytes(raw))))
 
     # -- closing -------------------------------------------------------------------------------
     def close(self):
@@ -637,6 +669,7 @@ class Writer:
     def _trim_end(self):
         """Give free space at the end of the file back (libhdf5 2.0 truncates it at close):
         the end-of-file address first, then the file."""
+        self.alloc.end_meta_block()
         free, page = self.alloc.free, self.alloc.page
         if not free or free[-1][0] + free[-1][1] < self.alloc.eoa:
             return
