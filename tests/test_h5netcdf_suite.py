@@ -1,7 +1,8 @@
 """h5netcdf's own test suite (``h5netcdf/tests`` in the installed 1.8 wheel) with purehep as
 its HDF5 backend, run in a subprocess through the plugin tests/h5netcdf_suite/purehep_backend.py
 (the suite's h5py backend is replaced by purehep; h5py stays the oracle the tests read back
-with). The run must pass at least FLOOR tests and fail none outside NEEDS_H5PY.
+with), memory-capped by tests/suite_run.py. The run must pass at least FLOOR tests and fail
+none outside NEEDS_H5PY.
 
 Measured (h5netcdf 1.8.2, h5py 3.16 / HDF5 2.0.0, netCDF4 1.7.5, ncdump installed):
 h5py 333 passed, 0 failed; purehep 319 passed, 14 failed (all in NEEDS_H5PY); the same
@@ -11,10 +12,6 @@ The tests of NEEDS_H5PY that assert h5netcdf drives the h5py module run again be
 backend="purehep", in this process.
 """
 import os
-import re
-import subprocess
-import sys
-from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -31,9 +28,9 @@ if not h5netcdf.__version__.startswith("1.8."):
 
 import purehep.h5netcdf  # noqa: E402,F401
 from h5netcdf.tests import test_h5netcdf as suite  # noqa: E402
+from suite_run import run_suite  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 FLOOR = 323
 
 _MODULE = "asserts ds._h5py.__name__ == 'h5py': h5netcdf drives purehep here (rerun below " \
@@ -54,20 +51,9 @@ NEEDS_H5PY = {
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory):
     """(outcome counts, names of failed tests, pytest's output) of the suite on purehep."""
-    where = tmp_path_factory.mktemp("h5netcdf_suite")
-    report = where / "report.xml"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [ROOT, os.path.join(HERE, "h5netcdf_suite"), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "purehep_backend",
-         "--pyargs", "h5netcdf.tests", "--tb=line", "-W", "ignore", f"--junitxml={report}"],
-        cwd=where, env=env, capture_output=True, text=True, timeout=1800)
-    summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    counts = {"passed": 0, "failed": 0, "error": 0}
-    counts.update({k: int(n) for n, k in re.findall(r"(\d+) (\w+)", summary)})
-    failed = {case.get("name") for case in ElementTree.parse(report).getroot().iter("testcase")
-              if any(c.tag in ("failure", "error") for c in case)}
-    return counts, failed, proc.stdout
+    return run_suite(tmp_path_factory.mktemp("h5netcdf_suite"),
+                     [os.path.join(HERE, "h5netcdf_suite")],
+                     ["-p", "purehep_backend", "--pyargs", "h5netcdf.tests"])
 
 
 def test_h5netcdf_suite_on_purehep(suite_run):

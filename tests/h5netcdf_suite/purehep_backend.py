@@ -1,6 +1,7 @@
 """pytest plugin: h5netcdf's own test suite (shipped in its wheel) run with purehep as the
 HDF5 backend. Used by tests/test_h5netcdf_suite.py as
-``pytest -p purehep_backend --pyargs h5netcdf.tests`` with this directory on PYTHONPATH.
+``pytest -p purehep_backend --pyargs h5netcdf.tests`` with this directory on PYTHONPATH, and
+by tests/test_xarray_suite.py under xarray's own tests of its h5netcdf engine.
 
 The suite names its HDF5 backend "h5py" wherever it does not loop over backends; here every
 file h5netcdf would open with h5py is opened with purehep instead (backend="h5py" given,
