@@ -179,21 +179,24 @@ def _target_group(f, key, append):
     return group
 
 
-def to_hdf(obj, path_or_buf, key, mode="a", format="fixed", data_columns=None, complevel=None,
+def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, complevel=None,
            complib=None, index=True, min_itemsize=None, append=False, nan_rep=None,
            encoding="UTF-8", errors="strict"):
     """DataFrame.to_hdf / Series.to_hdf with purehep: a file pandas (with PyTables) reads back
-    equal. ``format`` "fixed" or "table" ("f"/"t"); ``append`` adds rows to a table.
+    equal. ``format`` "fixed" (the default) or "table" ("f"/"t"; the default with
+    ``append``, which adds rows to a table). An empty object in table format writes nothing,
+    as pandas.
     ``index`` is accepted for pandas' signature: purehep never writes PyTables' optional
     search indexes (pandas with ``index=False``), which only speed up ``where`` queries."""
     import pandas as pd
     if not isinstance(obj, (pd.DataFrame, pd.Series)):
         raise TypeError("value must be None, Series, or DataFrame")
-    format = {"f": "fixed", "t": "table"}.get(format, format)
-    if append:
-        format = "table"
+    format = {"f": "fixed", "t": "table", None: "table" if append else "fixed"}.get(format,
+                                                                                format)
     if format not in ("fixed", "table"):
         raise ValueError(f"invalid HDFStore format specified [{format}]")
+    if append and format == "fixed":
+        raise ValueError("Can only append to Tables")
     if mode not in ("a", "w", "r+"):
         raise ValueError(f"mode {mode!r} cannot write")
     filters = _filters(complevel, complib)
@@ -202,7 +205,9 @@ def to_hdf(obj, path_or_buf, key, mode="a", format="fixed", data_columns=None, c
         mode = "w"
     f, owned = _open(path_or_buf, mode)
     try:
-        group = _target_group(f, key, append and format == "table")
+        if obj.empty and format == "table":
+            return
+        group = _target_group(f, key, append)
         if format == "fixed":
             if data_columns is not None or min_itemsize is not None:
                 raise TypeError("data_columns and min_itemsize are for the table format")

@@ -4,9 +4,10 @@ PyTables stores every attribute value HDF5 has no type for (None, lists, tuples,
 offsets, time zones) as a protocol-0 pickle in a string attribute, and pandas' "fixed" format
 stores object columns as one pickled numpy array in a VLArray row. ``loads`` unpickles with an
 allow-list: builtin containers and scalars (the pickle opcodes themselves), numpy arrays, dtypes
-and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones) and pandas' date
-offsets (``pandas._libs.tslibs.offsets`` classes, for ``freq``). Any other global in a pickle
-raises ``UnsafePickleError`` before it is imported or called. ``dumps_attr`` writes PyTables'
+and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` (a
+pytz zone looked up by name, as pandas keeps a table index's zone) and pandas' date offsets
+(``pandas._libs.tslibs.offsets`` classes, for ``freq``). Any other global in a pickle raises
+``UnsafePickleError`` before it is imported or called. ``dumps_attr`` writes PyTables'
 protocol-0 attribute pickles of such values.
 """
 import io
@@ -16,7 +17,7 @@ from ...errors import PurehepError
 
 _NUMPY_CORE = ("numpy._core.multiarray", "numpy.core.multiarray")
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("datetime", "timezone"),
-            ("datetime", "timedelta")}
+            ("datetime", "timedelta"), ("pytz", "_p")}
 _ALLOWED |= {(m, n) for m in _NUMPY_CORE for n in ("_reconstruct", "scalar")}
 _OFFSETS = "pandas._libs.tslibs.offsets"
 
