@@ -14,15 +14,13 @@ other class or function raises ``UnsafePickleError`` without importing or callin
 import os
 import posixpath
 
-from ...errors import PurehepError
 from . import pytables as pt
 from .pickles import UnsafePickleError
+from .pytables import PandasFormatError
+from .where import UnsupportedWhereError
 
-__all__ = ["read_hdf", "to_hdf", "HDFStore", "UnsafePickleError", "NotAPandasObjectError"]
-
-
-class NotAPandasObjectError(PurehepError, TypeError):
-    """The key names no group pandas wrote (no ``pandas_type``/``table`` it understands)."""
+__all__ = ["read_hdf", "to_hdf", "HDFStore", "UnsafePickleError", "PandasFormatError",
+           "UnsupportedWhereError"]
 
 
 def _open(source, mode):
@@ -43,15 +41,18 @@ def _is_pandas_group(group):
 
 
 def _groups(f):
-    """The paths of the pandas objects in the file, as HDFStore.keys() lists them."""
+    """The keys HDFStore.keys() lists, in its order: PyTables' walk_groups (each group's
+    subgroups by name, then the last one's subtree first), keeping the groups with a
+    ``pandas_type`` or a member named "table" (pandas lists a group holding a "table" group
+    too, though it cannot read it)."""
     from ...hl.group import Group
-    found = []
-
-    def visit(name, obj):
-        if isinstance(obj, Group) and _is_pandas_group(obj):
-            found.append("/" + name)
-    f.visititems(visit)
-    return found
+    order, stack = [], [f]
+    while stack:
+        group = stack.pop()
+        subgroups = [group[name] for name in sorted(group) if isinstance(group[name], Group)]
+        order.extend(subgroups)
+        stack.extend(subgroups)
+    return [g.name for g in order if "pandas_type" in g.attrs or "table" in g]
 
 
 def _kind(group):
@@ -59,7 +60,7 @@ def _kind(group):
     kind = pt.attr(group, "pandas_type")
     if kind is None:
         if not _is_pandas_group(group):
-            raise NotAPandasObjectError(f"{group.name} is not a pandas object (no pandas_type "
+            raise PandasFormatError(f"{group.name} is not a pandas object (no pandas_type "
                                         "attribute and no PyTables table)")
         return "frame_table"
     return kind
@@ -67,6 +68,13 @@ def _kind(group):
 
 def _read_group(group, where=None, start=None, stop=None, columns=None):
     kind = _kind(group)
+    try:
+        return _read_kind(group, kind, where, start, stop, columns)
+    except KeyError as e:          # a member pandas writes is missing
+        raise PandasFormatError(f"{group.name}: incomplete pandas {kind} object ({e})") from e
+
+
+def _read_kind(group, kind, where, start, stop, columns):
     if kind in ("series", "frame"):
         if where is not None or columns is not None:
             raise TypeError("cannot pass a where or columns specification when reading from "
@@ -76,7 +84,7 @@ def _read_group(group, where=None, start=None, stop=None, columns=None):
     if kind in ("frame_table", "series_table"):
         from . import table
         return table.read(group, where=where, start=start, stop=stop, columns=columns)
-    raise NotAPandasObjectError(f"{group.name}: pandas_type {kind!r} is not one purehep reads")
+    raise PandasFormatError(f"{group.name}: pandas_type {kind!r} is not one purehep reads")
 
 
 class HDFStore:
@@ -159,9 +167,10 @@ def _filters(complevel, complib):
     if not complevel:
         return None
     complib = complib or "zlib"
-    if complib != "zlib" and complib.split(":")[0] != "blosc":
-        raise ValueError(f"purehep.pandas writes complib 'zlib' or 'blosc[:codec]', not "
-                         f"{complib!r}")
+    from ...filters.blosc import COMPRESSORS
+    if complib != "zlib" and complib not in ["blosc"] + [f"blosc:{c}" for c in COMPRESSORS]:
+        raise ValueError(f"purehep.pandas writes complib 'zlib' or 'blosc[:codec]' (codec one "
+                         f"of {', '.join(COMPRESSORS)}), not {complib!r}")
     return int(complevel), complib
 
 

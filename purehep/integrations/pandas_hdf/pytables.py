@@ -11,7 +11,13 @@ restricted unpickler), as PyTables does.
 import numpy as np
 
 from ... import Empty
+from ...errors import PurehepError
 from . import pickles
+
+
+class PandasFormatError(PurehepError, ValueError):
+    """A group that is not a pandas object purehep reads: no ``pandas_type`` (nor a table of
+    pandas' layout), a kind purehep does not know, or members missing."""
 
 BOOL = np.dtype("u1", metadata={"bitfield": True})
 

@@ -32,8 +32,8 @@ class _Layout:
     def __init__(self, group):
         self.group, self.table = group, group["table"]
         if "index_cols" not in group.attrs:
-            raise UnsupportedFeatureError(f"{group.name}/table is a PyTables table pandas did "
-                                          "not write (no index_cols); purehep reads pandas' own")
+            raise pt.PandasFormatError(f"{group.name}/table is a PyTables table pandas did not "
+                                       "write (no index_cols); purehep reads pandas' own")
         get = lambda name, default=None: pt.attr(group, name, default)   # noqa: E731
         self.table_type = get("table_type")
         self.index_cols = get("index_cols")
