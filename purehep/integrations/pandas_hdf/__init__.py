@@ -25,7 +25,7 @@ __all__ = ["read_hdf", "to_hdf", "HDFStore", "UnsafePickleError", "PandasFormatE
 
 def _open(source, mode):
     """(purehep File, close-when-done) for a path, file object or open purehep File."""
-    from ... import File
+    from ...hl.files import File
     from ...hl.group import Group
     if isinstance(source, Group):
         return source.file, False

@@ -10,7 +10,7 @@ restricted unpickler), as PyTables does.
 """
 import numpy as np
 
-from ... import Empty
+from ...hl.base import Empty
 from ...errors import PurehepError
 from . import pickles
 
