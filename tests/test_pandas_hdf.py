@@ -63,7 +63,12 @@ def _objects():
                                       "d": pd.Categorical([1, 2, 1, 2, 1, 1], ordered=True),
                                       "x": np.arange(N)}), table_only),
         "string_dtype": (pd.DataFrame({"s": pd.array(["a", None, "c"], dtype="string"),
-                                       "x": [1, 2, 3]}), table_only),
+                                       "x": [1, 2, 3]}), both),
+        "series_string_dtype": (pd.Series(pd.array(["a", None], dtype="string")), both),
+        "seconds": (pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2021-06-01"])
+                                  .as_unit("s")}), both),     # read as ns by pandas too
+        "object_index": (pd.Series([1.0, 2.0, 3.0], index=pd.Index(["a", 1, None],
+                                                                   dtype=object)), ()),
     }
 
 
@@ -73,7 +78,9 @@ BLOSC_ON = ("mixed", "series_str", "categorical")        # blosc on a few, to ke
 CASES = [(name, fmt, dc, comp) for name, (_, fmts) in OBJECTS.items() for fmt in fmts
          for dc in ((None, True) if fmt == "table" else (None,)) for comp in COMPRESSION
          if not (dc is True and name == "intcolumns")
-         and not (comp[1] == "blosc:lz4" and name not in BLOSC_ON)]
+         and not (comp[1] == "blosc:lz4" and name not in BLOSC_ON)
+         # pandas 2.3 fails compressing string-dtype arrays in the fixed format (Atom.from_dtype)
+         and not (fmt == "fixed" and comp[0] and "string_dtype" in name)]
 
 
 def _equal(got, expected):
@@ -134,6 +141,15 @@ def _attribute_signature(path):
         visit("/", f)
         f.visititems(visit)
     return out
+
+
+def test_pickled_object_index_read(tmp_path):
+    """pandas pickles an index of mixed objects in a VLArray (purehep reads, does not write)."""
+    obj = OBJECTS["object_index"][0]
+    obj.to_hdf(tmp_path / "o.h5", key="k")
+    _equal(pp.read_hdf(tmp_path / "o.h5", "k"), pd.read_hdf(tmp_path / "o.h5", "k"))
+    with pytest.raises(purehep.UnsupportedFeatureError, match="index"):
+        pp.to_hdf(obj, tmp_path / "p.h5", key="k")
 
 
 @pytest.mark.parametrize("name,fmt", [("mixed", "fixed"), ("mixed", "table"),
@@ -296,7 +312,7 @@ def test_store(tmp_path):
         _equal(store.select("a/t", where="index > 2", columns=["c"]),
                ref.select("a/t", where="index > 2", columns=["c"]))
         assert store.get_storer("a/t").nrows == ref.get_storer("a/t").nrows == N
-        assert store.get_storer("/f").nrows == N
+        assert store.get_storer("/f").nrows is ref.get_storer("/f").nrows is None
     with pytest.raises(ValueError, match="key must be provided"):
         pp.read_hdf(path)
     with purehep.File(path) as f:                     # an open purehep File (left open)

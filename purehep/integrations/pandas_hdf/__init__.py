@@ -122,16 +122,12 @@ class HDFStore:
         return _read_group(self._group(key), where, start, stop, columns)
 
     def get_storer(self, key):
-        """An object with the stored object's ``pandas_type`` and ``nrows`` (table rows, or
-        the index length of a fixed-format object)."""
+        """An object with the stored object's ``pandas_type`` and ``nrows``: the table's row
+        count, or None for the fixed format (as pandas' storers give)."""
         from types import SimpleNamespace
         group = self._group(key)
         kind = _kind(group)
-        if "table" in kind:
-            nrows = int(pt.attr(group["table"], "NROWS"))
-        else:
-            node = group["index"] if kind == "series" else group.get("axis1")
-            nrows = len(node) if node is not None else None
+        nrows = int(pt.attr(group["table"], "NROWS")) if "table" in kind else None
         return SimpleNamespace(pandas_type=kind, nrows=nrows)
 
     def close(self):

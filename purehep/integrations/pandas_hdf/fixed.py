@@ -14,6 +14,7 @@ import pandas as pd
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
 from .convert import index_from_stored, index_to_stored, localize, stored_tz
+from .pickles import loads
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -23,7 +24,6 @@ def _read_array(group, key, start=None, stop=None):
     node = group[key]
     transposed = pt.attr(node, "transposed", False)
     if pt.attr(node, "CLASS") == "VLARRAY":
-        from .pickles import loads
         ret = loads(node[0].tobytes())[start:stop]
         value_type = pt.attr(node, "value_type")
         if value_type is not None:
@@ -46,8 +46,8 @@ def _read_array(group, key, start=None, stop=None):
 
 
 def _read_index_node(node, encoding, errors, start=None, stop=None):
+    """The Index stored in one array node (pandas' read_index_node)."""
     if pt.attr(node, "CLASS") == "VLARRAY":
-        from .pickles import loads
         data = [loads(node[0].tobytes())][start:stop]
     else:
         data = node[start:stop]
@@ -60,6 +60,8 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
 
 
 def _read_index(group, key, encoding, errors, start=None, stop=None):
+    """The regular or Multi index ``key`` (rows ``start:stop``; pandas slices a MultiIndex's
+    levels by the same range, and so does this)."""
     variety = pt.attr(group, f"{key}_variety")
     if variety == "regular":
         return _read_index_node(group[key], encoding, errors, start, stop)
@@ -98,13 +100,20 @@ def read(group, kind, start=None, stop=None):
 # -- writing -----------------------------------------------------------------------------------
 
 def _write_array(group, key, value, filters, as_column=False):
-    """Store ``value`` (numpy, or a zoned DatetimeArray) as pandas' write_array does: the
-    transpose of non-empty values; datetimes and timedeltas as int64 with ``value_type`` (never
-    compressed: PyTables has no atom for them); ``as_column`` stores a 1-D value as (n, 1)."""
+    """Store ``value`` (numpy, or a zoned DatetimeArray, Categorical or StringArray) as pandas'
+    write_array does: the transpose of non-empty values; string arrays pickled with their
+    ``value_type``; categoricals refused, as pandas; datetimes and timedeltas as int64 with
+    ``value_type`` (never compressed: PyTables has no atom for them); ``as_column`` stores a
+    1-D value as (n, 1)."""
     extra = {}
     if isinstance(value.dtype, pd.CategoricalDtype):
         raise NotImplementedError('Cannot store a category dtype in a HDF5 dataset that uses '
                                   'format="fixed". Use format="table".')
+    if isinstance(value.dtype, pd.StringDtype):         # pickled as objects, dtype noted
+        node = pt.create_object_vlarray(group, key, value.to_numpy())
+        pt.set_attr(node, "value_type", str(value.dtype))
+        pt.set_attr(node, "transposed", True)
+        return node
     if isinstance(value.dtype, pd.DatetimeTZDtype):
         extra = {"tz": stored_tz(value.dtype.tz), "value_type": f"datetime64[{value.unit}]"}
         value = np.asarray(value.asi8)
@@ -162,8 +171,8 @@ def _write_index(group, key, index, encoding, errors, filters):
 
 def _blocks(df):
     """[(column positions, values)]: numpy columns of one dtype together as a columns x rows
-    array (dtypes in first-appearance order), each extension column (zoned datetimes) alone as
-    its array, as pandas' consolidated blocks are."""
+    array (dtypes in first-appearance order), each extension column (zoned datetimes, strings,
+    categoricals) alone as its array, as pandas' consolidated blocks are."""
     groups = {}
     for pos, dtype in enumerate(df.dtypes):
         key = dtype.str if isinstance(dtype, np.dtype) else pos
@@ -187,8 +196,8 @@ def write(group, obj, encoding, errors, filters):
     pt.set_attr(group, "errors", errors)
     if isinstance(obj, pd.Series):
         _write_index(group, "index", obj.index, encoding, errors, filters)
-        _write_array(group, "values", obj.array if isinstance(obj.dtype, pd.DatetimeTZDtype)
-                     else obj.to_numpy(), filters)
+        _write_array(group, "values", obj.to_numpy() if isinstance(obj.dtype, np.dtype)
+                     else obj.array, filters)
         pt.set_attr(group, "name", obj.name)
         return
     if not obj.columns.is_unique:
@@ -200,6 +209,6 @@ def write(group, obj, encoding, errors, filters):
     pt.set_attr(group, "nblocks", len(blocks))
     for i, (positions, values) in enumerate(blocks):
         _write_array(group, f"block{i}_values", values, filters,
-                     as_column=not isinstance(values, np.ndarray))
+                     as_column=isinstance(values.dtype, pd.DatetimeTZDtype))
         _write_index(group, f"block{i}_items", obj.columns[positions], encoding, errors,
                      filters)

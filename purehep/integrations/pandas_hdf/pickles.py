@@ -5,8 +5,9 @@ offsets, time zones) as a protocol-0 pickle in a string attribute, and pandas' "
 stores object columns as one pickled numpy array in a VLArray row. ``loads`` unpickles with an
 allow-list: builtin containers and scalars (the pickle opcodes themselves), numpy arrays, dtypes
 and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` (a
-pytz zone looked up by name, as pandas keeps a table index's zone) and pandas' date offsets
-(``pandas._libs.tslibs.offsets`` classes, for ``freq``). Any other global in a pickle raises
+pytz zone looked up by name, as pandas keeps a table index's zone), ``pd.NA`` (missing values
+of ``string`` columns) and pandas' date offsets (``pandas._libs.tslibs.offsets`` classes, for
+``freq``). Any other global in a pickle raises
 ``UnsafePickleError`` before it is imported or called. ``dumps_attr`` writes PyTables'
 protocol-0 attribute pickles of such values.
 """
@@ -17,7 +18,7 @@ from ...errors import PurehepError
 
 _NUMPY_CORE = ("numpy._core.multiarray", "numpy.core.multiarray")
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("datetime", "timezone"),
-            ("datetime", "timedelta"), ("pytz", "_p")}
+            ("datetime", "timedelta"), ("pytz", "_p"), ("pandas._libs.missing", "NA")}
 _ALLOWED |= {(m, n) for m in _NUMPY_CORE for n in ("_reconstruct", "scalar")}
 _OFFSETS = "pandas._libs.tslibs.offsets"
 
@@ -54,10 +55,11 @@ def dumps_attr(value):
 
 def dumps_object_array(values):
     """The VLArray row of a pandas fixed-format object block: the numpy object array pickled
-    (PyTables' ObjectAtom uses the highest protocol). Only str, None and NaN elements are
-    written, which ``loads`` reads back; anything else is refused (TypeError)."""
+    (PyTables' ObjectAtom uses the highest protocol). Only str and missing (None, NaN, pd.NA)
+    elements are written, which ``loads`` reads back; anything else is refused (TypeError)."""
     for v in values.ravel():
-        if not (v is None or isinstance(v, str) or (isinstance(v, float) and v != v)):
+        if not (v is None or isinstance(v, str) or (isinstance(v, float) and v != v)
+                or type(v).__name__ == "NAType"):
             raise TypeError(f"purehep.pandas writes object columns of str (or missing values) "
                             f"only, not {type(v).__name__}; use format='table' or convert")
     return pickle.dumps(values, pickle.HIGHEST_PROTOCOL)
