@@ -356,6 +356,8 @@ def test_not_pandas_groups(tmp_path):
         f.create_dataset("g/x", data=np.arange(3))
     with pytest.raises(pp.PandasFormatError, match="not a pandas object"):
         pp.read_hdf(path, "g")
+    with pytest.raises(pp.PandasFormatError, match="not a pandas object"):
+        pp.read_hdf(path, "g/x")                      # a dataset
     with pytest.raises(KeyError):
         pp.read_hdf(path, "missing")
     with pytest.raises(ValueError, match="no datasets"):

@@ -11,7 +11,6 @@ columns, as Python pickles. purehep unpickles them with an allow-list (numpy arr
 scalars, builtin values, fixed-offset time zones, pandas date offsets); a pickle naming any
 other class or function raises ``UnsafePickleError`` without importing or calling it.
 """
-import os
 import posixpath
 
 from . import pytables as pt
@@ -32,14 +31,6 @@ def _open(source, mode):
     return File(source, mode), True
 
 
-def _is_pandas_group(group):
-    from ...hl.group import Group
-    if "pandas_type" in group.attrs:
-        return True
-    table = group.get("table") if isinstance(group, Group) else None
-    return table is not None and pt.attr(table, "CLASS") == "TABLE"
-
-
 def _groups(f):
     """The keys HDFStore.keys() lists, in its order: PyTables' walk_groups (each group's
     subgroups by name, then the last one's subtree first), keeping the groups with a
@@ -56,14 +47,18 @@ def _groups(f):
 
 
 def _kind(group):
-    """pandas_type of a group (a bare PyTables table is "frame_table", as pandas' generic)."""
-    kind = pt.attr(group, "pandas_type")
-    if kind is None:
-        if not _is_pandas_group(group):
-            raise PandasFormatError(f"{group.name} is not a pandas object (no pandas_type "
-                                        "attribute and no PyTables table)")
-        return "frame_table"
-    return kind
+    """pandas_type of a group; a group holding a PyTables Table "table" and no pandas_type is
+    "frame_table" (pandas' generic table, which ``table.read`` refuses by name)."""
+    from ...hl.group import Group
+    if isinstance(group, Group):
+        kind = pt.attr(group, "pandas_type")
+        if kind is not None:
+            return kind
+        table = group.get("table")
+        if table is not None and pt.attr(table, "CLASS") == "TABLE":
+            return "frame_table"
+    raise PandasFormatError(f"{group.name} is not a pandas object (no pandas_type attribute "
+                            "and no PyTables table)")
 
 
 def _read_group(group, where=None, start=None, stop=None, columns=None):
@@ -205,9 +200,6 @@ def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, comp
     if mode not in ("a", "w", "r+"):
         raise ValueError(f"mode {mode!r} cannot write")
     filters = _filters(complevel, complib)
-    if isinstance(path_or_buf, (str, os.PathLike)) and mode == "a" and \
-            not os.path.exists(path_or_buf):
-        mode = "w"
     f, owned = _open(path_or_buf, mode)
     try:
         if obj.empty and format == "table":
