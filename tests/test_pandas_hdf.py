@@ -163,6 +163,18 @@ def test_attributes_as_pandas_writes_them(tmp_path, name, fmt):
     assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
 
 
+def test_existing_file(tmp_path):
+    """A file of other content keeps its root as it is; the object is added beside it."""
+    path = tmp_path / "other.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(3)
+        f.attrs["note"] = "mine"
+    pp.to_hdf(OBJECTS["series"][0], path, key="s", format="table")
+    with h5py.File(path, "r") as f:
+        assert set(f.attrs) == {"note"} and f["x"][2] == 2
+    _equal(pd.read_hdf(path, "s"), OBJECTS["series"][0])
+
+
 def test_pytables_opens_purehep_files_without_warnings(tmp_path):
     path = tmp_path / "p.h5"
     pp.to_hdf(OBJECTS["mixed"][0], path, key="fixed", mode="w", complevel=5)
@@ -211,7 +223,8 @@ WHERES = [("df", "index > 5 & A < 0.3"), ("df", "A > 0.5"), ("df", "A != 0.5"),
           ("df", "index < 10 and B < 0 or index > 45"), ("df", "B == [1, 2, 3]"),
           ("df", "B != [1, 2]"), ("df", ["A < 0.5", "B > 0"]), ("df", "A < -1e-3"),
           ("dti", "index > '2020-01-20'"), ("dti", "index >= '2020-01-20' & A < 0.5"),
-          ("s", "index == 'k3'"), ("s", "index > 'k5'")]
+          ("s", "index == 'k3'"), ("s", "index > 'k5'"), ("mi", "s == 'foo' & B > 0"),
+          ("mi", "A < 0.5 | B == -5")]
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +237,7 @@ def where_files(tmp_path_factory):
         write(df, path, key="df", mode="w", format="table", data_columns=WHERE_DC)
         write(df.set_index("t"), path, key="dti", format="table", data_columns=["A"])
         write(s, path, key="s", format="table")
+        write(df.set_index(["s", "B"]), path, key="mi", format="table", data_columns=["A"])
     return d
 
 
@@ -281,6 +295,9 @@ def test_append(tmp_path, writers, data_columns, min_itemsize):
     assert len(expected) == 3
     _equal(pd.read_hdf(mine, "k"), expected)
     _equal(pp.read_hdf(mine, "k"), expected)
+    pp.to_hdf(parts[0], mine, key="fixed")
+    with pytest.raises(ValueError, match="only append to Tables"):
+        pp.to_hdf(parts[1], mine, key="fixed", append=True)
     too_long = pd.DataFrame({"x": [9.0], "s": ["z" * 20], "t": parts[0]["t"].values}, index=[9])
     with pytest.raises(ValueError, match="limit"):
         pp.to_hdf(too_long, mine, key="k", append=True, data_columns=data_columns)

@@ -101,8 +101,9 @@ def _system_attrs(node, cls, version, utf8=True, flavor=False):
 
 
 def mark_root(f):
-    """The root group's PyTables attributes (a file PyTables recognises as its own)."""
-    if "CLASS" not in f.attrs:
+    """The root group's PyTables attributes, on a new (empty) file as PyTables writes them; an
+    existing file's root is left as it is (PyTables reads a root without them)."""
+    if not len(f) and not len(f.attrs):
         _system_attrs(f, "GROUP", "1.0")
         set_attr(f, "PYTABLES_FORMAT_VERSION", "2.1")
 

@@ -359,6 +359,8 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
     frame, kind, ttype, levels, forced = _prepare(obj)
     if "table" in group:
         return _append(group, frame, min_itemsize)
+    if "pandas_type" in group.attrs:
+        raise ValueError("Can only append to Tables")
     nan_rep = "nan" if nan_rep is None else nan_rep
     dcs = _layout_columns(frame, forced or data_columns, min_itemsize, levels)
     columns = _new_columns(frame, dcs, nan_rep, encoding, errors, min_itemsize)
