@@ -583,3 +583,25 @@ def test_enum_members_in_h5py_order(tmp_path, libver):
                                  for i in range(t.get_nmembers())]
             assert f["e"][()].tolist() == [1, 2, 3]
     assert raw["purehep"] == raw["h5py"]
+
+
+def test_bitfield_written_from_metadata(tmp_path):
+    """An unsigned dtype tagged ``{"bitfield": True}`` is stored as an HDF5 bitfield (PyTables
+    keeps numpy bools so), alone and as a compound's array member; both libraries read uint8."""
+    import purehep
+    b8 = np.dtype("u1", metadata={"bitfield": True})
+    rec = np.dtype([("i", "<i8"), ("b", b8, (2,))])
+    path = tmp_path / "bf.h5"
+    with purehep.File(path, "w") as f:
+        f.create_dataset("b", data=np.array([0, 1, 1], "u1"), dtype=b8)
+        f.create_dataset("c", data=np.array([(1, (1, 0))], rec))
+        f.attrs.create("a", np.uint8(1), dtype=b8)
+        with pytest.raises(TypeError, match="bitfield"):
+            f.create_dataset("bad", data=np.arange(2), dtype=np.dtype("i1", metadata={"bitfield": True}))
+    with h5py.File(path, "r") as f:
+        assert f["b"].id.get_type().get_class() == h5py.h5t.BITFIELD
+        assert f["c"].id.get_type().get_member_type(1).get_super().get_class() == h5py.h5t.BITFIELD
+        assert f.attrs.get_id("a").get_type().get_class() == h5py.h5t.BITFIELD
+        assert f["b"][()].tolist() == [0, 1, 1] and f["c"][0]["b"].tolist() == [1, 0]
+    with purehep.File(path, "r") as f:
+        assert f["b"].dtype == np.uint8 and f["b"][()].tolist() == [0, 1, 1]

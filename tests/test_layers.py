@@ -31,7 +31,8 @@ LAYERS = (
     ("write",),                            # the one writer: knows structures, not objects
     ("hl",),                               # h5py-like objects and h5py's low-level modules
     ("sparse", "table", "index", "query", "versioned", "arkouda", "inspect"),   # extensions
-    ("integrations", "h5netcdf", "dask", "cli", "demo", "__main__", ""),  # bridges, commands, face
+    # bridges (their short public names too), commands, the public face
+    ("integrations", "h5netcdf", "dask", "pandas", "cli", "demo", "__main__", ""),
 )
 LAYER = {name: level for level, names in enumerate(LAYERS) for name in names}
 

@@ -538,7 +538,9 @@ DECODERS = {0x03: decode}
 # h5py's metadata conventions. Versions: atomic classes are version 1; compound, enum and array
 # types are version 3 when ``latest`` (names unpadded) and otherwise the lowest version that can
 # express them (1, or 2 for arrays and types containing them); a parent is never older than the
-# types it contains (the library upgrades parents the same way).
+# types it contains (the library upgrades parents the same way). An unsigned integer dtype
+# with the metadata ``{"bitfield": True}`` is written as a bitfield of its size (PyTables stores
+# numpy bools as 8-bit bitfields); reading gives the plain unsigned integer, as h5py.
 
 _FLOAT_LAYOUT = {2: (15, 10, 5, 0, 10, 15), 4: (31, 23, 8, 0, 23, 127),
                  8: (63, 52, 11, 0, 52, 1023)}
@@ -550,12 +552,12 @@ def _head(cls, version, flags, size):
                        (flags >> 16) & 0xFF, size)
 
 
-def _enc_int(dt, signed=None):
+def _enc_int(dt, signed=None, cls=FIXED):
     import struct
     order = 1 if dt.byteorder == ">" else 0
     signed = dt.kind == "i" if signed is None else signed
     flags = order | (0x08 if signed else 0)
-    return _head(FIXED, 1, flags, dt.itemsize) + struct.pack("<HH", 0, 8 * dt.itemsize), 1
+    return _head(cls, 1, flags, dt.itemsize) + struct.pack("<HH", 0, 8 * dt.itemsize), 1
 
 
 def _enc_float(dt):
@@ -687,6 +689,10 @@ def _encode(dt, latest, ctx):
                          latest, ctx)
     if meta.get("h5py_opaque"):
         return _enc_opaque(dt, "NUMPY:" + np.dtype(dt.str).str)
+    if meta.get("bitfield"):
+        if dt.kind != "u":
+            raise TypeError(f"a bitfield is stored from an unsigned integer dtype, not {dt}")
+        return _enc_int(dt, False, BITFIELD)
     kind = dt.kind
     if kind == "b":
         return _enc_enum(np.dtype("i1"), ["FALSE", "TRUE"], [0, 1], latest, ctx)

@@ -1,0 +1,214 @@
+"""pandas' "fixed" format (pandas_type "frame" / "series"): one PyTables array per index and
+per block of same-typed columns, written once and read whole (or by row range).
+
+A frame group holds ``axis0`` (the columns), ``axis1`` (the index) and ``block{i}_items`` /
+``block{i}_values`` (values stored transposed: rows x columns); a series holds ``index`` and
+``values``. Each index is "regular" (one array with kind/name/freq/tz/index_class attributes)
+or "multi" (``{key}_level{i}`` arrays and ``{key}_label{i}`` codes). Value arrays carry
+``value_type`` for datetimes/timedeltas, ``tz`` for zoned datetimes, ``shape`` for empty ones;
+object (string) blocks are a VLArray holding the pickled numpy array (see ``pickles``).
+"""
+import numpy as np
+import pandas as pd
+
+from ...errors import UnsupportedFeatureError
+from . import pytables as pt
+from .convert import index_from_stored, index_to_stored, localize, stored_tz
+from .pickles import loads
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+def _read_array(group, key, start=None, stop=None):
+    """The values of array node ``key`` as pandas' GenericFixed.read_array gives them."""
+    node = group[key]
+    transposed = pt.attr(node, "transposed", False)
+    if pt.attr(node, "CLASS") == "VLARRAY":
+        ret = loads(node[0].tobytes())[start:stop]
+        value_type = pt.attr(node, "value_type")
+        if value_type is not None:
+            ret = pd.array(ret, dtype=value_type)
+    else:
+        value_type = pt.attr(node, "value_type")
+        shape = pt.attr(node, "shape")
+        if shape is not None:
+            ret = np.empty(shape, dtype=value_type)
+        else:
+            ret = node[start:stop]
+            if pt.is_bitfield(node):
+                ret = ret.astype(bool)
+        if value_type and value_type.startswith("datetime64"):
+            tz = pt.attr(node, "tz")
+            ret = localize(ret, tz) if tz is not None else np.asarray(ret, "M8[ns]")
+        elif value_type == "timedelta64":
+            ret = np.asarray(ret, "m8[ns]")
+    return ret.T if transposed else ret
+
+
+def _read_index_node(node, encoding, errors, start=None, stop=None):
+    """The Index stored in one array node (pandas' read_index_node)."""
+    if pt.attr(node, "CLASS") == "VLARRAY":
+        data = [loads(node[0].tobytes())][start:stop]
+    else:
+        data = node[start:stop]
+    shape = pt.attr(node, "shape")
+    if shape is not None and np.prod(shape) == 0:
+        data = np.empty(shape, dtype=pt.attr(node, "value_type"))
+    attrs = {k: pt.attr(node, k) for k in ("freq", "tz", "index_class") if k in node.attrs}
+    name = pt.attr(node, "name")
+    return index_from_stored(data, pt.attr(node, "kind"), name, attrs, encoding, errors)
+
+
+def _read_index(group, key, encoding, errors, start=None, stop=None):
+    """The regular or Multi index ``key`` (rows ``start:stop``; pandas slices a MultiIndex's
+    levels by the same range, and so does this)."""
+    variety = pt.attr(group, f"{key}_variety")
+    if variety == "regular":
+        return _read_index_node(group[key], encoding, errors, start, stop)
+    if variety != "multi":
+        raise TypeError(f"unrecognized index variety: {variety}")
+    levels, codes, names = [], [], []
+    for i in range(pt.attr(group, f"{key}_nlevels")):
+        level = _read_index_node(group[f"{key}_level{i}"], encoding, errors, start, stop)
+        levels.append(level)
+        names.append(level.name)
+        codes.append(_read_array(group, f"{key}_label{i}", start, stop))
+    return pd.MultiIndex(levels=levels, codes=codes, names=names, verify_integrity=True)
+
+
+def read(group, kind, start=None, stop=None):
+    """The Series ("series") or DataFrame ("frame") stored in ``group``."""
+    encoding = pt.attr(group, "encoding") or "UTF-8"
+    errors = pt.attr(group, "errors", "strict")
+    if kind == "series":
+        index = _read_index(group, "index", encoding, errors, start, stop)
+        values = _read_array(group, "values", start, stop)
+        return pd.Series(values, index=index, name=pt.attr(group, "name"), copy=False)
+    columns = _read_index(group, "axis0", encoding, errors)
+    index = _read_index(group, "axis1", encoding, errors, start, stop)
+    frames = []
+    for i in range(pt.attr(group, "nblocks")):
+        items = _read_index(group, f"block{i}_items", encoding, errors)
+        values = _read_array(group, f"block{i}_values", start, stop)
+        frames.append(pd.DataFrame(values.T, columns=columns[columns.get_indexer(items)],
+                                   index=index, copy=False))
+    if not frames:
+        return pd.DataFrame(columns=columns, index=index)
+    return pd.concat(frames, axis=1, copy=True).reindex(columns=columns, copy=False)
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def _write_array(group, key, value, filters, as_column=False):
+    """Store ``value`` (numpy, or a zoned DatetimeArray, Categorical or StringArray) as pandas'
+    write_array does: the transpose of non-empty values; string arrays pickled with their
+    ``value_type``; categoricals refused, as pandas; datetimes and timedeltas as int64 with
+    ``value_type`` (never compressed: PyTables has no atom for them); ``as_column`` stores a
+    1-D value as (n, 1)."""
+    extra = {}
+    if isinstance(value.dtype, pd.CategoricalDtype):
+        raise NotImplementedError('Cannot store a category dtype in a HDF5 dataset that uses '
+                                  'format="fixed". Use format="table".')
+    if isinstance(value.dtype, pd.StringDtype):         # pickled as objects, dtype noted
+        node = pt.create_object_vlarray(group, key, value.to_numpy())
+        pt.set_attr(node, "value_type", str(value.dtype))
+        pt.set_attr(node, "transposed", True)
+        return node
+    if isinstance(value.dtype, pd.DatetimeTZDtype):
+        extra = {"tz": stored_tz(value.dtype.tz), "value_type": f"datetime64[{value.unit}]"}
+        value = np.asarray(value.asi8)
+    value = np.asarray(value)
+    if as_column:
+        value = value.reshape(1, -1)
+    empty = value.size == 0
+    if not empty:
+        value = value.T
+    kind = value.dtype.kind
+    if kind in "mM" and not extra:
+        extra = {"value_type": str(value.dtype) if kind == "M" else "timedelta64"}
+        value = value.view("i8")
+    if extra:
+        node = pt.create_array(group, key, value)
+    elif kind == "O":
+        node = pt.create_object_vlarray(group, key, value)
+    elif empty:
+        node = pt.create_array(group, key, np.empty((1,) * value.ndim))
+        extra = {"value_type": str(value.dtype), "shape": tuple(value.shape)}
+    elif kind in "iufcbS":
+        node = pt.create_array(group, key, value, filters)
+    else:
+        raise UnsupportedFeatureError(f"purehep.pandas does not write {value.dtype} values "
+                                      "in the fixed format")
+    for name, v in extra.items():
+        pt.set_attr(node, name, v)
+    pt.set_attr(node, "transposed", not empty)
+    return node
+
+
+def _write_index_node(group, key, index, encoding, errors, filters):
+    values, kind, attrs = index_to_stored(index, encoding, errors)
+    node = _write_array(group, key, values, filters)
+    pt.set_attr(node, "kind", kind)
+    pt.set_attr(node, "name", index.name)
+    for name in ("index_class", "freq", "tz"):
+        if name in attrs:
+            pt.set_attr(node, name, attrs[name])
+    return node
+
+
+def _write_index(group, key, index, encoding, errors, filters):
+    if not isinstance(index, pd.MultiIndex):
+        pt.set_attr(group, f"{key}_variety", "regular")
+        _write_index_node(group, key, index, encoding, errors, filters)
+        return
+    pt.set_attr(group, f"{key}_variety", "multi")
+    pt.set_attr(group, f"{key}_nlevels", index.nlevels)
+    for i, (level, codes, name) in enumerate(zip(index.levels, index.codes, index.names)):
+        node = _write_index_node(group, f"{key}_level{i}", level, encoding, errors, filters)
+        pt.set_attr(node, f"{key}_name{name}", name)
+        _write_array(group, f"{key}_label{i}", np.asarray(codes), filters)
+
+
+def _blocks(df):
+    """[(column positions, values)]: numpy columns of one dtype together as a columns x rows
+    array (dtypes in first-appearance order), each extension column (zoned datetimes, strings,
+    categoricals) alone as its array, as pandas' consolidated blocks are."""
+    groups = {}
+    for pos, dtype in enumerate(df.dtypes):
+        key = dtype.str if isinstance(dtype, np.dtype) else pos
+        groups.setdefault(key, []).append(pos)
+    out = []
+    for positions in groups.values():
+        cols = [df.iloc[:, p] for p in positions]
+        if isinstance(cols[0].dtype, np.dtype):
+            out.append((positions, np.array([c.to_numpy() for c in cols], cols[0].dtype)
+                        .reshape(len(cols), len(df))))
+        else:
+            out.append((positions, cols[0].array))
+    return out
+
+
+def write(group, obj, encoding, errors, filters):
+    """Store the Series or DataFrame ``obj`` in the empty group as pandas' put(format="fixed")."""
+    pt.set_attr(group, "pandas_type", "series" if isinstance(obj, pd.Series) else "frame")
+    pt.set_attr(group, "pandas_version", "0.15.2")
+    pt.set_attr(group, "encoding", encoding)
+    pt.set_attr(group, "errors", errors)
+    if isinstance(obj, pd.Series):
+        _write_index(group, "index", obj.index, encoding, errors, filters)
+        _write_array(group, "values", obj.to_numpy() if isinstance(obj.dtype, np.dtype)
+                     else obj.array, filters)
+        pt.set_attr(group, "name", obj.name)
+        return
+    if not obj.columns.is_unique:
+        raise ValueError("Columns index has to be unique for fixed format")
+    pt.set_attr(group, "ndim", 2)
+    _write_index(group, "axis0", obj.columns, encoding, errors, filters)
+    _write_index(group, "axis1", obj.index, encoding, errors, filters)
+    blocks = _blocks(obj)
+    pt.set_attr(group, "nblocks", len(blocks))
+    for i, (positions, values) in enumerate(blocks):
+        _write_array(group, f"block{i}_values", values, filters,
+                     as_column=isinstance(values.dtype, pd.DatetimeTZDtype))
+        _write_index(group, f"block{i}_items", obj.columns[positions], encoding, errors,
+                     filters)

@@ -1,0 +1,65 @@
+"""The pickles inside pandas' HDF5 files, read without running arbitrary code.
+
+PyTables stores every attribute value HDF5 has no type for (None, lists, tuples, dicts, pandas
+offsets, time zones) as a protocol-0 pickle in a string attribute, and pandas' "fixed" format
+stores object columns as one pickled numpy array in a VLArray row. ``loads`` unpickles with an
+allow-list: builtin containers and scalars (the pickle opcodes themselves), numpy arrays, dtypes
+and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` (a
+pytz zone looked up by name, as pandas keeps a table index's zone), ``pd.NA`` (missing values
+of ``string`` columns) and pandas' date offsets (``pandas._libs.tslibs.offsets`` classes, for
+``freq``). Any other global in a pickle raises
+``UnsafePickleError`` before it is imported or called. ``dumps_attr`` writes PyTables'
+protocol-0 attribute pickles of such values.
+"""
+import io
+import pickle
+
+from ...errors import PurehepError
+
+_NUMPY_CORE = ("numpy._core.multiarray", "numpy.core.multiarray")
+_ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("datetime", "timezone"),
+            ("datetime", "timedelta"), ("pytz", "_p"), ("pandas._libs.missing", "NA")}
+_ALLOWED |= {(m, n) for m in _NUMPY_CORE for n in ("_reconstruct", "scalar")}
+_OFFSETS = "pandas._libs.tslibs.offsets"
+
+
+class UnsafePickleError(PurehepError, pickle.UnpicklingError):
+    """A pickle in a pandas HDF5 file refers to a class or function outside the allow-list."""
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Resolves only the allowed globals (module docstring); refuses the rest by name."""
+
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        if module == _OFFSETS:
+            from pandas.tseries.offsets import BaseOffset
+            cls = super().find_class(module, name)
+            if isinstance(cls, type) and issubclass(cls, BaseOffset):
+                return cls
+        raise UnsafePickleError(f"refusing to unpickle {module}.{name}: purehep.pandas only "
+                                "unpickles numpy arrays, builtin values, time zones and "
+                                "pandas date offsets")
+
+
+def loads(data):
+    """Unpickle ``data`` (bytes) with the allow-list; UnsafePickleError for anything else."""
+    return _RestrictedUnpickler(io.BytesIO(bytes(data))).load()
+
+
+def dumps_attr(value):
+    """PyTables' pickle of an attribute value HDF5 cannot hold natively (protocol 0)."""
+    return pickle.dumps(value, 0)
+
+
+def dumps_object_array(values):
+    """The VLArray row of a pandas fixed-format object block: the numpy object array pickled
+    (PyTables' ObjectAtom uses the highest protocol). Only str and missing (None, NaN, pd.NA)
+    elements are written, which ``loads`` reads back; anything else is refused (TypeError)."""
+    for v in values.ravel():
+        if not (v is None or isinstance(v, str) or (isinstance(v, float) and v != v)
+                or type(v).__name__ == "NAType"):
+            raise TypeError(f"purehep.pandas writes object columns of str (or missing values) "
+                            f"only, not {type(v).__name__}; use format='table' or convert")
+    return pickle.dumps(values, pickle.HIGHEST_PROTOCOL)

@@ -1,0 +1,204 @@
+"""PyTables' conventions on top of purehep's h5py-like objects: how its nodes (groups, Array,
+CArray, VLArray of objects, Table) and their attributes are stored, read and written.
+
+Attributes as PyTables stores them (tables/attributeset.py, hdf5extension.pyx): Python str
+values as null-terminated UTF-8 strings ("" as a null dataspace), bytes as null-terminated
+ASCII, bools as 8-bit bitfields, ints and floats as 64-bit numbers, numpy scalars in their own
+type, everything else (None, lists, tuples, dicts, offsets, time zones) as a protocol-0 pickle
+in an ASCII string. Reading undoes this: a string ending in "." is tried as a pickle (with the
+restricted unpickler), as PyTables does.
+"""
+import numpy as np
+
+from ...hl.base import Empty
+from ...errors import PurehepError
+from . import pickles
+
+
+class PandasFormatError(PurehepError, ValueError):
+    """A group that is not a pandas object purehep reads: no ``pandas_type`` (nor a table of
+    pandas' layout), a kind purehep does not know, or members missing."""
+
+BOOL = np.dtype("u1", metadata={"bitfield": True})
+
+
+def str_dtype(size, utf8):
+    """PyTables' fixed-length string type: null-terminated, UTF-8 or ASCII."""
+    return np.dtype(f"S{max(size, 1)}", metadata={"h5py_encoding": "utf-8" if utf8 else "ascii",
+                                                  "strpad": "nullterm"})
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+def is_bitfield(ds):
+    """True when the dataset (or the base of its array type) is a bitfield: a PyTables bool."""
+    from ... import h5t
+    return ds.id.get_type().get_class() == h5t.BITFIELD
+
+
+def attr(node, name, default=None):
+    """The attribute ``name`` of ``node`` as PyTables (and so pandas) sees it: str for strings,
+    Python numbers for scalars, unpickled objects for pickles; ``default`` when absent."""
+    if name not in node.attrs:
+        return default
+    value = node.attrs[name]
+    if isinstance(value, Empty):
+        return ""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bytes, np.bytes_)):
+        value = bytes(value)
+        if value.endswith(b".") and value not in (b"0", b"0."):
+            try:
+                return pickles.loads(value)
+            except pickles.UnsafePickleError:
+                raise
+            except Exception:       # not a pickle after all: the string itself, as PyTables
+                pass
+        return value.decode("utf-8")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def set_attr(node, name, value, utf8=True):
+    """Store ``value`` as PyTables' ``node._v_attrs.name = value`` does (module docstring).
+    ``utf8=False`` writes a str as ASCII, as PyTables' C code does for some system names."""
+    attrs = node.attrs
+    if isinstance(value, np.str_):
+        value = str(value)
+    if isinstance(value, str):
+        raw = value.encode("utf-8")
+        dt = str_dtype(len(raw), utf8)
+        attrs.create(name, Empty(dt) if not raw else np.array(raw, dt), dtype=dt)
+    elif isinstance(value, (bool, np.bool_)):
+        attrs.create(name, np.array(value, "u1"), dtype=BOOL)
+    elif isinstance(value, (bytes, np.bytes_)):
+        dt = str_dtype(len(value), False)
+        attrs.create(name, np.array(bytes(value), dt), dtype=dt)
+    elif isinstance(value, int) and not isinstance(value, np.generic):
+        attrs.create(name, np.array(value, np.int64))
+    elif isinstance(value, float):
+        attrs.create(name, np.array(value, np.float64))
+    elif isinstance(value, np.generic) and value.dtype.kind in "iuf":
+        attrs.create(name, np.array(value))
+    else:
+        raw = pickles.dumps_attr(value)
+        dt = str_dtype(len(raw), False)
+        attrs.create(name, np.array(raw, dt), dtype=dt)
+
+
+def _system_attrs(node, cls, version, utf8=True, flavor=False):
+    set_attr(node, "CLASS", cls, utf8)
+    if flavor:
+        set_attr(node, "FLAVOR", "numpy", utf8)
+    set_attr(node, "TITLE", "", utf8)
+    set_attr(node, "VERSION", version, utf8)
+
+
+def mark_root(f):
+    """The root group's PyTables attributes, on a new (empty) file as PyTables writes them; an
+    existing file's root is left as it is (PyTables reads a root without them)."""
+    if not len(f) and not len(f.attrs):
+        _system_attrs(f, "GROUP", "1.0")
+        set_attr(f, "PYTABLES_FORMAT_VERSION", "2.1")
+
+
+def create_group(parent, name):
+    """A PyTables group (CLASS GROUP) ``name`` in ``parent``."""
+    g = parent.create_group(name)
+    _system_attrs(g, "GROUP", "1.0")
+    return g
+
+
+def _file_dtype(dtype):
+    """The stored dtype of a numpy dtype: bools as bitfields, strings null-terminated ASCII."""
+    if dtype.kind == "b":
+        return BOOL
+    if dtype.kind == "S":
+        return str_dtype(dtype.itemsize, False)
+    return dtype
+
+
+def filter_options(filters, dtype):
+    """create_dataset keywords for PyTables' Filters ``(complevel, complib)``: zlib is deflate
+    after byte shuffle; blosc[:codec] is the Blosc plugin with its own byte shuffle."""
+    if filters is None:
+        return {}
+    level, lib = filters
+    if lib == "zlib":
+        return {"compression": "gzip", "compression_opts": level, "shuffle": True}
+    from ...filters.blosc import COMPRESSORS
+    codec = lib.split(":", 1)[1] if ":" in lib else "blosclz"
+    return {"compression": 32001,
+            "compression_opts": (0, 0, 0, 0, level, 1, COMPRESSORS.index(codec))}
+
+
+def _chunk_rows(row_bytes, nrows):
+    """Rows per chunk: about 64 KiB, as PyTables' default buffer sizing gives for small sets."""
+    return max(1, min(max(nrows, 1), 65536 // max(row_bytes, 1)))
+
+
+def create_array(group, name, values, filters=None):
+    """A PyTables Array (contiguous) or, with ``filters``, a CArray holding ``values``."""
+    values = np.asarray(values)
+    fdt = _file_dtype(values.dtype)
+    data = values.view("u1") if values.dtype.kind == "b" else values
+    if filters is None:
+        ds = group.create_dataset(name, data=data, dtype=fdt)
+        _system_attrs(ds, "ARRAY", "2.4", flavor=True)
+    else:
+        rows = _chunk_rows(values.dtype.itemsize * int(np.prod(values.shape[1:])), len(values))
+        ds = group.create_dataset(name, data=data, dtype=fdt, chunks=(rows,) + values.shape[1:],
+                                  **filter_options(filters, values.dtype))
+        _system_attrs(ds, "CARRAY", "1.1", utf8=False)
+    return ds
+
+
+def create_object_vlarray(group, name, values):
+    """A PyTables VLArray of ObjectAtom with one row: ``values`` pickled (pickles module)."""
+    from ...dtypes import vlen_dtype
+    ds = group.create_dataset(name, shape=(1,), dtype=vlen_dtype(np.uint8), maxshape=(None,),
+                              chunks=(1024,))
+    ds[0] = np.frombuffer(pickles.dumps_object_array(values), np.uint8)
+    _system_attrs(ds, "VLARRAY", "1.4")
+    set_attr(ds, "PSEUDOATOM", "object")
+    return ds
+
+
+def table_dtype(columns):
+    """The stored compound type of a Table with ``columns`` [(name, numpy dtype, shape)]."""
+    return np.dtype([(n, _file_dtype(dt), shape) if shape else (n, _file_dtype(dt))
+                     for n, dt, shape in columns])
+
+
+def create_table(group, name, columns, filters=None):
+    """An empty PyTables Table ``name`` (CLASS TABLE, FIELD_n_NAME/FILL, NROWS 0) of
+    ``columns`` [(name, numpy dtype, shape)], chunked and extendible."""
+    dt = table_dtype(columns)
+    ds = group.create_dataset(name, shape=(0,), dtype=dt, maxshape=(None,),
+                              chunks=(_chunk_rows(dt.itemsize, 1 << 30),),
+                              **filter_options(filters, dt))
+    _system_attrs(ds, "TABLE", "2.7")
+    for i, (cname, cdt, _shape) in enumerate(columns):
+        set_attr(ds, f"FIELD_{i}_NAME", cname)
+        if cdt.kind == "S":
+            set_attr(ds, f"FIELD_{i}_FILL", b"")
+        elif cdt.kind == "b":
+            set_attr(ds, f"FIELD_{i}_FILL", False)
+        else:
+            set_attr(ds, f"FIELD_{i}_FILL", np.zeros((), cdt)[()])
+    set_attr(ds, "NROWS", 0)
+    return ds
+
+
+def append_rows(table, rows):
+    """Append the structured array ``rows`` to a Table and update its NROWS."""
+    n = table.shape[0]
+    table.resize((n + len(rows),))
+    table[n:] = rows.astype(table.dtype) if rows.dtype != table.dtype else rows
+    set_attr(table, "NROWS", n + len(rows))

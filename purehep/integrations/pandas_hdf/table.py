@@ -1,0 +1,432 @@
+"""pandas' "table" format (pandas_type "frame_table" / "series_table"): one PyTables Table
+(compound rows) plus attributes describing how its columns map back to the frame.
+
+The group's attributes: ``table_type`` (appendable_frame, appendable_series,
+appendable_multiframe, appendable_multiseries), ``index_cols`` [(0, "index")],
+``values_cols`` (the Table's value column names), ``non_index_axes`` [(1, column labels)],
+``data_columns``, ``nan_rep`` (the string stored for missing strings), ``encoding``,
+``errors``, ``levels`` (1, or the MultiIndex level names, stored as data columns), ``info``
+(per column: index_name, freq, tz, ordered; and the columns' names/type). The Table's own
+attributes: ``index_kind``; per value column ``{c}_kind`` (its frame columns), ``{c}_dtype``
+and ``{c}_meta`` ("category", a string dtype, or None). A values block (``values_block_N``)
+holds several frame columns of one dtype as an array member; a data column is a scalar member
+named after its frame column. Strings are fixed-length bytes in ``encoding``; datetimes,
+timedeltas and zoned datetimes int64 nanoseconds (UTC); bools 8-bit bitfields; categoricals
+their codes, the categories a series table at ``meta/{c}/meta``.
+"""
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ...errors import UnsupportedFeatureError
+from . import pytables as pt
+from . import where as where_mod
+from .convert import decode_strings, dtype_kind, encode_strings, index_to_stored, stored_tz
+
+
+class _Layout:
+    """The attributes of a stored table (module docstring), read once."""
+
+    def __init__(self, group):
+        self.group, self.table = group, group["table"]
+        if "index_cols" not in group.attrs:
+            raise pt.PandasFormatError(f"{group.name}/table is a PyTables table pandas did not "
+                                       "write (no index_cols); purehep reads pandas' own")
+        get = lambda name, default=None: pt.attr(group, name, default)   # noqa: E731
+        self.table_type = get("table_type")
+        self.index_cols = get("index_cols")
+        self.values_cols = get("values_cols")
+        self.non_index_axes = get("non_index_axes") or []
+        self.data_columns = get("data_columns") or []
+        self.info = get("info") or {}
+        self.nan_rep = get("nan_rep")
+        self.encoding = get("encoding") or "UTF-8"
+        self.errors = get("errors", "strict")
+        self.levels = get("levels") or []
+        self.tattr = lambda name, default=None: pt.attr(self.table, name, default)
+        self._meta = {}
+
+    def categories(self, cname):
+        """The categories of a categorical column (its meta series table), or None."""
+        if cname not in self._meta:
+            path = f"meta/{cname}/meta"
+            self._meta[cname] = read(self.group[path]) if path in self.group else None
+        return self._meta[cname]
+
+    def queryable(self, name):
+        """(kind, meta, categories, encoding) of the index or a data column, else None."""
+        index_names = [c for _, c in self.index_cols]
+        if name in index_names:
+            return (self.tattr(f"{name}_kind"), None, None, self.encoding)
+        if name in self.data_columns and name in self.values_cols:
+            meta = self.tattr(f"{name}_meta")
+            cats = self.categories(name) if meta == "category" else None
+            return (dtype_kind(self.tattr(f"{name}_dtype")), meta,
+                    None if cats is None else np.asarray(cats), self.encoding)
+        return None
+
+
+def _convert_index(layout, cname, values):
+    """The Index of the stored index column (pandas' IndexCol.convert)."""
+    kind = layout.tattr(f"{cname}_kind")
+    info = layout.info.get(cname, {})
+    name, freq, tz = info.get("index_name"), info.get("freq"), info.get("tz")
+    if kind == "datetime64":
+        values = np.asarray(values, "M8[ns]")
+    elif kind.startswith("datetime64"):
+        values = np.asarray(values, dtype=kind)
+    elif kind == "string":
+        values = decode_strings(values, None, layout.encoding, layout.errors)
+    kwargs = {"name": name}
+    if freq is not None:
+        kwargs["freq"] = freq
+    if values.dtype.kind == "M":
+        factory = pd.DatetimeIndex
+    elif values.dtype == np.int64 and freq is not None:
+        def factory(x, **kw):
+            return pd.PeriodIndex.from_ordinals(x, freq=kw.get("freq")).rename(kw["name"])
+    else:
+        factory = pd.Index
+    try:
+        index = factory(values, **kwargs)
+    except ValueError:
+        kwargs.pop("freq", None)
+        index = factory(values, **kwargs)
+    if tz is not None:
+        index = pd.DatetimeIndex(index, name=index.name).tz_localize("UTC").tz_convert(tz)
+    return index
+
+
+def _convert_values(layout, cname, values):
+    """The column values of one stored value column (pandas' DataCol.convert)."""
+    dtype = layout.tattr(f"{cname}_dtype")
+    kind = dtype_kind(dtype)
+    meta = layout.tattr(f"{cname}_meta")
+    info = layout.info.get(cname, {})
+    if dtype.startswith("datetime64"):
+        tz = info.get("tz")
+        if tz is not None:
+            return pd.DatetimeIndex(np.asarray(values).ravel().view("M8[ns]")) \
+                .tz_localize("UTC").tz_convert(tz)
+        return np.asarray(values, "M8[ns]")
+    if dtype == "timedelta64":
+        return np.asarray(values, "m8[ns]")
+    if meta == "category":
+        categories = layout.categories(cname)
+        codes = np.array(values).ravel()
+        if categories is None:
+            categories = pd.Index([], dtype=np.float64)
+        else:
+            missing = pd.isna(categories)
+            if missing.any():
+                categories = categories[~missing]
+                codes[codes != -1] -= missing.astype(int).cumsum()._values
+        return pd.Categorical.from_codes(codes, categories=categories,
+                                         ordered=info.get("ordered"), validate=False)
+    try:
+        converted = values.astype(dtype, copy=False)
+    except TypeError:
+        converted = values.astype("O", copy=False)
+    if kind == "string":
+        converted = decode_strings(converted, layout.nan_rep, layout.encoding, layout.errors)
+    return converted
+
+
+def _select_rows(layout, where, start, stop):
+    rows = layout.table[start:stop]
+    if where is None:
+        return rows
+    tree = where_mod.parse(where)
+    mask = where_mod.evaluate(tree, lambda name: rows[name], layout.queryable)
+    return rows[np.asarray(mask, bool).reshape(len(rows))]
+
+
+def _frame_of(layout, rows):
+    index = None
+    for _, cname in layout.index_cols:
+        index = _convert_index(layout, cname, rows[cname])
+    axis_info = layout.info.get(layout.non_index_axes[0][0], {}) if layout.non_index_axes \
+        else {}
+    frames = []
+    for cname in layout.values_cols:
+        labels = layout.tattr(f"{cname}_kind")
+        values = _convert_values(layout, cname, rows[cname])
+        cols = pd.MultiIndex.from_tuples(labels) if axis_info.get("type") == "MultiIndex" \
+            else pd.Index(labels)
+        if axis_info.get("names") is not None:
+            cols = cols.set_names(axis_info["names"])
+        index_ = pd.Index(index, name=getattr(index, "name", None))
+        if isinstance(values, np.ndarray):
+            values = values.reshape(-1, 1) if values.ndim == 1 else values
+            df = pd.DataFrame(values, columns=cols, index=index_, copy=False)
+        else:                            # zoned datetimes (an Index) or a Categorical
+            df = pd.DataFrame({0: values}, index=index_)
+            df.columns = cols
+        for column in cols:
+            if layout.tattr(f"{column}_meta") in ("str", "string"):
+                df[column] = df[column].astype(layout.tattr(f"{column}_meta"))
+        frames.append(df)
+    return frames[0] if len(frames) == 1 else pd.concat(frames, axis=1)
+
+
+def _reindex_columns(df, labels, columns):
+    """pandas' _reindex_axis on the columns: stored order, limited to ``columns``."""
+    ax, labels = df.columns, pd.Index(labels)
+    other = None if columns is None else pd.Index(columns)
+    if (other is None or labels.equals(other)) and labels.equals(ax):
+        return df
+    labels = pd.Index(labels.unique())
+    if other is not None:
+        labels = pd.Index(other.unique()).intersection(labels, sort=False)
+    return df if labels.equals(ax) else df.loc[:, labels]
+
+
+def read(group, where=None, start=None, stop=None, columns=None):
+    """The DataFrame or Series of a table-format group (optionally rows ``start:stop``
+    matching ``where``, with only ``columns``)."""
+    layout = _Layout(group)
+    multi = isinstance(layout.levels, list)
+    if columns is not None:
+        columns = list(columns)
+        if multi:
+            for name in layout.levels:
+                if name not in columns:
+                    columns.insert(0, name)
+    df = _frame_of(layout, _select_rows(layout, where, start, stop))
+    for _axis, labels in layout.non_index_axes:
+        df = _reindex_columns(df, labels, columns)
+    if layout.table_type in ("appendable_series", "appendable_multiseries"):
+        if multi:
+            df = df.set_index(layout.levels)
+        s = df.iloc[:, 0]
+        if s.name == "values":
+            s.name = None
+        return s
+    if layout.table_type == "appendable_multiframe":
+        df = df.set_index(layout.levels)
+        df.index = df.index.set_names([None if re.search(r"^level_\d+$", n) else n
+                                       for n in df.index.names])
+    return df
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+class _Column:
+    """One stored value column: its Table member, frame labels, stored data and attributes."""
+
+    def __init__(self, cname, labels, data, dtype_name, meta=None, info=None, categories=None):
+        self.cname, self.labels, self.data = cname, labels, data
+        self.dtype_name, self.meta, self.info = dtype_name, meta, info or {}
+        self.categories = categories
+
+
+def _string_data(name, values, nan_rep, encoding, errors, min_itemsize, existing=0):
+    """Object values (str or missing) as fixed-length bytes, missing stored as ``nan_rep``."""
+    values = np.asarray(values, object)
+    missing = pd.isna(values)
+    data = values.copy()
+    data[missing] = nan_rep
+    for v in data.ravel():
+        if not isinstance(v, str):
+            raise TypeError(f"Cannot serialize the column [{name}] because its data contents "
+                            f"are not [string] but [{type(v).__name__}] object dtype")
+    if isinstance(min_itemsize, dict):
+        min_itemsize = int(min_itemsize.get(name) or min_itemsize.get("values") or 0)
+    out = encode_strings(data, encoding, errors, max(min_itemsize or 0, existing))
+    if existing and out.dtype.itemsize > existing:
+        raise ValueError(f"Trying to store a string with len [{out.dtype.itemsize}] in "
+                         f"[{name}] column but this column has a limit of [{existing}]!")
+    return out
+
+
+def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None):
+    """The _Column of ``frame``'s columns (all of one dtype) stored as ``cname``."""
+    labels = list(frame.columns)
+    dtype = frame.dtypes.iloc[0]
+    first = frame.iloc[:, 0]
+    size = existing.itemsize if existing is not None and existing.kind == "S" else 0
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _Column(cname, labels, np.asarray(first.cat.codes), first.cat.codes.dtype.name,
+                       "category", {"ordered": dtype.ordered},
+                       np.asarray(dtype.categories).ravel())
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return _Column(cname, labels, np.asarray(first.array.asi8), f"datetime64[{dtype.unit}]",
+                       info={"tz": stored_tz(dtype.tz)})
+    if isinstance(dtype, pd.StringDtype):
+        data = _string_data(cname, frame.to_numpy(object), nan_rep, encoding, errors,
+                            min_itemsize, size)
+        return _Column(cname, labels, data, data.dtype.name, str(dtype))
+    values = frame.to_numpy()
+    if dtype.kind == "O":
+        values = _string_data(cname, values, nan_rep, encoding, errors, min_itemsize, size)
+    elif dtype.kind in "mM":
+        return _Column(cname, labels, values.view("i8"), dtype.name)
+    elif dtype.kind not in "iufcb":
+        raise UnsupportedFeatureError(f"purehep.pandas does not write {dtype} columns")
+    return _Column(cname, labels, values, values.dtype.name)
+
+
+def _groups_by_dtype(frame, names):
+    """Runs of ``names`` sharing a consolidatable dtype (extension dtypes alone)."""
+    groups = {}
+    for name in names:
+        dtype = frame[name].dtype
+        key = dtype.name if isinstance(dtype, np.dtype) else ("ext", name)
+        groups.setdefault(key, []).append(name)
+    return list(groups.values())
+
+
+def _prepare(obj):
+    """(frame, pandas_type, table_type, levels, forced data columns) of a Series or frame."""
+    if isinstance(obj, pd.Series):
+        name = obj.name if obj.name is not None else "values"
+        multi = obj.index.nlevels > 1
+        frame = obj.to_frame(name)
+        kind, ttype = "series_table", "appendable_multiseries" if multi else "appendable_series"
+    else:
+        frame, multi = obj, obj.index.nlevels > 1
+        kind, ttype = "frame_table", "appendable_multiframe" if multi else "appendable_frame"
+    levels = 1
+    if multi:
+        levels = [n if n is not None else f"level_{i}" for i, n in enumerate(frame.index.names)]
+        frame = frame.reset_index()
+    forced = list(frame.columns) if isinstance(obj, pd.Series) else []
+    return frame, kind, ttype, levels, forced
+
+
+def _layout_columns(frame, data_columns, min_itemsize, levels):
+    """The data columns pandas makes of ``data_columns`` (True = all), ``min_itemsize`` keys
+    and MultiIndex ``levels``, in the frame's column order."""
+    labels = list(frame.columns)
+    if data_columns is True:
+        data_columns = list(labels)
+    data_columns = list(data_columns or [])
+    if isinstance(levels, list):
+        for n in levels:
+            if n not in data_columns:
+                data_columns.insert(0, n)
+    if isinstance(min_itemsize, dict):
+        data_columns += [k for k in min_itemsize if k != "values" and k not in data_columns]
+    return [c for c in data_columns if c in labels]
+
+
+def _new_columns(frame, data_columns, nan_rep, encoding, errors, min_itemsize):
+    rest = [c for c in frame.columns if c not in data_columns]
+    cols = [_column(f"values_block_{i}", frame[names], nan_rep, encoding, errors, min_itemsize)
+            for i, names in enumerate(_groups_by_dtype(frame, rest))]
+    for c in data_columns:
+        if not isinstance(c, str):
+            raise ValueError("cannot have non-object label DataIndexableCol")
+        cols.append(_column(c, frame[[c]], nan_rep, encoding, errors, min_itemsize))
+    return cols
+
+
+def _index_column(index, encoding, errors, min_itemsize, existing=0):
+    values, kind, attrs = index_to_stored(index, encoding, errors)
+    if kind == "string":
+        floor = min_itemsize.get("index") if isinstance(min_itemsize, dict) else min_itemsize
+        want = max(existing, int(floor or 0))
+        if existing and values.dtype.itemsize > existing:
+            raise ValueError(f"Trying to store a string with len [{values.dtype.itemsize}] in "
+                             f"[index] column but this column has a limit of [{existing}]!")
+        values = values.astype(f"S{max(want, values.dtype.itemsize)}")
+    info = {k: attrs[k] for k in ("freq", "tz") if attrs.get(k) is not None}
+    if index.name is not None:
+        info["index_name"] = index.name
+    return values, kind, info
+
+
+def _rows(index_values, columns, data_columns):
+    fields = [("index", index_values.dtype, None)]
+    for col in columns:
+        shape = None if col.cname in data_columns else (col.data.shape[1]
+                                                        if col.data.ndim > 1 else 1,)
+        fields.append((col.cname, col.data.dtype, shape))
+    rows = np.empty(len(index_values), pt.table_dtype(fields))
+    rows["index"] = index_values
+    for col in columns:
+        data = col.data.view("u1") if col.data.dtype.kind == "b" else col.data
+        rows[col.cname] = data.reshape(rows[col.cname].shape)
+    return fields, rows
+
+
+def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_columns=None,
+          min_itemsize=None, nan_rep=None):
+    """Store (or, when ``group`` already holds a table, append) ``obj`` as pandas'
+    put/append(format="table")."""
+    frame, kind, ttype, levels, forced = _prepare(obj)
+    if "table" in group:
+        return _append(group, frame, min_itemsize)
+    if "pandas_type" in group.attrs:
+        raise ValueError("Can only append to Tables")
+    nan_rep = "nan" if nan_rep is None else nan_rep
+    dcs = _layout_columns(frame, forced or data_columns, min_itemsize, levels)
+    columns = _new_columns(frame, dcs, nan_rep, encoding, errors, min_itemsize)
+    index_values, index_kind, index_info = _index_column(frame.index, encoding, errors,
+                                                         min_itemsize)
+    fields, rows = _rows(index_values, columns, dcs)
+    info = {1: {"names": list(frame.columns.names), "type": type(frame.columns).__name__},
+            "index": index_info}
+    info.update({c.cname: c.info for c in columns})
+    for name, value in (("pandas_type", kind), ("pandas_version", "0.15.2"),
+                        ("table_type", ttype), ("index_cols", [(0, "index")]),
+                        ("values_cols", [c.cname for c in columns]),
+                        ("non_index_axes", [(1, list(frame.columns))]),
+                        ("data_columns", dcs), ("nan_rep", nan_rep), ("encoding", encoding),
+                        ("errors", errors), ("levels", levels), ("info", info)):
+        pt.set_attr(group, name, value)
+    table = pt.create_table(group, "table", fields, filters)
+    pt.set_attr(table, "index_kind", index_kind)
+    for col in columns:
+        pt.set_attr(table, f"{col.cname}_kind", col.labels)
+        pt.set_attr(table, f"{col.cname}_meta", col.meta)
+        pt.set_attr(table, f"{col.cname}_dtype", col.dtype_name)
+        if col.meta == "category":
+            root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
+            meta = pt.create_group(pt.create_group(root, col.cname), "meta")
+            write(meta, pd.Series(col.categories), encoding, errors, filters, nan_rep=nan_rep)
+    pt.append_rows(table, rows)
+
+
+def _append(group, frame, min_itemsize):
+    """Add ``frame``'s rows to the stored table, in its layout (pandas' append checks)."""
+    layout = _Layout(group)
+    labels = layout.non_index_axes[0][1]
+    if sorted(map(str, frame.columns)) != sorted(map(str, labels)):
+        raise ValueError("appended items do not match existing items in table!")
+    frame = frame[labels]
+    table = layout.table
+    columns = []
+    for cname in layout.values_cols:
+        existing = table.dtype[cname].base
+        col = _column(cname, frame[layout.tattr(f"{cname}_kind")], layout.nan_rep,
+                      layout.encoding, layout.errors, min_itemsize, existing)
+        if col.dtype_name != layout.tattr(f"{cname}_dtype") and existing.kind != "S":
+            raise ValueError("appended items dtype do not match existing items dtype in "
+                             "table!")
+        if col.meta == "category" and not np.array_equal(
+                col.categories, np.asarray(layout.categories(cname))):
+            raise ValueError("cannot append a categorical with different categories to the "
+                             "existing")
+        columns.append(col)
+    existing_index = table.dtype["index"]
+    index_values, index_kind, index_info = _index_column(
+        frame.index, layout.encoding, layout.errors, min_itemsize,
+        existing_index.itemsize if existing_index.kind == "S" else 0)
+    if index_kind != layout.tattr("index_kind"):
+        raise TypeError(f"incompatible kind in col [{layout.tattr('index_kind')} - "
+                        f"{index_kind}]")
+    info = dict(layout.info)
+    old = info.get("index", {})
+    for key in ("freq", "index_name"):
+        if key in old and old[key] != index_info.get(key):
+            warnings.warn(f"the [{key}] attribute of the existing index is [{old[key]}] which "
+                          f"conflicts with the new [{index_info.get(key)}]; it is reset")
+            old = dict(old)
+            old[key] = None
+    info["index"] = old
+    pt.set_attr(group, "info", info)
+    _, rows = _rows(index_values, columns, layout.data_columns)
+    pt.append_rows(table, rows)

@@ -1,0 +1,206 @@
+"""``where=`` conditions of pandas' table format, evaluated with numpy on the stored columns.
+
+Supported (the forms pandas turns into a PyTables condition on the table):
+comparisons ``name op literal`` with op one of == != < <= > >=, on the index ("index") and
+the data columns; ``name == [v1, …]`` and ``name != [v1, …]`` with up to 31 items (both
+ORed over the items, as pandas builds them: ``!=`` with two distinct values keeps every
+non-missing row; pandas filters longer lists after reading, which is not done); conditions
+combined with ``&``/``and``, ``|``/``or`` and parentheses; a list of condition strings (ANDed).
+Literals: numbers, quoted strings, True/False. Each literal is converted for the column's kind
+as pandas does (pandas/core/computation/pytables.py, ``BinOp.convert_value``): datetimes
+through ``Timestamp`` (UTC nanoseconds), timedeltas through ``Timedelta`` (numbers are
+seconds), integers rounded half-to-even, strings encoded, categoricals as the searchsorted
+position of the value in the categories (-1 when absent). Anything else (names from the
+calling scope, ``columns=`` filters, ``~``, functions, arithmetic) raises
+``UnsupportedWhereError`` rather than guessing.
+"""
+import decimal
+import operator
+import re
+
+import numpy as np
+
+from ...errors import UnsupportedFeatureError
+
+_OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+        ">": operator.gt, ">=": operator.ge}
+_TOKEN = re.compile(r"""\s*(?:
+    (?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+  | (?P<op>==|!=|<=|>=|<|>|&|\||\(|\)|\[|\]|,)
+  | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<bad>\S)
+)""", re.VERBOSE)
+
+
+class UnsupportedWhereError(UnsupportedFeatureError, ValueError):
+    """A ``where`` condition purehep does not evaluate (see the module docstring)."""
+
+
+def _tokens(text):
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        kind = m.lastgroup
+        value = m.group(kind)
+        if kind == "bad":
+            raise UnsupportedWhereError(f"unsupported character {value!r} in where {text!r}")
+        if kind == "num" and value[0] in "+-" and out and out[-1][0] in ("num", "str", "name") \
+                and out[-1][1] not in ("and", "or"):
+            raise UnsupportedWhereError(f"arithmetic is not supported in where {text!r}")
+        if kind == "name" and value in ("and", "or"):
+            kind, value = "op", "&" if value == "and" else "|"
+        out.append((kind, value))
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    """Recursive descent over the tokens: or_expr := and_expr ('|' and_expr)*, and_expr :=
+    atom ('&' atom)*, atom := '(' or_expr ')' | operand op operand."""
+
+    def __init__(self, text):
+        self.text, self.toks, self.i = text, _tokens(text), 0
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else (None, None)
+
+    def take(self, value=None):
+        tok = self.peek()
+        if tok[0] is None or (value is not None and tok[1] != value):
+            raise UnsupportedWhereError(f"cannot parse where {self.text!r} (expected "
+                                        f"{value or 'more'} at token {self.i})")
+        self.i += 1
+        return tok
+
+    def parse(self):
+        tree = self.or_expr()
+        if self.peek()[0] is not None:
+            raise UnsupportedWhereError(f"cannot parse where {self.text!r} after token {self.i}")
+        return tree
+
+    def or_expr(self):
+        node = self.and_expr()
+        while self.peek() == ("op", "|"):
+            self.take()
+            node = ("|", node, self.and_expr())
+        return node
+
+    def and_expr(self):
+        node = self.atom()
+        while self.peek() == ("op", "&"):
+            self.take()
+            node = ("&", node, self.atom())
+        return node
+
+    def atom(self):
+        if self.peek() == ("op", "("):
+            self.take()
+            node = self.or_expr()
+            self.take(")")
+            return node
+        left = self.operand()
+        op = self.take()
+        if op[0] != "op" or op[1] not in _OPS:
+            raise UnsupportedWhereError(f"expected a comparison in where {self.text!r}")
+        right = self.operand()
+        if left[0] == "name" and right[0] != "name":
+            return ("cmp", left[1], op[1], right[1])
+        raise UnsupportedWhereError(f"each comparison in where {self.text!r} must be a column "
+                                    "name, an operator and a literal, in that order")
+
+    def operand(self):
+        kind, value = self.take()
+        if kind == "num":
+            return ("lit", float(value) if re.search(r"[.eE]", value) else int(value))
+        if kind == "str":
+            return ("lit", bytes(value[1:-1], "utf-8").decode("unicode_escape")
+                    if "\\" in value else value[1:-1])
+        if kind == "name":
+            if value in ("True", "False"):
+                return ("lit", value == "True")
+            return ("name", value)
+        if (kind, value) == ("op", "["):
+            items = []
+            while self.peek() != ("op", "]"):
+                item = self.operand()
+                if item[0] != "lit" or isinstance(item[1], list):
+                    raise UnsupportedWhereError(f"list items must be literals in {self.text!r}")
+                items.append(item[1])
+                if self.peek() == ("op", ","):
+                    self.take()
+            self.take("]")
+            return ("lit", items)
+        raise UnsupportedWhereError(f"unexpected {value!r} in where {self.text!r}")
+
+
+def parse(where):
+    """The condition tree of a where string, or of a list of them (ANDed)."""
+    if isinstance(where, (list, tuple)):
+        if not where or not all(isinstance(w, str) for w in where):
+            raise UnsupportedWhereError("where must be a string or a list of strings")
+        where = " & ".join(f"({w})" for w in where)
+    if not isinstance(where, str):
+        raise UnsupportedWhereError(f"where of type {type(where).__name__} is not supported "
+                                    "(a condition string, or a list of them)")
+    return _Parser(where).parse()
+
+
+def convert_value(value, kind, meta, categories, encoding):
+    """The stored-side value of a literal for a column of ``kind`` (module docstring)."""
+    import pandas as pd
+    if kind == "datetime" or kind.startswith("datetime64"):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        ts = pd.Timestamp(value).as_unit("ns")
+        if ts.tz is not None:
+            ts = ts.tz_convert("UTC")
+        return ts._value
+    if kind in ("timedelta64", "timedelta"):
+        td = pd.Timedelta(value) if isinstance(value, str) else pd.Timedelta(value, unit="s")
+        return int(td.as_unit("ns")._value)
+    if meta == "category":
+        cats = np.asarray(categories)
+        return -1 if value not in cats else int(cats.searchsorted(value, side="left"))
+    if kind == "integer":
+        try:
+            return int(decimal.Decimal(value).to_integral_exact(decimal.ROUND_HALF_EVEN))
+        except decimal.InvalidOperation:
+            float(value)            # the ValueError pandas raises for a non-number
+            raise
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        if isinstance(value, str):
+            return value.strip().lower() not in ("false", "f", "no", "n", "none", "0", "[]",
+                                                 "{}", "")
+        return bool(value)
+    if isinstance(value, str):
+        return value.encode(encoding)
+    raise TypeError(f"Cannot compare {value} of type {type(value)} to {kind} column")
+
+
+def evaluate(tree, columns, describe):
+    """The boolean row mask of ``tree``: ``columns(name)`` gives a stored column (numpy),
+    ``describe(name)`` its (kind, meta, categories, encoding), or None for a name that is not
+    queryable (UnsupportedWhereError)."""
+    if tree[0] in ("&", "|"):
+        left = evaluate(tree[1], columns, describe)
+        right = evaluate(tree[2], columns, describe)
+        return (left & right) if tree[0] == "&" else (left | right)
+    _, name, op, value = tree
+    info = describe(name)
+    if info is None:
+        raise UnsupportedWhereError(f"{name!r} is not the index or a data column; purehep "
+                                    "evaluates where conditions on those only (no names from "
+                                    "the calling scope, no 'columns' filters)")
+    data = columns(name)
+    if isinstance(value, list):
+        if op not in ("==", "!="):
+            raise UnsupportedWhereError(f"a list compares with == or != only, not {op}")
+        if not 0 < len(value) <= 31:
+            raise UnsupportedWhereError(f"a list of {len(value)} values in the condition on "
+                                        f"{name!r} (1 to 31 are evaluated)")
+        return np.logical_or.reduce([_OPS[op](data, convert_value(v, *info)) for v in value])
+    return _OPS[op](data, convert_value(value, *info))
