@@ -73,3 +73,4 @@ def test_new_pages_at_page_boundaries(tmp_path):
     assert big % PAGE == 0 and a.eoa == big + 2 * PAGE
     assert a.alloc_slot(60)[0] == r1 + 50          # back in the raw page
     assert a.kinds == {3: "meta", 4: "raw", 5: "raw", 6: "raw"}
+

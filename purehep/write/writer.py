@@ -126,7 +126,8 @@ class Writer:
         paged = self.space is not None and self.space.version >= 1 and \
             self.space.strategy == PAGE_STRATEGY
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment,
-                               (self.space.page_size or 0) if paged else 0, meta_block)
+                               (self.space.page_size or 0) if paged else 0, meta_block,
+                               self.base)
         if new and self.alloc.page:
             self.alloc.claim_tail(end, "meta")      # the rest of the empty file's last page
         elif new:
