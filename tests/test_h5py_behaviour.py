@@ -983,6 +983,18 @@ def fill_time_external(lib, tmp):
 
 
 @behaviour
+def fill_time_of_types_holding_variable_length(lib, tmp):
+    """libhdf5 fills on allocation for any type holding a variable-length one (a compound
+    member, an array of them), not only a variable-length type itself."""
+    with _file(lib, tmp) as fh:
+        fh.create_dataset("c", (2,), np.dtype([("s", lib.string_dtype()), ("n", "<i8")]))
+        fh.create_dataset("a", (2,), np.dtype((lib.vlen_dtype("i4"), (2,))))
+        fh.create_dataset("r", (2,), lib.ref_dtype)
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        return [fh[k].id.get_create_plist().get_fill_time() for k in ("c", "a", "r")]
+
+
+@behaviour
 def repr_after_close(lib, tmp):
     with _file(lib, tmp) as fh:
         fh["t"] = np.dtype("S10")

@@ -79,14 +79,25 @@ def needs_conversion(dt):
 
 def needs_heap(dt):
     """True when storing ``dt`` needs the global heap or object addresses."""
+    return _contains(dt, ("vlen", "ref"))
+
+
+def has_vlen(dt):
+    """True when ``dt`` is or holds a variable-length type (libhdf5's H5T_detect_class for
+    H5T_VLEN, which counts variable-length strings and looks into compound and array
+    members)."""
+    return _contains(dt, ("vlen",))
+
+
+def _contains(dt, keys):
     dt = np.dtype(dt)
     meta = _meta(dt)
-    if "vlen" in meta or "ref" in meta:
+    if any(k in meta for k in keys):
         return True
     if dt.names is not None:
-        return any(needs_heap(dt.fields[n][0]) for n in dt.names)
+        return any(_contains(dt.fields[n][0], keys) for n in dt.names)
     if dt.subdtype is not None:
-        return needs_heap(dt.subdtype[0])
+        return _contains(dt.subdtype[0], keys)
     return False
 
 
