@@ -995,6 +995,23 @@ def fill_time_of_types_holding_variable_length(lib, tmp):
 
 
 @behaviour
+def guessed_chunks(lib, tmp):
+    """chunks=True sizes by numpy's itemsize (8 for variable-length types) and the guess may
+    exceed a zero-length or fixed maximum dimension; such a dataset is written and grows."""
+    with _file(lib, tmp) as fh:
+        out = []
+        for shape, maxshape, dt in [((0,), (2,), "u2"), ((0,), None, "u8"),
+                                    ((0, 5), (None, None), lib.string_dtype("ascii")),
+                                    ((0, 3), (4, 3), "i4"), ((2, 0), (2, 0), "i4")]:
+            d = fh.create_dataset(f"x{len(out)}", shape, dt, maxshape=maxshape, chunks=True)
+            out.append(d.chunks)
+        fh["x3"].resize((4, 3))
+        fh["x3"][1:3] = 7
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        return out, [fh[f"x{i}"].chunks for i in range(5)], fh["x3"][()]
+
+
+@behaviour
 def repr_after_close(lib, tmp):
     with _file(lib, tmp) as fh:
         fh["t"] = np.dtype("S10")

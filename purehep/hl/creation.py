@@ -275,15 +275,19 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
             raise ValueError("Chunked format required for given storage options")
         chunks = None
     stored = V.stored_dtype(dtype)
-    if chunks is True:
-        chunks = guess_chunk(shape, maxshape, stored.itemsize)
+    # h5py sizes a guessed chunk by numpy's itemsize (8 for a variable-length type) and checks
+    # only given chunk shapes against the (maximum) shape: a guess may exceed a zero-length
+    # or fixed dimension
+    guessed = chunks is True
+    if guessed:
+        chunks = guess_chunk(shape, maxshape, dtype.itemsize)
     if chunks is not None:
         chunks = (chunks,) if isinstance(chunks, int) else tuple(int(c) for c in chunks)
         if len(chunks) != len(shape) or shape == ():
             raise ValueError("Chunk shape must not be greater than data shape in any dimension. "
                              f"{chunks} is not compatible with {shape}")
         for c, s, m in zip(chunks, shape, maxshape or shape):
-            if c <= 0 or (m is not None and c > m):
+            if c <= 0 or (m is not None and c > m and not guessed):
                 raise ValueError(f"Chunk shape must not be greater than data shape in any "
                                  f"dimension. {chunks} is not compatible with {shape}")
         layout = "chunked"
