@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from ..io.prefix import joined
-from .create_checks import check_create_args, h5py_dtype, no_embedded_nul
+from .create_checks import check_create_args, check_storable, h5py_dtype, no_embedded_nul
 
 
 def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
@@ -306,6 +306,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              track_times=bool(track_times))
     node.fill_time = fill_time
     if fillvalue is not None and V.needs_heap(dtype):
+        check_storable(np.asarray(fillvalue, dtype=dtype), dtype)
         node.heap_fill = fillvalue      # its heap data is written with the fill value message
     if track_times:
         node.times = writer.now()
@@ -325,6 +326,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         if node.index[0] == 2:       # implicit: early allocation of every chunk
             node.store.allocate_all()
     if arr is not None:
+        if V.needs_heap(dtype):
+            check_storable(arr, dtype)
         node.store.write((), arr)
     return node
 
@@ -408,6 +411,8 @@ def _external_node(writer, shape, maxshape, dtype, fillvalue, slots, prefix, arr
     if track_times:
         node.times = writer.now()
     if arr is not None:
+        if V.needs_heap(dtype):
+            check_storable(arr, dtype)
         node.store.write((), arr)
     return node
 

@@ -13,7 +13,7 @@ import posixpath
 
 import numpy as np
 
-from .create_checks import check_required, link_name
+from .create_checks import check_required, check_storable, link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
                        default_order, fill_bytes, make_dataset, access_prefixes)
 from ..selections import check_broadcast, numpy_index
@@ -402,18 +402,6 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
 
-def _check_refs(val, kind):
-    """h5py's TypeError for a reference of the other kind (object or region) than the
-    dataset's, or a value that is no reference."""
-    from ..reference import RegionReference
-    region = issubclass(kind, RegionReference)
-    for v in np.ravel(np.asarray(val, dtype=object)):
-        if v is not None and (isinstance(v, RegionReference) != region or
-                              not isinstance(v, kind)):
-            raise TypeError(f"Can't convert element {v!r} to "
-                            f"{'hdset_reg_ref_t' if region else 'hobj_ref_t'}")
-
-
 def _complex_as_compound(val, dtype):
     """Complex values for a dataset of ('r', 'i') compounds (h5py's complex_compat_dtype):
     their real and imaginary parts as the two members (numpy's cast would put the real part
@@ -440,14 +428,6 @@ def _encoded_strings(val, dtype):
             flat = [v.encode(encoding) if isinstance(v, str) else v for v in items.ravel()]
             return np.array(flat, dtype=dtype).reshape(items.shape)
     return val
-
-
-def _check_ascii(val):
-    """h5py's UnicodeEncodeError for a str that is not ASCII written to a dataset of ASCII
-    strings (string_dtype('ascii'): values stored as given bytes, str encoded as ASCII)."""
-    for v in np.ravel(np.asarray(val, dtype=object)):
-        if isinstance(v, str):
-            v.encode("ascii")
 
 
 def _check_array_values(shape, dtype):
@@ -510,10 +490,6 @@ class DatasetWriter(WritableObject):
             val = val.astype(object)          # numpy 2 StringDType: str objects
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
-            if "ref" in meta:
-                _check_refs(val, meta["ref"])
-            if meta.get("vlen") is bytes:
-                _check_ascii(val)
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
                 if isinstance(val, (str, bytes)) or not hasattr(val, "__len__"):
                     tmp = np.empty((), object)
@@ -521,6 +497,7 @@ class DatasetWriter(WritableObject):
                     val = tmp
                 else:
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
+            check_storable(val, node.dtype)
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
             _check_array_values(np.shape(val), node.dtype)
@@ -743,6 +720,8 @@ class AttributesWriter:
         """Make the attribute; it shares ``named``, the committed type (writer node) it was
         created with, when that is its type."""
         named = named if named is not None and named.dtype == dt else None
+        if arr is not None:
+            check_storable(arr, dt)
         self._wnode.set_attr(name, dt, shape, arr, named)
         self._parent._writer.touch()
 
@@ -754,6 +733,7 @@ class AttributesWriter:
             arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
                 _prepare(value, old.dtype)[0]
             if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
+                check_storable(arr, old.dtype)
                 old.value = arr.reshape(old.shape)
                 self._parent._writer.touch()
                 return

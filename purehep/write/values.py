@@ -118,6 +118,36 @@ def to_file(values, dt, resolver, so=SIZEOF_OFFSETS):
     return _convert(arr, dt, resolver, so)
 
 
+class _Placeholders:
+    """A resolver that places nothing: heap IDs and addresses come out 0."""
+
+    @staticmethod
+    def heap(data):
+        return 0, 0
+
+    @staticmethod
+    def address(ref):
+        if not hasattr(ref, "address"):
+            raise TypeError(f"Can't convert element {ref!r} to hobj_ref_t")
+        return 0
+
+    @staticmethod
+    def region(ref):
+        return b""
+
+
+def check(values, dt):
+    """Raise now what ``to_file`` would raise at the commit for values of ``dt`` that cannot
+    be stored (a number as a variable-length string, as a compound's string member; a str
+    that is not ASCII as an ASCII one): libhdf5 converts values when they are given."""
+    if needs_conversion(dt):
+        if _meta(np.dtype(dt)).get("vlen") is bytes:
+            for v in np.ravel(np.asarray(values, dtype=object)):
+                if isinstance(v, str):
+                    v.encode("ascii")
+        to_file(values, dt, _Placeholders)
+
+
 def _convert(arr, dt, resolver, so):
     meta = _meta(dt)
     sdt = stored_dtype(dt, so)
