@@ -135,6 +135,19 @@ def _prepare(data, dtype):
     return np.asarray(data, dtype=dtype), dtype
 
 
+def hdf5_converted(data, dtype, new=False):
+    """``data`` as libhdf5 converts an array h5py passes on as it is (create_dataset's
+    ``data=`` (``new``), attrs.modify; attrs.create casts with numpy, and so does h5py's
+    create_dataset for float16): an array of another fixed-size type by libhdf5's rules
+    (write.values.cast); anything else unchanged."""
+    from ..write import values as V
+    if isinstance(data, np.ndarray) and dtype is not None and data.dtype != dtype and \
+            data.dtype.kind not in "OUT" and not V.needs_heap(dtype) and \
+            np.dtype(dtype).subdtype is None and not (new and np.dtype(dtype) == np.float16):
+        return V.cast(data, dtype)
+    return data
+
+
 
 def _guess_dtype(data):
     from ..dtypes import ref_dtype, regionref_dtype, string_dtype
@@ -212,7 +225,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         raise ValueError("Unable to synchronously create dataset (no appropriate function for "
                          "conversion path)")
     if data is not None:
-        arr, dt = _prepare(data, dtype)
+        arr, dt = _prepare(hdf5_converted(data, dtype, new=True), dtype)
         if isinstance(arr, Empty):
             shape = None
         else:

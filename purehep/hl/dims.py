@@ -302,7 +302,7 @@ def set_label(ds, dim, label):
     label = _c_string(_e(label))
     if ds._node is None:
         raise _failure("H5DSset_label")
-    labels = _labels(ds)
+    labels = [v if v is None else _e(v) for v in _labels(ds)]   # the others as stored: bytes
     labels[dim] = label
     dtype = _stored_dtype(ds, "DIMENSION_LABELS", DIMENSION_LABELS_DTYPE)
     ds.attrs.create("DIMENSION_LABELS", np.array(labels, object), dtype=dtype)

@@ -15,8 +15,9 @@ import numpy as np
 
 from .create_checks import check_required, check_storable, link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
-                       default_order, fill_bytes, make_dataset, access_prefixes)
+                       default_order, fill_bytes, hdf5_converted, make_dataset, access_prefixes)
 from ..selections import check_broadcast, numpy_index
+from ..write import values as V
 
 
 class _ThroughExternal(KeyError):
@@ -488,6 +489,9 @@ class DatasetWriter(WritableObject):
         val = _complex_as_compound(val, node.dtype)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
+        if isinstance(val, np.ndarray) and node.dtype.names is not None and \
+                node.dtype.subdtype is None and val.dtype.kind != "V":
+            val = np.asarray(val, dtype=node.dtype)   # h5py's numpy cast: into every member
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
@@ -498,13 +502,15 @@ class DatasetWriter(WritableObject):
                 else:
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             check_storable(val, node.dtype)
+            if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype != node.dtype:
+                val = V.cast(val, node.dtype)
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
             _check_array_values(np.shape(val), node.dtype)
             dtype = node.store.dtype.base
             val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
-            if val.dtype != dtype:
-                val = val.astype(dtype)
+            if val.dtype != dtype:      # (the dataset's own type: an enum's is no integer)
+                val = V.cast(val, node.dtype.base).astype(dtype, copy=False)
             node.store.write(args, val)
         self._writer.touch()
 
@@ -710,7 +716,6 @@ class AttributesWriter:
         self._store_attr(name, dt, tuple(arr.shape), arr, named)
 
     def _store_attr(self, name, dt, shape, arr, named=None):
-        from ..write import values as V
         V.stored_dtype(dt)
         from ..format.messages.datatype import encode_dtype
         encode_dtype(dt)          # raises TypeError for dtypes HDF5 cannot store
@@ -730,9 +735,8 @@ class AttributesWriter:
             old = self._wnode.attrs[name]
             if old.shape is None:
                 raise OSError("Empty attributes can't be modified")
-            arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
-                _prepare(value, old.dtype)[0]
-            if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
+            arr = _prepare(hdf5_converted(value, old.dtype), old.dtype)[0]
+            if arr.shape == old.shape or arr.size == int(np.prod(old.shape)) == 1:
                 check_storable(arr, old.dtype)
                 old.value = arr.reshape(old.shape)
                 self._parent._writer.touch()

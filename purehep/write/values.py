@@ -118,6 +118,51 @@ def to_file(values, dt, resolver, so=SIZEOF_OFFSETS):
     return _convert(arr, dt, resolver, so)
 
 
+def _kind(dt):
+    """libhdf5's class of a numpy dtype, as far as conversions tell them apart."""
+    meta = _meta(dt)
+    if "enum" in meta:
+        return "enum"
+    if "vlen" in meta or "ref" in meta or dt.kind == "O":
+        return "object"
+    return {"i": "int", "u": "int", "f": "float", "c": "complex", "b": "bool", "S": "string",
+            "V": "compound" if dt.names is not None else "opaque"}.get(dt.kind, "other")
+
+
+# (source class, destination class) pairs libhdf5 has no conversion path for (H5T_path_find
+# fails: H5Dwrite / H5Awrite raise "no appropriate function for conversion path")
+_NO_PATH = {(s, d) for d in ("int", "float", "bool", "enum")
+            for s in ("complex", "string", "compound")} | \
+    {("float", "bool"), ("float", "enum")} | \
+    {(s, "complex") for s in ("int", "float", "bool", "enum", "string")} | \
+    {(s, "string") for s in ("int", "float", "bool", "enum", "complex", "compound")} | \
+    {(s, "compound") for s in ("int", "float", "bool", "enum", "string")}
+
+
+def cast(arr, dt):
+    """An array given for a dataset or attribute of ``dt`` (and not of it) converted as
+    libhdf5 converts it when h5py passes an array on as it is (H5Tconvert): integers out of
+    the destination's range saturate (numpy would wrap them), but not between integers of
+    one size and opposite byte orders (libhdf5 swaps their bytes and stops), floats to
+    integers truncate and saturate; classes without a conversion path raise OSError. Other
+    pairs (compounds, variable-length and reference types) are numpy's cast."""
+    dt = np.dtype(dt)
+    src, dst = _kind(arr.dtype), _kind(dt)
+    if (src, dst) in _NO_PATH:
+        raise OSError("Can't synchronously write data (no appropriate function for "
+                      "conversion path)")
+    swapped = arr.dtype.itemsize == dt.itemsize > 1 and arr.dtype.isnative != dt.isnative
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, NaN: C's cast
+        out = arr.astype(dt)
+    if dst in ("int", "enum") and src in ("int", "float") and not (src == "int" and swapped):
+        info = np.iinfo(dt)
+        top, bottom = (info.max, info.min) if src == "int" else \
+            (float(info.max), float(info.min))
+        out[arr >= top] = info.max
+        out[arr <= bottom] = info.min
+    return out
+
+
 class _Placeholders:
     """A resolver that places nothing: heap IDs and addresses come out 0."""
 
