@@ -162,3 +162,28 @@ def test_move_link_messages(tmp_path, track_order):
     assert made[purehep] == made[h5py]
     assert made[h5py][:2] == (["later", "other", "renamed"] if not track_order else
                               ["other", "renamed", "later"], ["d"])
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_copy_keeps_header_settings(tmp_path, libver):
+    """A copied dataset keeps what H5Ocopy keeps of its header: attribute creation order
+    tracked (and the attributes in that order, dense ones too), fill and allocation times;
+    purehep's copies lost the first two."""
+    made = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        with lib.File(p, "w", libver=libver) as f:
+            d = f.create_dataset("a", (5,), "i4", track_order=True, chunks=(2,), fillvalue=3,
+                                 fill_time="never")
+            for n in "zyxwvutsrqp":
+                d.attrs[n] = 1
+            f.create_dataset("b", (5,), "i4", track_order=True).attrs["z"] = 2
+            f.create_dataset("c", data=np.arange(4), fillvalue=2)
+            f.create_dataset("v", (2,), np.dtype([("s", lib.string_dtype()), ("n", "i4")]))
+            for k in list(f):
+                f.copy(k, k + "_copy")
+        with h5py.File(p, "r") as h:
+            plists = {k: h[k].id.get_create_plist() for k in h}
+            made[lib] = [(k, list(h[k].attrs), p.get_attr_creation_order(), p.get_fill_time(),
+                          p.get_alloc_time()) for k, p in plists.items()]
+    assert made[purehep] == made[h5py]

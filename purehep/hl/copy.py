@@ -1,6 +1,7 @@
 """Copying objects between and within files (h5py's ``Group.copy``; libhdf5's H5Ocopy):
 groups with their members, datasets with their values, storage settings (shape, maximum
-shape, chunking, filter pipeline, fill value, compact layout) and attributes, and named
+shape, chunking, filter pipeline, fill value, fill and allocation times, compact layout),
+attribute creation order and attributes, and named
 datatypes. Hard links inside the copied tree stay hard links to one copy; soft and external
 links are copied as links unless expanded. A dataset or attribute sharing a committed datatype
 shares its copy: each committed type is copied once per copy, linked where the type itself is
@@ -127,6 +128,7 @@ class _Copier:
         fill = ds._msg(0x05, required=False)
         if fill is not None and fill.value:
             kw["fillvalue"] = ds.fillvalue
+        kw.update(_settings(ds))
         if ds.chunks is not None and ds._pipeline is not None:
             kw["filter_pipeline"] = tuple(ds._pipeline.filters)
         if ds._layout.layout_class == 0:
@@ -167,6 +169,18 @@ class _Copier:
         if not self._same_file(obj) and _has_refs(dtype):
             raise UnsupportedFeatureError(f"copying object references of {obj.name!r} to "
                                           "another file (their targets are not there)")
+
+
+def _settings(ds):
+    """create_dataset's options for what else H5Ocopy keeps of a dataset's header: whether
+    attribute creation order is tracked, the fill and allocation times."""
+    from ..h5d import ALLOC_TIME_EARLY
+    plist = ds.id.get_create_plist()
+    out = {"track_order": bool(plist.get_attr_creation_order()),
+           "fill_time": ("alloc", "never", "ifset")[plist.get_fill_time()]}
+    if plist.get_alloc_time() == ALLOC_TIME_EARLY and plist.get_layout() != 0:
+        out["alloc_time"] = "early"
+    return out
 
 
 def _share(entry, named):
