@@ -1077,6 +1077,38 @@ def arrays_of_other_types_convert_as_libhdf5(lib, tmp):
 
 
 @behaviour
+def attribute_created_again_is_last_in_creation_order(lib, tmp):
+    """attrs[name] = / attrs.create of an existing attribute deletes it and creates it anew
+    (the last in creation order: purehep kept its place); attrs.modify and the dimension
+    scale calls rewrite in place. Compact and dense storage, new and reopened files."""
+    path, out = os.path.join(tmp, "f.h5"), []
+    for libver in ("earliest", "latest"):
+        with _file(lib, tmp, libver=libver, track_order=True) as fh:
+            d = fh.create_dataset("a", (3, 4), "i4", track_order=True)
+            for n in "abc":
+                d.attrs[n] = 1
+            d.attrs["a"] = 5
+            d.attrs.modify("b", 7)
+            scale = fh.create_dataset("s", (3,), "f4", track_order=True)
+            scale.make_scale("x")
+            d.dims[0].label = "l"
+            d.dims[0].attach_scale(scale)
+            d.attrs["z"] = 1
+            d.dims[0].label = "m"
+            d.dims[1].attach_scale(scale)
+            g = fh.create_group("g", track_order=True)
+            for n in "abcdefghijk":
+                g.attrs[n] = 1
+            g.attrs["a"] = 2
+        with _file(lib, tmp, mode="a", libver=libver) as fh:
+            fh["a"].attrs["b"] = 1
+            fh["g"].attrs["d"] = 1
+        with h5py.File(path, "r") as fh:
+            out.append([list(fh["a"].attrs), list(fh["g"].attrs), list(fh["s"].attrs)])
+    return out
+
+
+@behaviour
 def repr_after_close(lib, tmp):
     with _file(lib, tmp) as fh:
         fh["t"] = np.dtype("S10")
