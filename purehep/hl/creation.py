@@ -22,6 +22,9 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
         elif dtype.kind == "f":
             if scaleoffset is True:
                 raise ValueError("integer scaleoffset must be provided for floating point types")
+            if dtype.itemsize not in (4, 8):      # H5Z__scaleoffset_get_type: float, double
+                raise ValueError("Unable to synchronously create dataset (cannot find matched "
+                                 "memory datatype)")
             cls, stype, factor = 1, 0, int(scaleoffset)
         else:
             raise TypeError("scale/offset filter only supported for integer and floating-point "
