@@ -187,3 +187,21 @@ def test_copy_keeps_header_settings(tmp_path, libver):
             made[lib] = [(k, list(h[k].attrs), p.get_attr_creation_order(), p.get_fill_time(),
                           p.get_alloc_time()) for k, p in plists.items()]
     assert made[purehep] == made[h5py]
+
+
+def test_copy_of_guessed_chunks_past_the_shape(tmp_path):
+    """A guessed chunk shape may exceed a zero-length or fixed dimension; the copy keeps it
+    (purehep refused the copy, checking it as a chunk shape given by the caller)."""
+    made = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        with lib.File(p, "w") as f:
+            f.create_dataset("a", (0,), "i4", chunks=True, maxshape=(2,))
+            f.create_dataset("b", (4, 0), "f8", chunks=True)
+            f.copy("a", "a_copy")
+            f.copy("b", "b_copy")
+            f["a_copy"].resize((2,))
+            f["a_copy"][:] = 5
+        with h5py.File(p, "r") as h:
+            made[lib] = [(k, h[k].chunks, h[k].maxshape, h[k][()].tolist()) for k in h]
+    assert made[purehep] == made[h5py]

@@ -124,7 +124,8 @@ class _Copier:
         if ds.is_virtual:
             return self._virtual(ds, group, name, named)
         kw = dict(shape=ds.shape, dtype=ds.dtype, chunks=ds.chunks,   # (a maximum shape
-                  maxshape=ds.maxshape if ds.chunks is not None else None)   # makes chunks)
+                  maxshape=ds.maxshape if ds.chunks is not None else None,   # makes chunks)
+                  stored_chunks=True)
         fill = ds._msg(0x05, required=False)
         if fill is not None and fill.value:
             kw["fillvalue"] = ds.fillvalue

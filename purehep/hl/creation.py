@@ -196,11 +196,13 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
                  external=None, sparse=False, section_filters=None, chunk_index=None,
-                 filter_pipeline=None, fill_time=None, external_prefix=None, **unused):
+                 filter_pipeline=None, fill_time=None, external_prefix=None,
+                 stored_chunks=False, **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
     ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
     ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset;
-    ``external_prefix``: the external file prefix in force, io.prefix)."""
+    ``stored_chunks``: ``chunks`` is a stored dataset's (copied), not checked against the
+    shape; ``external_prefix``: the external file prefix in force, io.prefix)."""
     from ..write import model, values as V
     from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
     from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
@@ -292,10 +294,10 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         chunks = None
     stored = V.stored_dtype(dtype)
     # h5py sizes a guessed chunk by numpy's itemsize (8 for a variable-length type) and checks
-    # only given chunk shapes against the (maximum) shape: a guess may exceed a zero-length
-    # or fixed dimension
-    guessed = chunks is True
-    if guessed:
+    # only given chunk shapes against the (maximum) shape: a guess (or a copy of one) may
+    # exceed a zero-length or fixed dimension
+    unchecked = chunks is True or stored_chunks
+    if chunks is True:
         chunks = guess_chunk(shape, maxshape, dtype.itemsize)
     if chunks is not None:
         chunks = (chunks,) if isinstance(chunks, int) else tuple(int(c) for c in chunks)
@@ -303,7 +305,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
             raise ValueError("Chunk shape must not be greater than data shape in any dimension. "
                              f"{chunks} is not compatible with {shape}")
         for c, s, m in zip(chunks, shape, maxshape or shape):
-            if c <= 0 or (m is not None and c > m and not guessed):
+            if c <= 0 or (m is not None and c > m and not unchecked):
                 raise ValueError(f"Chunk shape must not be greater than data shape in any "
                                  f"dimension. {chunks} is not compatible with {shape}")
         layout = "chunked"
