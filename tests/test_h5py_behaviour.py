@@ -1117,6 +1117,30 @@ def scaleoffset_of_half_floats(lib, tmp):
 
 
 @behaviour
+def object_arrays_for_fixed_types(lib, tmp):
+    """An object array (variable-length data to h5py) has no conversion path to a number,
+    fixed string or compound attribute: ds[...] =, attrs.modify and create_dataset(data=)
+    raise OSError (purehep stored numpy's cast, or raised TypeError / ValueError)."""
+    out = []
+    with _file(lib, tmp) as fh:
+        for dt in ["i4", "f8", "c8", "?", "S3"]:
+            for v in [np.array(["a", "b"], object), np.array([1, 2], object),
+                      np.array([b"x", b"y"], object)]:
+                fh.attrs.create("a", np.zeros(2, dt))
+                d = fh.create_dataset(f"d{len(fh)}", (2,), dt)
+                for call in (lambda: fh.attrs.modify("a", v),
+                             lambda: d.__setitem__(Ellipsis, v),
+                             lambda: fh.create_dataset(f"e{len(fh)}", data=v, dtype=dt)):
+                    try:
+                        call()
+                        out.append("stored")
+                    except OSError:
+                        out.append("OSError")
+                out.append((fh.attrs["a"].tolist(), d[()].tolist()))
+    return out
+
+
+@behaviour
 def repr_after_close(lib, tmp):
     with _file(lib, tmp) as fh:
         fh["t"] = np.dtype("S10")

@@ -145,7 +145,7 @@ def hdf5_converted(data, dtype, new=False):
     (write.values.cast); anything else unchanged."""
     from ..write import values as V
     if isinstance(data, np.ndarray) and dtype is not None and data.dtype != dtype and \
-            data.dtype.kind not in "OUT" and not V.needs_heap(dtype) and \
+            data.dtype.kind not in "UT" and not V.needs_heap(dtype) and \
             np.dtype(dtype).subdtype is None and not (new and np.dtype(dtype) == np.float16):
         return V.cast(data, dtype)
     return data

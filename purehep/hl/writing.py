@@ -421,6 +421,8 @@ def _encoded_strings(val, dtype):
     if dtype.kind != "S" or (isinstance(val, np.ndarray) and val.dtype.kind != "O"):
         return val
     encoding = (dtype.metadata or {}).get("h5py_encoding", "ascii")
+    if isinstance(val, np.ndarray) and encoding != "utf-8":
+        return val          # an object array: libhdf5's to convert (it has no path to ASCII)
     if isinstance(val, str):
         return np.array(val.encode(encoding), dtype=dtype)
     if isinstance(val, (list, tuple, np.ndarray)):
@@ -473,7 +475,7 @@ class DatasetWriter(WritableObject):
             self._write_fields(args, names, val)
             return
         val = _encoded_strings(val, node.dtype)
-        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind != "T" \
+        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind not in "OT" \
                 and (val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
             from ..format.messages.datatype import encode_dtype
             encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
@@ -487,8 +489,10 @@ class DatasetWriter(WritableObject):
         if base is not None and base not in (str, bytes):
             val = _vlen_sequences(val, base)
         val = _complex_as_compound(val, node.dtype)
+        libhdf5_converts = True               # (not h5py: it converts StringDType itself)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
+            libhdf5_converts = False
         if isinstance(val, np.ndarray) and node.dtype.names is not None and \
                 node.dtype.subdtype is None and val.dtype.kind != "V":
             val = np.asarray(val, dtype=node.dtype)   # h5py's numpy cast: into every member
@@ -502,7 +506,8 @@ class DatasetWriter(WritableObject):
                 else:
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             check_storable(val, node.dtype)
-            if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype != node.dtype:
+            if isinstance(val, np.ndarray) and node.dtype.kind != "O" and \
+                    val.dtype != node.dtype and libhdf5_converts:
                 val = V.cast(val, node.dtype)
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
@@ -510,7 +515,8 @@ class DatasetWriter(WritableObject):
             dtype = node.store.dtype.base
             val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
             if val.dtype != dtype:      # (the dataset's own type: an enum's is no integer)
-                val = V.cast(val, node.dtype.base).astype(dtype, copy=False)
+                val = V.cast(val, node.dtype.base).astype(dtype, copy=False) \
+                    if libhdf5_converts else val.astype(dtype)
             node.store.write(args, val)
         self._writer.touch()
 

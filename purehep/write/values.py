@@ -130,13 +130,15 @@ def _kind(dt):
 
 
 # (source class, destination class) pairs libhdf5 has no conversion path for (H5T_path_find
-# fails: H5Dwrite / H5Awrite raise "no appropriate function for conversion path")
+# fails: H5Dwrite / H5Awrite raise "no appropriate function for conversion path"); an object
+# array is variable-length data to h5py, which converts to variable-length types only
 _NO_PATH = {(s, d) for d in ("int", "float", "bool", "enum")
             for s in ("complex", "string", "compound")} | \
     {("float", "bool"), ("float", "enum")} | \
     {(s, "complex") for s in ("int", "float", "bool", "enum", "string")} | \
     {(s, "string") for s in ("int", "float", "bool", "enum", "complex", "compound")} | \
-    {(s, "compound") for s in ("int", "float", "bool", "enum", "string")}
+    {(s, "compound") for s in ("int", "float", "bool", "enum", "string")} | \
+    {("object", d) for d in ("int", "float", "complex", "bool", "enum", "string", "compound")}
 
 
 def cast(arr, dt):
