@@ -26,7 +26,7 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
         raise TypeError("track_times must be either True or False")
     if compression == "lzf" and compression_opts is not None:
         raise ValueError("LZF compression filter accepts no options")
-    if scaleoffset in (None, False) and fillvalue is None:
+    if (scaleoffset is None or scaleoffset is False) and fillvalue is None:   # (0 is a factor)
         return
     dt = np.dtype(dtype) if dtype is not None else \
         (np.asarray(data).dtype if data is not None else None)
