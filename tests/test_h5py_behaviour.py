@@ -974,6 +974,17 @@ behaviour(_fill_time("never", chunks=(2,)))
 
 
 @behaviour
+def fill_time_of_scalars(lib, tmp):
+    """h5py makes scalar datasets with a default creation property list: fill_time is
+    dropped (the file says 'if set', the default)."""
+    with _file(lib, tmp) as fh:
+        fh.create_dataset("x", (), "f4", fill_time="alloc")
+        fh.create_dataset("y", (), "f4", fill_time="never", fillvalue=3)
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        return [fh[k].id.get_create_plist().get_fill_time() for k in ("x", "y")]
+
+
+@behaviour
 def fill_time_external(lib, tmp):
     with _file(lib, tmp) as fh:
         fh.create_dataset("x", (10,), "f4", fill_time="never",

@@ -322,7 +322,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              if layout == "chunked" else (),
                              fill, early, track_order=default_order(track_order),
                              track_times=bool(track_times))
-    node.fill_time = fill_time
+    node.fill_time = fill_time if shape != () else None   # h5py drops it for scalars
     if fillvalue is not None and V.needs_heap(dtype):
         check_storable(np.asarray(fillvalue, dtype=dtype), dtype)
         node.heap_fill = fillvalue      # its heap data is written with the fill value message
