@@ -429,8 +429,6 @@ def _external_node(writer, shape, maxshape, dtype, fillvalue, slots, prefix, arr
     if track_times:
         node.times = writer.now()
     if arr is not None:
-        if V.needs_heap(dtype):
-            check_storable(arr, dtype)
         node.store.write((), arr)
     return node
 
