@@ -235,3 +235,32 @@ def test_copy_of_guessed_chunks_past_the_shape(tmp_path):
         with h5py.File(p, "r") as h:
             made[lib] = [(k, h[k].chunks, h[k].maxshape, h[k][()].tolist()) for k in h]
     assert made[purehep] == made[h5py]
+
+
+def test_copy_of_external_dataset(tmp_path, monkeypatch):
+    """H5Ocopy keeps a dataset's external storage: the copy names the same files (with the
+    maximum shape and fill value); purehep made a contiguous copy without its maximum shape.
+    A partial write to an external dataset whose file is not made yet creates it (purehep
+    failed reading the missing file)."""
+    monkeypatch.chdir(tmp_path)
+    made = {}
+    for lib in (h5py, purehep):
+        n = lib.__name__
+        with lib.File(f"{n}.h5", "w") as f:
+            d = f.create_dataset("e", (4, 3), "<i4", maxshape=(None, 3),
+                                 external=[(f"{n}.bin", 0, h5py.h5f.UNLIMITED)])
+            d[...] = np.arange(12).reshape(4, 3)
+            f.create_dataset("e2", (5,), "f8", fillvalue=2.5,
+                             external=[(f"{n}.bin2", 8, 40)])
+            f["e2"][1:3] = 7
+            f.copy("e", "ec")
+            f.copy("e2", "e2c")
+            f["ec"][3] = 9                  # the copy shares the source's data
+        with h5py.File(f"{n}.h5", "r") as h:
+            made[lib] = []
+            for k in h:
+                pl = h[k].id.get_create_plist()
+                made[lib].append((k, h[k].shape, h[k].maxshape, pl.get_layout(),
+                                  [pl.get_external(i)[1:] for i in range(pl.get_external_count())],
+                                  h[k].fillvalue, h[k][()].tolist()))
+    assert made[purehep] == made[h5py]

@@ -9,8 +9,11 @@ shares its copy: each committed type is copied once per copy, linked where the t
 in the copied tree, else anonymous (no link; counted by its uses, spec IV.A.1), as H5Ocopy
 copies them.
 
-Not copied as libhdf5 does: external-file and sparse datasets are copied as contiguous and
-chunked datasets holding the same values; datasets and attributes of types holding
+A dataset stored in external files is copied as libhdf5 copies it: the copy names the same
+files (their data is not copied, the two share it).
+
+Not copied as libhdf5 does: sparse datasets are copied as chunked datasets holding the same
+values; datasets and attributes of types holding
 references (compound members, sequences) cannot be copied to another file (libhdf5 copies
 the addresses, which point nowhere there) and raise.
 """
@@ -138,8 +141,13 @@ class _Copier:
             kw["filter_pipeline"] = tuple(ds._pipeline.filters)
         if ds._layout.layout_class == 0:
             kw["layout"] = "compact"
+        external = ds.external
+        if external:            # H5Ocopy copies the file list: the copy names the same files
+            kw.update(maxshape=ds.maxshape, external=external)
         out = group.create_dataset(name, **kw)
         _share(out._node, named)            # (before a value read stages the file)
+        if external:
+            return out
         for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize) if not foreign_refs else ():
             out[sel] = ds[sel]
         return out

@@ -163,7 +163,8 @@ class ContiguousStore:
 
 class ExternalStore:
     """Raw data in external files (``segments``: (path, offset, size) in slot order), written
-    straight into them as libhdf5 does; a partial write reads, updates and writes back."""
+    straight into them as libhdf5 does; a partial write reads, updates and writes back (files
+    not made yet read as zeros: libhdf5 creates them as it writes)."""
 
     def __init__(self, segments, shape, dtype):
         self.segments = list(segments)
@@ -175,7 +176,7 @@ class ExternalStore:
         if args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis):
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:
-            arr = np.frombuffer(read_segments(self.segments, self.nbytes),
+            arr = np.frombuffer(read_segments(self.segments, self.nbytes, missing_ok=True),
                                 self.dtype.base).reshape(self.shape + self.dtype.shape)
             arr[args] = values
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
