@@ -264,3 +264,25 @@ def test_copy_of_external_dataset(tmp_path, monkeypatch):
                                   [pl.get_external(i)[1:] for i in range(pl.get_external_count())],
                                   h[k].fillvalue, h[k][()].tolist()))
     assert made[purehep] == made[h5py]
+
+
+def test_copy_of_variable_length_sequences(tmp_path):
+    """Datasets of variable-length sequences are copied element by element: a scalar one,
+    an empty one and one of equal-length sequences (purehep's copy wrote them back through
+    __setitem__, which reads a regular array as sequences of its last axis, and failed)."""
+    made = {}
+    for lib in (h5py, purehep):
+        p = tmp_path / f"{lib.__name__}.h5"
+        vlen = lib.vlen_dtype(np.dtype("<i4"))
+        with lib.File(p, "w") as f:
+            f.create_dataset("s", (), vlen)[()] = np.array([1, 2, 3], "i4")
+            f.create_dataset("z", (0, 7), vlen)
+            f.create_dataset("q", (3,), vlen)[...] = np.array(
+                [np.array([1, 2], "i4"), np.array([3, 4], "i4"), np.array([5, 6], "i4")], object)
+            for k in list(f):
+                f.copy(k, k + "c")
+        with h5py.File(p, "r") as h:
+            made[lib] = [(k, h[k].shape, [np.asarray(x).tolist() for x in
+                                          np.asarray(h[k][()], dtype=object).reshape(-1)]
+                          if h[k].shape else h[k][()].tolist()) for k in h]
+    assert made[purehep] == made[h5py]

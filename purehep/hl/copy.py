@@ -149,7 +149,7 @@ class _Copier:
         if external:
             return out
         for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize) if not foreign_refs else ():
-            out[sel] = ds[sel]
+            out._write_read_values(sel, ds[sel])
         return out
 
     def _virtual(self, ds, group, name, named):

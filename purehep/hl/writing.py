@@ -520,6 +520,21 @@ class DatasetWriter(WritableObject):
             node.store.write(args, val)
         self._writer.touch()
 
+    def _write_read_values(self, args, val):
+        """Write values as a read gives them (Group.copy): one element per item, where
+        __setitem__ would read a regular array as sequences of a variable-length type, as
+        h5py does."""
+        from ..write.storage import MemoryStore
+        node = self._node
+        if not isinstance(node.store, MemoryStore) or node.dtype.kind != "O":
+            self[args] = val
+            return
+        if node.shape == ():
+            item, val = val, np.empty((), object)
+            val[()] = item
+        node.store.write(args if args else Ellipsis, val)
+        self._writer.touch()
+
     def _write_fields(self, args, names, val):
         """``ds[sel, 'a', 'b'] = val``: the named fields of the selection change, the other
         fields keep their values (read, update, write back)."""

@@ -65,7 +65,11 @@ class MemoryStore:
 
     def write(self, args, values):
         if isinstance(values, np.ndarray) and values.ndim == 0 and self.array.dtype == object:
-            values = values[()]       # the element itself, not a 0-d array as the element
+            # into a view (a trailing Ellipsis): numpy copies the element, not the 0-d array
+            # as the element, and an element that is itself an array is not broadcast
+            args = args if isinstance(args, tuple) else (args,)
+            if not any(a is Ellipsis for a in args):
+                args = args + (Ellipsis,)
         self.array[args] = values
 
     def resize(self, shape, fill):
