@@ -308,7 +308,7 @@ class Fuzz:
             return
         sel = selection(self.rng, d["shape"])
         self.both(f"read {name}[{sel!r}]", lambda lib, f: f[name][sel],
-                  lambda a, b: norm(a, self.files[0]) == norm(b, self.files[1]))
+                  lambda a, b: norm(a) == norm(b))
 
     def op_resize(self):
         name = self.pick(lambda d: d["chunked"] and d["shape"] and d["key"] != "ref")
@@ -439,13 +439,18 @@ class Fuzz:
 
 
 # --- both files as h5py reads them ------------------------------------------------------------
-def norm(v, f):
-    """A value made comparable between files: references as their target's paths."""
+def norm(v, f=None):
+    """A value made comparable between files: references as every path of their target
+    (``f``: the h5py file read; without one, whether they are null only)."""
     if isinstance(v, (h5py.Empty, purehep.Empty)):
         return ("Empty", str(v.dtype))
     if isinstance(v, h5py.Reference) or type(v).__name__ == "Reference":
-        return ("ref", _paths(f)[h5py.h5g.get_objinfo(f[v].id).objno] if v else None) \
-            if isinstance(f, h5py.File) else ("ref", f[v].name if v else None)
+        if not (v and f):
+            return ("ref", bool(v))
+        try:
+            return ("ref", _paths(f)[h5py.h5g.get_objinfo(f[v].id).objno])
+        except KeyError:            # to an object deleted since
+            return ("ref", "dangling")
     if isinstance(v, np.ndarray):
         if v.dtype.hasobject:
             return (ntype(v.dtype), v.shape, [norm(x, f) for x in v.reshape(-1)])
@@ -461,12 +466,12 @@ def norm(v, f):
 
 def _paths(f):
     """Object number -> every path of the object (hard links give one object two names)."""
-    if getattr(f, "_fuzz_paths", None) is None:
+    if f.filename not in PATHS:
         paths = {h5py.h5g.get_objinfo(f.id).objno: ["/"]}
         f.visititems(lambda name, obj: paths.setdefault(
             h5py.h5g.get_objinfo(obj.id).objno, []).append("/" + name))
-        f._fuzz_paths = {k: tuple(sorted(v)) for k, v in paths.items()}
-    return f._fuzz_paths
+        PATHS[f.filename] = {k: tuple(sorted(v)) for k, v in paths.items()}
+    return PATHS[f.filename]
 
 
 def ntype(dt):
@@ -480,9 +485,14 @@ def ntype(dt):
     return (dt.str, meta)
 
 
+PATHS = {}     # file name -> _paths while dump reads it
+
+
 def dump(path):
     """Path -> what h5py reads there: links, settings, attributes and values."""
     out = {}
+    PATHS.pop(os.path.abspath(path), None)
+    PATHS.pop(path, None)
     with h5py.File(path, "r") as f:
         def attrs(obj):
             res = []
