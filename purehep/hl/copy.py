@@ -13,9 +13,9 @@ A dataset stored in external files is copied as libhdf5 copies it: the copy name
 files (their data is not copied, the two share it).
 
 Not copied as libhdf5 does: sparse datasets are copied as chunked datasets holding the same
-values; datasets and attributes of types holding
-references (compound members, sequences) cannot be copied to another file (libhdf5 copies
-the addresses, which point nowhere there) and raise.
+values; datasets and attributes of types holding references (compound members, sequences)
+cannot be copied to another file (libhdf5 copies the addresses, which point nowhere there)
+and raise.
 """
 import numpy as np
 
