@@ -152,6 +152,7 @@ class Fuzz:
         self.libver = self.rng.choice(["earliest", "latest"])
         self.track = self.rng.random() < 0.3
         self.ds, self.objs, self.groups, self.attrs = {}, {"/"}, ["/"], {}
+        self.referenced = set()
         self.counter = 0
         self.trace = [f"libver={self.libver} track_order={self.track}"]
 
@@ -211,8 +212,13 @@ class Fuzz:
         return self.rng.choice(names) if names else None
 
     def refs(self, shape):
+        """Paths for references (the rest of a value refers to the root); the objects
+        referred to are deleted no more (libhdf5 gives a deleted object's space to the next
+        one, which the reference then finds)."""
         cands = sorted(self.objs) + [None]
-        return [self.rng.choice(cands) for _ in range(min(int(np.prod(shape)), 4))]
+        out = [self.rng.choice(cands) for _ in range(min(int(np.prod(shape)), 4))]
+        self.referenced.update(out)
+        return out
 
     # --- the operations ---------------------------------------------------------------------
     def op_create_dataset(self):
@@ -392,6 +398,8 @@ class Fuzz:
 
     def op_delete(self):
         name = self.pick(lambda d: not d.get("emptied"))
+        if name in self.referenced:
+            return
         if name is not None and self.both(f"del {name}", lambda lib, f: f.__delitem__(name)):
             self.forget(name)
 
@@ -425,6 +433,7 @@ class Fuzz:
             self.objs.add(dest)
             self.attrs[dest] = self.attrs.setdefault(name, {})
         if self.rng.random() < 0.5 and not self.ds[name].get("emptied") and \
+                name not in self.referenced and \
                 self.both(f"del {name}", lambda lib, f: f.__delitem__(name)):
             self.ds.pop(name, None)
             self.objs.discard(name)
