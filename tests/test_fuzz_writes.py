@@ -12,9 +12,9 @@ the copy); writes of variable-length sequences and their attributes (h5py's obje
 handling refuses or reshapes them); scalar broadcasts into fancy selections and fancy
 selections of no elements (h5py refuses them); contiguous datasets without fill value whose
 space libhdf5 reused (their unwritten part reads stale bytes: the fuzz asks
-fill_time='alloc'); deleting or copying a chunked dataset once resized to no elements (after
-that, libhdf5 2.0 wrote over another dataset's data or global heap: h5py read its own file
-back damaged)."""
+fill_time='alloc'); resizing a chunked dataset to no elements (after that, libhdf5 2.0
+wrote over other objects' data or global heaps, or read stale chunks back: h5py read its own
+file back damaged; datasets made with no elements still grow)."""
 import os
 import random
 import subprocess
@@ -326,12 +326,12 @@ class Fuzz:
         if name is None:
             return
         d = self.ds[name]
-        new = tuple(self.rng.randint(0, m if m is not None else s + 8)
+        new = tuple(self.rng.randint(min(1, m if m is not None else 1),
+                                     m if m is not None else s + 8)
                     for s, m in zip(d["shape"], d["maxshape"]))
         if self.both(f"resize {name} {d['shape']} -> {new}",
                      lambda lib, f: f[name].resize(new)):
             d["shape"] = new
-            d["emptied"] = d.get("emptied") or 0 in new
 
     def op_attr_create(self):
         rng = self.rng
@@ -397,7 +397,7 @@ class Fuzz:
                   lambda lib, f: f[obj].attrs.modify(aname, resolve(lib, f, value, refs)))
 
     def op_delete(self):
-        name = self.pick(lambda d: not d.get("emptied"))
+        name = self.pick()
         if name in self.referenced:
             return
         if name is not None and self.both(f"del {name}", lambda lib, f: f.__delitem__(name)):
@@ -409,7 +409,7 @@ class Fuzz:
         self.attrs.pop(name, None)
 
     def op_copy(self):
-        name = self.pick(lambda d: d["key"] != "ref" and not d.get("emptied"))
+        name = self.pick(lambda d: d["key"] != "ref")
         if name is None:
             return
         dest, without = self.new_name(), self.rng.random() < 0.3
@@ -432,8 +432,7 @@ class Fuzz:
             self.ds[dest] = self.ds[name]          # one object: one model entry
             self.objs.add(dest)
             self.attrs[dest] = self.attrs.setdefault(name, {})
-        if self.rng.random() < 0.5 and not self.ds[name].get("emptied") and \
-                name not in self.referenced and \
+        if self.rng.random() < 0.5 and name not in self.referenced and \
                 self.both(f"del {name}", lambda lib, f: f.__delitem__(name)):
             self.ds.pop(name, None)
             self.objs.discard(name)
