@@ -1160,6 +1160,20 @@ def scaleoffset_zero_with_fletcher32(lib, tmp):
 
 
 @behaviour
+def integers_to_bool_as_int8(lib, tmp):
+    """Integers given for h5py's bool (an enum of int8) are stored as int8, saturated, their
+    bytes as they are (purehep stored 1 for any true value in attributes)."""
+    with _file(lib, tmp) as fh:
+        fh.attrs["a"] = np.array([True, False, True])
+        fh.attrs.modify("a", np.array([-117, 5, 0], "i2"))
+        fh.create_dataset("d", (4,), "?")[...] = np.array([-117, 300, 0, 1], "i4")
+        fh.create_dataset("c", (4,), "?", chunks=(2,))[...] = np.array([-117, 300, 0, 1], "i4")
+        fh.create_dataset("e", data=np.array([-117, 300, 0, 1], "i4"), dtype="?")
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        return fh.attrs["a"].view("u1"), [fh[k][()].view("u1") for k in "dce"]
+
+
+@behaviour
 def repr_after_close(lib, tmp):
     with _file(lib, tmp) as fh:
         fh["t"] = np.dtype("S10")

@@ -145,8 +145,9 @@ def cast(arr, dt):
     """An array given for a dataset or attribute of ``dt`` (and not of it) converted as
     libhdf5 converts it when h5py passes an array on as it is (H5Tconvert): integers out of
     the destination's range saturate (numpy would wrap them), but not between integers of
-    one size and opposite byte orders (libhdf5 swaps their bytes and stops), floats to
-    integers truncate and saturate; classes without a conversion path raise OSError. Other
+    one size and opposite byte orders (libhdf5 swaps their bytes and stops), to bool they
+    are stored as int8 (h5py's bool is an enum of int8), floats to integers truncate and
+    saturate; classes without a conversion path raise OSError. Other
     pairs (compounds, variable-length and reference types) are numpy's cast."""
     dt = np.dtype(dt)
     src, dst = _kind(arr.dtype), _kind(dt)
@@ -154,6 +155,8 @@ def cast(arr, dt):
         raise OSError("Can't synchronously write data (no appropriate function for "
                       "conversion path)")
     swapped = arr.dtype.itemsize == dt.itemsize > 1 and arr.dtype.isnative != dt.isnative
+    if dst == "bool" and src == "int":      # to h5py's bool, an enum of int8: the integer
+        return cast(arr, np.dtype(np.int8)).view(dt)    # as int8, saturated, as it is
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, NaN: C's cast
         out = arr.astype(dt)
     if dst in ("int", "enum") and src in ("int", "float") and not (src == "int" and swapped):
@@ -229,7 +232,7 @@ def _convert(arr, dt, resolver, so):
                 oflat[i] = resolver.address(ref) if ref else 0
         return out
     if dt.kind == "b" and "enum" not in meta:
-        return np.ascontiguousarray(arr, dtype=np.bool_).astype(np.int8)
+        return np.ascontiguousarray(arr, dtype=np.bool_).view(np.int8)   # (bytes as they are)
     if dt.names is not None:
         out = np.zeros(arr.shape, sdt)
         src = arr if arr.dtype.names is not None else np.asarray(arr, dtype=dt)
