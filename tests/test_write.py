@@ -488,3 +488,31 @@ def test_global_heap_collection_outlives_a_deleted_dataset(tmp_path):
         with h5py.File(p, "r") as h:
             got[lib] = (sorted(h), h["x"].attrs["at"].tolist())
     assert got[purehep] == got[h5py] == (["t", "td", "x"], ["a1", "b2"])
+
+
+def test_list_and_integer_selection_writes_in_h5py_order(tmp_path):
+    """ds[0, :, [1, 3]] = values writes values[i, j] at [0, i, [1, 3][j]] as h5py does, in
+    every layout: numpy's indexing moves the list's axis first (its advanced indices are not
+    side by side), so purehep transposed square values into contiguous, compact and external
+    datasets and refused the others."""
+    made = {}
+    for lib in (h5py, purehep):
+        p = str(tmp_path / f"{lib.__name__}.h5")
+        base = np.arange(24, dtype="f4").reshape(2, 3, 4)
+        with lib.File(p, "w") as f:
+            layouts = {"contiguous": {}, "chunked": {"chunks": (1, 2, 2)},
+                       "external": {"external": [(p + ".bin", 0, 96)]}}
+            for name, kw in layouts.items():
+                d = f.create_dataset(name, data=base, **kw)
+                d[0, :, [1, 3]] = np.array([[100, 101], [102, 103], [104, 105]], "f4")
+                d[1, [0, 2], 3] = np.array([7, 8], "f4")
+                d[-1, [0, 1], 2] = 5
+                sq = f.create_dataset(name + "_square", data=np.zeros((2, 2, 2), "i2"), **(
+                    {} if name == "external" else kw))
+                sq[1, :, [0, 1]] = np.array([[1, 2], [3, 4]], "i2")
+                v = f.create_dataset(name + "_vlen", (2, 3, 2), lib.string_dtype(),
+                                     **({"chunks": (1, 2, 2)} if name == "chunked" else {}))
+                v[0, :, [0, 1]] = np.array([["a", "b"], ["c", "d"], ["e", "f"]], object)
+        with h5py.File(p, "r") as h:
+            made[lib] = {k: h[k][()].tolist() for k in h}
+    assert made[purehep] == made[h5py]

@@ -231,25 +231,28 @@ def external_segments(ctx, external, prefix=None):
             for name, offset, size in external_slots(ctx, external)]
 
 
-def read_segments(segments, nbytes, offset=None):
+def read_segments(segments, nbytes, offset=None, missing_ok=False):
     """The first ``nbytes`` of the data the segments hold, as a bytearray (what a file does
-    not reach reads as zeros); ``offset``: the External Data Files message's, for errors."""
+    not reach reads as zeros, and a missing file when ``missing_ok``); ``offset``: the
+    External Data Files message's, for errors."""
     try:
         buf = bytearray(nbytes)
     except MemoryError:
         raise AllocationError(f"cannot allocate {nbytes} bytes for external data") from None
     pos = 0
-    for path, offset, size in segments:
+    for path, start, size in segments:
         if pos >= nbytes:
             break
         take = min(size, nbytes - pos)
         try:
             with open(path, "rb") as fh:
-                fh.seek(offset)
+                fh.seek(start)
                 data = fh.read(take)
         except OSError as exc:
-            raise FormatError(f"cannot read external file {path!r}: {exc}",
-                              "external data files message", offset) from None
+            if not (missing_ok and isinstance(exc, FileNotFoundError)):
+                raise FormatError(f"cannot read external file {path!r}: {exc}",
+                                  "external data files message", offset) from None
+            data = b""
         buf[pos:pos + len(data)] = data
         pos += take
     return buf

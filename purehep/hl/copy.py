@@ -1,15 +1,21 @@
 """Copying objects between and within files (h5py's ``Group.copy``; libhdf5's H5Ocopy):
 groups with their members, datasets with their values, storage settings (shape, maximum
-shape, chunking, filter pipeline, fill value, compact layout) and attributes, and named
-datatypes. Hard links inside the copied tree stay hard links to one copy; soft and external
-links are copied as links unless expanded. A dataset or attribute sharing a committed datatype
+shape, chunking, filter pipeline, fill value, fill and allocation times, compact layout),
+attribute creation order and attributes, and named datatypes. References are null in the
+copy of an attribute of a reference type, and of a dataset of one copied to another file.
+Hard links inside the copied tree stay hard links to one copy; soft and external links are
+copied as links unless expanded. A dataset or attribute sharing a committed datatype
 shares its copy: each committed type is copied once per copy, linked where the type itself is
 in the copied tree, else anonymous (no link; counted by its uses, spec IV.A.1), as H5Ocopy
 copies them.
 
-Not copied as libhdf5 does: external-file and sparse datasets are copied as contiguous and
-chunked datasets holding the same values; object and region references cannot be copied to
-another file (the targets would not exist there) and raise.
+A dataset stored in external files is copied as libhdf5 copies it: the copy names the same
+files (their data is not copied, the two share it).
+
+Not copied as libhdf5 does: sparse datasets are copied as chunked datasets holding the same
+values; datasets and attributes of types holding references (compound members, sequences)
+cannot be copied to another file (libhdf5 copies the addresses, which point nowhere there)
+and raise.
 """
 import numpy as np
 
@@ -114,7 +120,9 @@ class _Copier:
 
     def _dataset(self, ds, group, name):
         from ..format.messages import committed_address
-        self._refuse_foreign_refs(ds, ds.dtype)
+        foreign_refs = _is_ref(ds.dtype) and not self._same_file(ds)   # copied as null
+        if not foreign_refs:                                            # references
+            self._refuse_foreign_refs(ds, ds.dtype)
         named = self._shared(ds, committed_address(ds._ctx, ds._oh.first(DATATYPE)))
         if ds.shape is None:
             out = group.create_dataset(name, data=Empty(ds.dtype))
@@ -123,18 +131,25 @@ class _Copier:
         if ds.is_virtual:
             return self._virtual(ds, group, name, named)
         kw = dict(shape=ds.shape, dtype=ds.dtype, chunks=ds.chunks,   # (a maximum shape
-                  maxshape=ds.maxshape if ds.chunks is not None else None)   # makes chunks)
+                  maxshape=ds.maxshape if ds.chunks is not None else None,   # makes chunks)
+                  stored_chunks=True)
         fill = ds._msg(0x05, required=False)
         if fill is not None and fill.value:
             kw["fillvalue"] = ds.fillvalue
+        kw.update(_settings(ds))
         if ds.chunks is not None and ds._pipeline is not None:
             kw["filter_pipeline"] = tuple(ds._pipeline.filters)
         if ds._layout.layout_class == 0:
             kw["layout"] = "compact"
+        external = ds.external
+        if external:            # H5Ocopy copies the file list: the copy names the same files
+            kw.update(maxshape=ds.maxshape, external=external)
         out = group.create_dataset(name, **kw)
         _share(out._node, named)            # (before a value read stages the file)
-        for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize):
-            out[sel] = ds[sel]
+        if external:
+            return out
+        for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize) if not foreign_refs else ():
+            out._write_read_values(sel, ds[sel])
         return out
 
     def _virtual(self, ds, group, name, named):
@@ -153,11 +168,17 @@ class _Copier:
         return group._link_new(name, node)
 
     def _attributes(self, source, out):
+        """Copy the attributes; one of a reference type is copied as null references
+        (H5Ocopy zeroes them unless expanding references, which purehep does not)."""
         for attr in source.attrs:
             dtype = source.attrs.get_dtype(attr)
-            self._refuse_foreign_refs(source, dtype)
             named = self._shared(source, source.attrs.get_id(attr)._attr.type_address)
-            out.attrs.create(attr, source.attrs[attr], dtype=dtype)
+            if not _is_ref(dtype):
+                self._refuse_foreign_refs(source, dtype)
+            value = source.attrs[attr]
+            if _is_ref(dtype) and not isinstance(value, Empty):
+                value = np.full(source.attrs.get_id(attr).shape, None, object)
+            out.attrs.create(attr, value, dtype=dtype)
             _share(out._node.attrs[attr], named)
 
     def _same_file(self, obj):
@@ -167,6 +188,23 @@ class _Copier:
         if not self._same_file(obj) and _has_refs(dtype):
             raise UnsupportedFeatureError(f"copying object references of {obj.name!r} to "
                                           "another file (their targets are not there)")
+
+
+def _settings(ds):
+    """create_dataset's options for what else H5Ocopy keeps of a dataset's header: whether
+    attribute creation order is tracked, the fill and allocation times."""
+    from ..h5d import ALLOC_TIME_EARLY
+    plist = ds.id.get_create_plist()
+    out = {"track_order": bool(plist.get_attr_creation_order()),
+           "fill_time": ("alloc", "never", "ifset")[plist.get_fill_time()]}
+    if plist.get_alloc_time() == ALLOC_TIME_EARLY and plist.get_layout() != 0:
+        out["alloc_time"] = "early"
+    return out
+
+
+def _is_ref(dtype):
+    """True for a reference type itself (H5T_REFERENCE class), not a type holding one."""
+    return (dtype.metadata or {}).get("ref") is not None
 
 
 def _share(entry, named):

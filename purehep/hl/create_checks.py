@@ -26,7 +26,7 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
         raise TypeError("track_times must be either True or False")
     if compression == "lzf" and compression_opts is not None:
         raise ValueError("LZF compression filter accepts no options")
-    if scaleoffset in (None, False) and fillvalue is None:
+    if (scaleoffset is None or scaleoffset is False) and fillvalue is None:   # (0 is a factor)
         return
     dt = np.dtype(dtype) if dtype is not None else \
         (np.asarray(data).dtype if data is not None else None)
@@ -93,3 +93,25 @@ def check_required(have_shape, have_maxshape, have_dtype, shape, dtype, exact, k
         raise TypeError(f"Datatypes do not exactly match (existing {have_dtype} vs new {dt})")
     if not np.can_cast(dt, have_dtype):
         raise TypeError(f"Datatypes cannot be safely cast (existing {have_dtype} vs new {dt})")
+
+
+def check_storable(val, dtype):
+    """Raise now, as h5py does when values are given, for values ``dtype`` cannot store
+    (they would fail the commit at flush or close)."""
+    from ..write import values as V
+    kind = (dtype.metadata or {}).get("ref")
+    if kind is not None:
+        _check_refs(val, kind)
+    V.check(val, dtype)
+
+
+def _check_refs(val, kind):
+    """h5py's TypeError for a reference of the other kind (object or region) than the
+    dataset's, or a value that is no reference."""
+    from ..reference import RegionReference
+    region = issubclass(kind, RegionReference)
+    for v in np.ravel(np.asarray(val, dtype=object)):
+        if v is not None and (isinstance(v, RegionReference) != region or
+                              not isinstance(v, kind)):
+            raise TypeError(f"Can't convert element {v!r} to "
+                            f"{'hdset_reg_ref_t' if region else 'hobj_ref_t'}")

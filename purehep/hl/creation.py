@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from ..io.prefix import joined
-from .create_checks import check_create_args, h5py_dtype, no_embedded_nul
+from .create_checks import check_create_args, check_storable, h5py_dtype, no_embedded_nul
 
 
 def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
@@ -22,6 +22,9 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
         elif dtype.kind == "f":
             if scaleoffset is True:
                 raise ValueError("integer scaleoffset must be provided for floating point types")
+            if dtype.itemsize not in (4, 8):      # H5Z__scaleoffset_get_type: float, double
+                raise ValueError("Unable to synchronously create dataset (cannot find matched "
+                                 "memory datatype)")
             cls, stype, factor = 1, 0, int(scaleoffset)
         else:
             raise TypeError("scale/offset filter only supported for integer and floating-point "
@@ -135,6 +138,19 @@ def _prepare(data, dtype):
     return np.asarray(data, dtype=dtype), dtype
 
 
+def hdf5_converted(data, dtype, new=False):
+    """``data`` as libhdf5 converts an array h5py passes on as it is (create_dataset's
+    ``data=`` (``new``), attrs.modify; attrs.create casts with numpy, and so does h5py's
+    create_dataset for float16): an array of another fixed-size type by libhdf5's rules
+    (write.values.cast); anything else unchanged."""
+    from ..write import values as V
+    if isinstance(data, np.ndarray) and dtype is not None and data.dtype != dtype and \
+            data.dtype.kind not in "UT" and not V.needs_heap(dtype) and \
+            np.dtype(dtype).subdtype is None and not (new and np.dtype(dtype) == np.float16):
+        return V.cast(data, dtype)
+    return data
+
+
 
 def _guess_dtype(data):
     from ..dtypes import ref_dtype, regionref_dtype, string_dtype
@@ -180,11 +196,13 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                  scaleoffset=None, fillvalue=None, track_times=None, track_order=None,
                  compact=False, layout=None, alloc_time=None, allow_unknown_filter=False,
                  external=None, sparse=False, section_filters=None, chunk_index=None,
-                 filter_pipeline=None, fill_time=None, external_prefix=None, **unused):
+                 filter_pipeline=None, fill_time=None, external_prefix=None,
+                 stored_chunks=False, **unused):
     """A DatasetNode for h5py's create_dataset arguments (plus ``compact=True`` or
     ``layout='compact'|'contiguous'|'chunked'``, ``alloc_time='early'`` and
     ``filter_pipeline``, FilterInfo entries used as they are, as when copying a dataset;
-    ``external_prefix``: the external file prefix in force, io.prefix)."""
+    ``stored_chunks``: ``chunks`` is a stored dataset's (copied), not checked against the
+    shape; ``external_prefix``: the external file prefix in force, io.prefix)."""
     from ..write import model, values as V
     from ..write.policy import guess_chunk, COMPACT_DATA_LIMIT
     from ..write.storage import MemoryStore, ContiguousStore, ChunkStore
@@ -212,7 +230,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         raise ValueError("Unable to synchronously create dataset (no appropriate function for "
                          "conversion path)")
     if data is not None:
-        arr, dt = _prepare(data, dtype)
+        arr, dt = _prepare(hdf5_converted(data, dtype, new=True), dtype)
         if isinstance(arr, Empty):
             shape = None
         else:
@@ -275,15 +293,19 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
             raise ValueError("Chunked format required for given storage options")
         chunks = None
     stored = V.stored_dtype(dtype)
+    # h5py sizes a guessed chunk by numpy's itemsize (8 for a variable-length type) and checks
+    # only given chunk shapes against the (maximum) shape: a guess (or a copy of one) may
+    # exceed a zero-length or fixed dimension
+    unchecked = chunks is True or stored_chunks
     if chunks is True:
-        chunks = guess_chunk(shape, maxshape, stored.itemsize)
+        chunks = guess_chunk(shape, maxshape, dtype.itemsize)
     if chunks is not None:
         chunks = (chunks,) if isinstance(chunks, int) else tuple(int(c) for c in chunks)
         if len(chunks) != len(shape) or shape == ():
             raise ValueError("Chunk shape must not be greater than data shape in any dimension. "
                              f"{chunks} is not compatible with {shape}")
         for c, s, m in zip(chunks, shape, maxshape or shape):
-            if c <= 0 or (m is not None and c > m):
+            if c <= 0 or (m is not None and c > m and not unchecked):
                 raise ValueError(f"Chunk shape must not be greater than data shape in any "
                                  f"dimension. {chunks} is not compatible with {shape}")
         layout = "chunked"
@@ -300,8 +322,9 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              if layout == "chunked" else (),
                              fill, early, track_order=default_order(track_order),
                              track_times=bool(track_times))
-    node.fill_time = fill_time
+    node.fill_time = fill_time if shape != () else None   # h5py drops it for scalars
     if fillvalue is not None and V.needs_heap(dtype):
+        check_storable(np.asarray(fillvalue, dtype=dtype), dtype)
         node.heap_fill = fillvalue      # its heap data is written with the fill value message
     if track_times:
         node.times = writer.now()
@@ -321,6 +344,8 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         if node.index[0] == 2:       # implicit: early allocation of every chunk
             node.store.allocate_all()
     if arr is not None:
+        if V.needs_heap(dtype):
+            check_storable(arr, dtype)
         node.store.write((), arr)
     return node
 

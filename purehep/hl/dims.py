@@ -144,11 +144,13 @@ def _write_dimension_list(ds, dimension_list):
     if not any(dimension_list):
         del ds.attrs["DIMENSION_LIST"]
         return
-    dtype = _stored_dtype(ds, "DIMENSION_LIST", DIMENSION_LIST_DTYPE)
     value = np.empty(len(dimension_list), object)
     for i, row in enumerate(dimension_list):
         value[i] = np.array([scale.ref for scale in row], object)
-    ds.attrs.create("DIMENSION_LIST", value, dtype=dtype)
+    if "DIMENSION_LIST" in ds.attrs:
+        ds.attrs.modify("DIMENSION_LIST", value)
+    else:
+        ds.attrs.create("DIMENSION_LIST", value, dtype=DIMENSION_LIST_DTYPE)
 
 
 def _reference_list(scale):
@@ -302,10 +304,13 @@ def set_label(ds, dim, label):
     label = _c_string(_e(label))
     if ds._node is None:
         raise _failure("H5DSset_label")
-    labels = _labels(ds)
+    labels = [v if v is None else _e(v) for v in _labels(ds)]   # the others as stored: bytes
     labels[dim] = label
-    dtype = _stored_dtype(ds, "DIMENSION_LABELS", DIMENSION_LABELS_DTYPE)
-    ds.attrs.create("DIMENSION_LABELS", np.array(labels, object), dtype=dtype)
+    if "DIMENSION_LABELS" in ds.attrs:            # rewritten in place (its creation order)
+        ds.attrs.modify("DIMENSION_LABELS", np.array(labels, object))
+    else:
+        ds.attrs.create("DIMENSION_LABELS", np.array(labels, object),
+                        dtype=DIMENSION_LABELS_DTYPE)
 
 
 # --- h5py's interface ---------------------------------------------------------------------------

@@ -13,10 +13,11 @@ import posixpath
 
 import numpy as np
 
-from .create_checks import check_required, link_name
+from .create_checks import check_required, check_storable, link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
-                       default_order, fill_bytes, make_dataset, access_prefixes)
+                       default_order, fill_bytes, hdf5_converted, make_dataset, access_prefixes)
 from ..selections import check_broadcast, numpy_index
+from ..write import values as V
 
 
 class _ThroughExternal(KeyError):
@@ -402,18 +403,6 @@ class GroupWriter(WritableObject):
         self._writer.touch()
 
 
-def _check_refs(val, kind):
-    """h5py's TypeError for a reference of the other kind (object or region) than the
-    dataset's, or a value that is no reference."""
-    from ..reference import RegionReference
-    region = issubclass(kind, RegionReference)
-    for v in np.ravel(np.asarray(val, dtype=object)):
-        if v is not None and (isinstance(v, RegionReference) != region or
-                              not isinstance(v, kind)):
-            raise TypeError(f"Can't convert element {v!r} to "
-                            f"{'hdset_reg_ref_t' if region else 'hobj_ref_t'}")
-
-
 def _complex_as_compound(val, dtype):
     """Complex values for a dataset of ('r', 'i') compounds (h5py's complex_compat_dtype):
     their real and imaginary parts as the two members (numpy's cast would put the real part
@@ -432,6 +421,8 @@ def _encoded_strings(val, dtype):
     if dtype.kind != "S" or (isinstance(val, np.ndarray) and val.dtype.kind != "O"):
         return val
     encoding = (dtype.metadata or {}).get("h5py_encoding", "ascii")
+    if isinstance(val, np.ndarray) and encoding != "utf-8":
+        return val          # an object array: libhdf5's to convert (it has no path to ASCII)
     if isinstance(val, str):
         return np.array(val.encode(encoding), dtype=dtype)
     if isinstance(val, (list, tuple, np.ndarray)):
@@ -440,14 +431,6 @@ def _encoded_strings(val, dtype):
             flat = [v.encode(encoding) if isinstance(v, str) else v for v in items.ravel()]
             return np.array(flat, dtype=dtype).reshape(items.shape)
     return val
-
-
-def _check_ascii(val):
-    """h5py's UnicodeEncodeError for a str that is not ASCII written to a dataset of ASCII
-    strings (string_dtype('ascii'): values stored as given bytes, str encoded as ASCII)."""
-    for v in np.ravel(np.asarray(val, dtype=object)):
-        if isinstance(v, str):
-            v.encode("ascii")
 
 
 def _check_array_values(shape, dtype):
@@ -492,7 +475,7 @@ class DatasetWriter(WritableObject):
             self._write_fields(args, names, val)
             return
         val = _encoded_strings(val, node.dtype)
-        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind != "T" \
+        if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind not in "OT" \
                 and (val.dtype != node.dtype or val.dtype.metadata != node.dtype.metadata):
             from ..format.messages.datatype import encode_dtype
             encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
@@ -506,14 +489,15 @@ class DatasetWriter(WritableObject):
         if base is not None and base not in (str, bytes):
             val = _vlen_sequences(val, base)
         val = _complex_as_compound(val, node.dtype)
+        libhdf5_converts = True               # (not h5py: it converts StringDType itself)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
+            libhdf5_converts = False
+        if isinstance(val, np.ndarray) and node.dtype.names is not None and \
+                node.dtype.subdtype is None and val.dtype.kind != "V":
+            val = np.asarray(val, dtype=node.dtype)   # h5py's numpy cast: into every member
         if isinstance(node.store, MemoryStore):
             meta = node.dtype.metadata or {}
-            if "ref" in meta:
-                _check_refs(val, meta["ref"])
-            if meta.get("vlen") is bytes:
-                _check_ascii(val)
             if ("vlen" in meta or "ref" in meta) and not isinstance(val, np.ndarray):
                 if isinstance(val, (str, bytes)) or not hasattr(val, "__len__"):
                     tmp = np.empty((), object)
@@ -521,14 +505,34 @@ class DatasetWriter(WritableObject):
                     val = tmp
                 else:
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
+            check_storable(val, node.dtype)
+            if isinstance(val, np.ndarray) and node.dtype.kind != "O" and \
+                    val.dtype != node.dtype and libhdf5_converts:
+                val = V.cast(val, node.dtype)
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
             _check_array_values(np.shape(val), node.dtype)
             dtype = node.store.dtype.base
             val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
-            if val.dtype != dtype:
-                val = val.astype(dtype)
+            if val.dtype != dtype:      # (the dataset's own type: an enum's is no integer)
+                val = V.cast(val, node.dtype.base).astype(dtype, copy=False) \
+                    if libhdf5_converts else val.astype(dtype)
             node.store.write(args, val)
+        self._writer.touch()
+
+    def _write_read_values(self, args, val):
+        """Write values as a read gives them (Group.copy): one element per item, where
+        __setitem__ would read a regular array as sequences of a variable-length type, as
+        h5py does."""
+        from ..write.storage import MemoryStore
+        node = self._node
+        if not isinstance(node.store, MemoryStore) or node.dtype.kind != "O":
+            self[args] = val
+            return
+        if node.shape == ():
+            item, val = val, np.empty((), object)
+            val[()] = item
+        node.store.write(args if args else Ellipsis, val)
         self._writer.touch()
 
     def _write_fields(self, args, names, val):
@@ -733,7 +737,6 @@ class AttributesWriter:
         self._store_attr(name, dt, tuple(arr.shape), arr, named)
 
     def _store_attr(self, name, dt, shape, arr, named=None):
-        from ..write import values as V
         V.stored_dtype(dt)
         from ..format.messages.datatype import encode_dtype
         encode_dtype(dt)          # raises TypeError for dtypes HDF5 cannot store
@@ -743,6 +746,8 @@ class AttributesWriter:
         """Make the attribute; it shares ``named``, the committed type (writer node) it was
         created with, when that is its type."""
         named = named if named is not None and named.dtype == dt else None
+        if arr is not None:
+            check_storable(arr, dt)
         self._wnode.set_attr(name, dt, shape, arr, named)
         self._parent._writer.touch()
 
@@ -751,9 +756,9 @@ class AttributesWriter:
             old = self._wnode.attrs[name]
             if old.shape is None:
                 raise OSError("Empty attributes can't be modified")
-            arr = np.asarray(value, dtype=old.dtype) if not (old.dtype.metadata or {}) else \
-                _prepare(value, old.dtype)[0]
-            if arr.shape == old.shape or arr.size == int(np.prod(old.shape)):
+            arr = _prepare(hdf5_converted(value, old.dtype), old.dtype)[0]
+            if arr.shape == old.shape or arr.size == int(np.prod(old.shape)) == 1:
+                check_storable(arr, old.dtype)
                 old.value = arr.reshape(old.shape)
                 self._parent._writer.touch()
                 return

@@ -314,10 +314,9 @@ class Emitter:
             alloc = m_fill.ALLOC_EARLY if node.early else m_fill.ALLOC_INCREMENTAL
         else:
             alloc = m_fill.ALLOC_EARLY if node.early else m_fill.ALLOC_LATE
-        meta = node.dtype.metadata or {}
         fill_time = {"alloc": m_fill.FILL_ON_ALLOC, "never": m_fill.FILL_NEVER,
                      "ifset": m_fill.FILL_IF_SET}.get(node.fill_time) if node.fill_time else \
-            m_fill.FILL_ON_ALLOC if "vlen" in meta else m_fill.FILL_IF_SET
+            m_fill.FILL_ON_ALLOC if V.has_vlen(node.dtype) else m_fill.FILL_IF_SET
         value = node.fill if node.heap_fill is None else \
             V.to_file(np.asarray(node.heap_fill, dtype=node.dtype), node.dtype, R).tobytes()
         fill = m_fill.FillValue(pol.fill_version, value, alloc, fill_time, True)

@@ -105,8 +105,10 @@ class Existing:
         self._attr_snap = self._attr_state()
 
     def _attr_state(self):
-        """What a commit changes attributes by; the committed type each shares last."""
-        return [(n, id(a), id(a.value), a.shape, a.named) for n, a in self._attrs.items()]
+        """What a commit changes attributes by; the committed type each shares last. The
+        entries themselves are kept (after their ids, which compare first): an id of an
+        entry since freed may be a new one's."""
+        return [(n, id(a), a, id(a.value), a.shape, a.named) for n, a in self._attrs.items()]
 
     def attrs_changed(self):
         return self._attrs is not None and self._attr_state() != self._attr_snap

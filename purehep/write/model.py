@@ -48,11 +48,11 @@ class Node:
         self.times = None
 
     def set_attr(self, name, dtype, shape, value, named=None):
-        old = self.attrs.get(name)
-        order = old.order if old is not None else self.attr_counter
-        if old is None:
-            self.attr_counter += 1
-        self.attrs[name] = AttrEntry(name, dtype, shape, value, order, named)
+        """Create attribute ``name``; one of that name is deleted first, so the new one has
+        the next creation order (as h5py's attrs.create: H5Adelete, H5Acreate)."""
+        self.attrs.pop(name, None)
+        self.attrs[name] = AttrEntry(name, dtype, shape, value, self.attr_counter, named)
+        self.attr_counter += 1
 
 
 class GroupNode(Node):

@@ -44,6 +44,24 @@ def broadcast_values(values, shape, dtype):
         raise TypeError(f"Can't broadcast {arr.shape} -> {tuple(shape)}") from None
 
 
+def h5py_order(args, values, shape, dtype):
+    """(index, values) for numpy's item assignment that writes what h5py writes for the
+    selection ``args``: with an index list and integer indices, numpy moves the list's axis
+    first (its advanced indices are not side by side), h5py keeps every axis in place; the
+    integers become one-element slices and the values get their axes."""
+    args = args if isinstance(args, tuple) else (args,)
+    ints = [i for i, a in enumerate(args) if isinstance(a, (int, np.integer))]
+    if not ints or any(a is Ellipsis for a in args) or not any(
+            isinstance(a, (list, np.ndarray)) and np.asarray(a).dtype != bool for a in args):
+        return args, values
+    index = tuple(slice(a, a + 1 or None) if i in ints else a for i, a in enumerate(args))
+    target = np.broadcast_to(np.zeros((), np.uint8), shape)[index].shape
+    mshape = tuple(n for i, n in enumerate(target) if i not in ints)
+    if not (isinstance(values, np.ndarray) and values.dtype == dtype.base):
+        values = np.asarray(values, dtype=dtype.base)
+    return index, np.expand_dims(np.broadcast_to(values, mshape + dtype.shape), tuple(ints))
+
+
 def _bare(dt):
     if dt.metadata is None:
         return dt
@@ -65,7 +83,13 @@ class MemoryStore:
 
     def write(self, args, values):
         if isinstance(values, np.ndarray) and values.ndim == 0 and self.array.dtype == object:
-            values = values[()]       # the element itself, not a 0-d array as the element
+            # into a view (a trailing Ellipsis): numpy copies the element, not the 0-d array
+            # as the element, and an element that is itself an array is not broadcast
+            args = args if isinstance(args, tuple) else (args,)
+            if not any(a is Ellipsis for a in args):
+                args = args + (Ellipsis,)
+        else:
+            args, values = h5py_order(args, values, self.array.shape, self.array.dtype)
         self.array[args] = values
 
     def resize(self, shape, fill):
@@ -146,6 +170,7 @@ class ContiguousStore:
         if self.address is None:
             self._allocate()
         sink, start = self.writer.sink, self.writer.absolute(self.address)
+        args, values = h5py_order(args, values, self.shape, self.dtype)
         if sink.path is None:           # a file object: read, update, write back
             arr = np.frombuffer(bytearray(sink.read(start, self.nbytes)),
                                 self.dtype).reshape(self.shape)
@@ -163,7 +188,8 @@ class ContiguousStore:
 
 class ExternalStore:
     """Raw data in external files (``segments``: (path, offset, size) in slot order), written
-    straight into them as libhdf5 does; a partial write reads, updates and writes back."""
+    straight into them as libhdf5 does; a partial write reads, updates and writes back (files
+    not made yet read as zeros: libhdf5 creates them as it writes)."""
 
     def __init__(self, segments, shape, dtype):
         self.segments = list(segments)
@@ -175,8 +201,9 @@ class ExternalStore:
         if args is Ellipsis or args == () or (len(args) == 1 and args[0] is Ellipsis):
             arr = np.ascontiguousarray(broadcast_values(values, self.shape, self.dtype))
         else:
-            arr = np.frombuffer(read_segments(self.segments, self.nbytes),
+            arr = np.frombuffer(read_segments(self.segments, self.nbytes, missing_ok=True),
                                 self.dtype.base).reshape(self.shape + self.dtype.shape)
+            args, values = h5py_order(args, values, self.shape, self.dtype)
             arr[args] = values
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 

@@ -79,14 +79,25 @@ def needs_conversion(dt):
 
 def needs_heap(dt):
     """True when storing ``dt`` needs the global heap or object addresses."""
+    return _contains(dt, ("vlen", "ref"))
+
+
+def has_vlen(dt):
+    """True when ``dt`` is or holds a variable-length type (libhdf5's H5T_detect_class for
+    H5T_VLEN, which counts variable-length strings and looks into compound and array
+    members)."""
+    return _contains(dt, ("vlen",))
+
+
+def _contains(dt, keys):
     dt = np.dtype(dt)
     meta = _meta(dt)
-    if "vlen" in meta or "ref" in meta:
+    if any(k in meta for k in keys):
         return True
     if dt.names is not None:
-        return any(needs_heap(dt.fields[n][0]) for n in dt.names)
+        return any(_contains(dt.fields[n][0], keys) for n in dt.names)
     if dt.subdtype is not None:
-        return needs_heap(dt.subdtype[0])
+        return _contains(dt.subdtype[0], keys)
     return False
 
 
@@ -105,6 +116,86 @@ def to_file(values, dt, resolver, so=SIZEOF_OFFSETS):
     if not needs_conversion(dt):    # an array dtype's values arrive expanded: its base
         return np.ascontiguousarray(arr, dtype=dt.base)
     return _convert(arr, dt, resolver, so)
+
+
+def _kind(dt):
+    """libhdf5's class of a numpy dtype, as far as conversions tell them apart."""
+    meta = _meta(dt)
+    if "enum" in meta:
+        return "enum"
+    if "vlen" in meta or "ref" in meta or dt.kind == "O":
+        return "object"
+    return {"i": "int", "u": "int", "f": "float", "c": "complex", "b": "bool", "S": "string",
+            "V": "compound" if dt.names is not None else "opaque"}.get(dt.kind, "other")
+
+
+# (source class, destination class) pairs libhdf5 has no conversion path for (H5T_path_find
+# fails: H5Dwrite / H5Awrite raise "no appropriate function for conversion path"); an object
+# array is variable-length data to h5py, which converts to variable-length types only
+_NO_PATH = {(s, d) for d in ("int", "float", "bool", "enum")
+            for s in ("complex", "string", "compound")} | \
+    {("float", "bool"), ("float", "enum")} | \
+    {(s, "complex") for s in ("int", "float", "bool", "enum", "string")} | \
+    {(s, "string") for s in ("int", "float", "bool", "enum", "complex", "compound")} | \
+    {(s, "compound") for s in ("int", "float", "bool", "enum", "string")} | \
+    {("object", d) for d in ("int", "float", "complex", "bool", "enum", "string", "compound")}
+
+
+def cast(arr, dt):
+    """An array given for a dataset or attribute of ``dt`` (and not of it) converted as
+    libhdf5 converts it when h5py passes an array on as it is (H5Tconvert): integers out of
+    the destination's range saturate (numpy would wrap them), but not between integers of
+    one size and opposite byte orders (libhdf5 swaps their bytes and stops), to bool they
+    are stored as int8 (h5py's bool is an enum of int8), floats to integers truncate and
+    saturate; classes without a conversion path raise OSError. Other
+    pairs (compounds, variable-length and reference types) are numpy's cast."""
+    dt = np.dtype(dt)
+    src, dst = _kind(arr.dtype), _kind(dt)
+    if (src, dst) in _NO_PATH:
+        raise OSError("Can't synchronously write data (no appropriate function for "
+                      "conversion path)")
+    swapped = arr.dtype.itemsize == dt.itemsize > 1 and arr.dtype.isnative != dt.isnative
+    if dst == "bool" and src == "int":      # to h5py's bool, an enum of int8: the integer
+        return cast(arr, np.dtype(np.int8)).view(dt)    # as int8, saturated, as it is
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, NaN: C's cast
+        out = arr.astype(dt)
+    if dst in ("int", "enum") and src in ("int", "float") and not (src == "int" and swapped):
+        info = np.iinfo(dt)
+        top, bottom = (info.max, info.min) if src == "int" else \
+            (float(info.max), float(info.min))
+        out[arr >= top] = info.max
+        out[arr <= bottom] = info.min
+    return out
+
+
+class _Placeholders:
+    """A resolver that places nothing: heap IDs and addresses come out 0."""
+
+    @staticmethod
+    def heap(data):
+        return 0, 0
+
+    @staticmethod
+    def address(ref):
+        if not hasattr(ref, "address"):
+            raise TypeError(f"Can't convert element {ref!r} to hobj_ref_t")
+        return 0
+
+    @staticmethod
+    def region(ref):
+        return b""
+
+
+def check(values, dt):
+    """Raise now what ``to_file`` would raise at the commit for values of ``dt`` that cannot
+    be stored (a number as a variable-length string, as a compound's string member; a str
+    that is not ASCII as an ASCII one): libhdf5 converts values when they are given."""
+    if needs_conversion(dt):
+        if _meta(np.dtype(dt)).get("vlen") is bytes:
+            for v in np.ravel(np.asarray(values, dtype=object)):
+                if isinstance(v, str):
+                    v.encode("ascii")
+        to_file(values, dt, _Placeholders)
 
 
 def _convert(arr, dt, resolver, so):
@@ -141,7 +232,7 @@ def _convert(arr, dt, resolver, so):
                 oflat[i] = resolver.address(ref) if ref else 0
         return out
     if dt.kind == "b" and "enum" not in meta:
-        return np.ascontiguousarray(arr, dtype=np.bool_).astype(np.int8)
+        return np.ascontiguousarray(arr, dtype=np.bool_).view(np.int8)   # (bytes as they are)
     if dt.names is not None:
         out = np.zeros(arr.shape, sdt)
         src = arr if arr.dtype.names is not None else np.asarray(arr, dtype=dt)
