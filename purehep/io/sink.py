@@ -16,6 +16,32 @@ from ..errors import PurehepError
 from .source import ByteSource
 
 _NO_LOCKS = (errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP)
+SYSTEM_PAGE = 4096      # the page cache's page: a write is applied whole within one (patch)
+
+
+def _changed(old, new):
+    """(first, end) of the bytes of ``new`` that differ from ``old`` (which may be shorter:
+    the file ends), or None when none does; found by bisection on slices compared whole."""
+    n = len(new)
+    if len(old) >= n and old[:n] == new:
+        return None
+    lo, hi = 0, min(n, len(old))          # old[:lo] == new[:lo]; the first difference < hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    if len(old) < n:
+        return lo, n
+    a, b = lo + 1, n                      # old[b:n] == new[b:n]; the last difference >= a - 1
+    while a < b:
+        mid = (a + b) // 2
+        if old[mid:n] == new[mid:n]:
+            b = mid
+        else:
+            a = mid + 1
+    return lo, b
 _held = {}        # (st_dev, st_ino) -> "w" / count of readers: this process's own locks
 
 
@@ -136,6 +162,27 @@ class FileSink:
 
     def read(self, offset, n):
         return os.pread(self.fd, n, offset)
+
+    def patch(self, offset, data):
+        """Write ``data`` over the file's bytes at ``offset`` (an in-place patch of a commit),
+        only the bytes that differ: one write when they lie in one system page (SYSTEM_PAGE),
+        else one write a page, the last page first. Linux applies a write page by page and a
+        process killed during it leaves it cut at a page boundary; written this way no write
+        is cut, and a structure's first page, whose header holds its counts (entries used,
+        messages, free list), is written last: what is appended after the entries it counts
+        is all there before the counts show it."""
+        new = bytes(memoryview(data).cast("B"))
+        old = self.read(offset, len(new))
+        pages = []
+        at = 0
+        while at < len(new):
+            end = min(len(new), (offset + at) // SYSTEM_PAGE * SYSTEM_PAGE + SYSTEM_PAGE - offset)
+            span = _changed(old[at:end], new[at:end])
+            if span is not None:
+                pages.append((at + span[0], at + span[1]))
+            at = end
+        for a, b in reversed(pages):
+            self.write(offset + a, new[a:b])
 
     def truncate(self, size):
         """Grow the file to ``size`` (a file being changed is never shrunk while open)."""

@@ -2,16 +2,19 @@
 structure refers to, else at the end of the file."""
 import bisect
 
+from ..io.sink import SYSTEM_PAGE
+
 # A metadata block of PAGE_CONTAINED bytes or less lies inside one page of the system's page
-# cache (SYSTEM_PAGE): a later in-place patch of it (one write) is then applied whole even when
-# the process is killed during the write. Linux copies a write into the page cache page by
-# page and stops between two pages for a fatal signal, so a structure across two pages could
-# be left half old, half new (a v1 B-tree node or symbol table node has no checksum to tell).
-# Bigger blocks are not moved to a page boundary: the space left before them costs too much
-# (1.5x the file for many small chunked datasets with libver="earliest", whose 2096-byte
-# chunk B-tree leaves stay exposed; 1024 covers object headers of a few messages, symbol
-# table nodes, group B-tree nodes and the index headers for 0.2 % more file).
-SYSTEM_PAGE = 4096
+# cache (SYSTEM_PAGE): a later in-place patch of it is then one write inside one page, which
+# is applied whole even when the process is killed during the write (Linux copies a write
+# into the page cache page by page and stops between two pages for a fatal signal; a
+# structure across two pages could be left half old, half new, and a v1 B-tree node or
+# symbol table node has no checksum to tell). Bigger blocks are not moved to a page
+# boundary: the space left before them costs too much (1.5x the file for many small chunked
+# datasets with libver="earliest", whose chunk B-tree nodes are 2096 bytes); their patches
+# are written a page at a time, the first page last (FileSink.patch). 1024 covers object
+# headers of a few messages, symbol table nodes, group B-tree nodes and the index headers,
+# for 0.2 % more file.
 PAGE_CONTAINED = 1024
 
 

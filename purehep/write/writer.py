@@ -385,7 +385,7 @@ class Writer:
             if durable and last is not None and order != last:
                 self.sink.sync()
             last = order
-            self.sink.write(addr, data)
+            self.sink.patch(addr, data)
         if durable and last is not None:
             self.sink.sync()
         self.overlay.clear()
