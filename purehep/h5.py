@@ -39,6 +39,15 @@ class H5PYConfig:
         _fixed(names, COMPLEX_NAMES, "complex compound member names", str)
 
     @property
+    def _r_name(self):
+        """The name of the real part's member, as compound members name it (bytes)."""
+        return COMPLEX_NAMES[0].encode()
+
+    @property
+    def _i_name(self):
+        return COMPLEX_NAMES[1].encode()
+
+    @property
     def bool_names(self):
         return BOOL_NAMES
 

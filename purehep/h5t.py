@@ -21,10 +21,11 @@ CSET_ASCII, CSET_UTF8 = 0, 1
 class TypeID:
     """A datatype (a decoded Datatype message); ``type_id`` gives the class-specific one."""
 
-    def __init__(self, datatype, committed=False, named=None):
+    def __init__(self, datatype, committed=False, named=None, body=None):
         self._type = datatype
         self._committed = committed
         self._named = named         # the Datatype object it is the id of, if any
+        self._body = body           # its message, when not what purehep writes for its dtype
 
     def committed(self):
         """H5Tcommitted: whether this is a named (committed) datatype of a file, or the type
@@ -45,7 +46,7 @@ class TypeID:
         return ORDER_BE if self._type.order == ">" else ORDER_LE
 
     def copy(self):
-        return type_id(self._type)      # a copy is transient (libhdf5's H5Tcopy)
+        return type_id(self._type, body=self._body)    # a copy is transient (H5Tcopy)
 
     def equal(self, other):
         """H5Tequal: the same datatype."""
@@ -135,7 +136,18 @@ class TypeArrayID(TypeID):
 
 
 class TypeComplexID(TypeID):
-    pass
+    @property
+    def dtype(self):
+        """numpy's complex of the type's parts; h5py's TypeError for half-float parts, which
+        numpy has no complex of (purehep reads those as complex64: ``Dataset.dtype``)."""
+        if self._type.base.size == 2:
+            raise TypeError(f"No NumPy equivalent for TypeComplexID of size "
+                            f"{8 * self._type.size} bytes found")
+        return self._type.dtype
+
+    def get_order(self):
+        """The byte order of the parts."""
+        return ORDER_BE if self._type.base.order == ">" else ORDER_LE
 
 
 _CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING: TypeStringID,
@@ -144,19 +156,34 @@ _CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING
             ARRAY: TypeArrayID, COMPLEX: TypeComplexID}
 
 
-def type_id(datatype, committed=False, named=None):
+def type_id(datatype, committed=False, named=None, body=None):
     """The TypeID of a decoded datatype, of its class's kind (h5py's TypeStringID, …);
-    ``named``: the Datatype object it is the id of (objects created with it share it)."""
+    ``named``: the Datatype object it is the id of (objects created with it share it);
+    ``body``: its message, for a type that purehep writes otherwise for its dtype."""
     cls = STRING if datatype.kind == "vlen_str" else datatype.cls
-    return _CLASSES.get(cls, TypeID)(datatype, committed, named)
+    return _CLASSES.get(cls, TypeID)(datatype, committed, named, body)
+
+
+def _of_body(body):
+    from .format.context import Cursor
+    from .format.messages.datatype import decode
+    return decode(Cursor(bytes(body), 0, "datatype"))
 
 
 def _decoded(dtype):
     """The Datatype message purehep writes for ``dtype``, decoded."""
-    from .format.context import Cursor
-    from .format.messages.datatype import decode, encode_dtype
-    body = bytes(encode_dtype(np.dtype(dtype)))
-    return decode(Cursor(body, 0, "datatype"))
+    from .format.messages.datatype import encode_dtype
+    return _of_body(encode_dtype(np.dtype(dtype)))
+
+
+def as_dtype(tid):
+    """The numpy dtype objects of type ``tid`` are created with (create_dataset's
+    ``dtype``): its dtype, carrying its own message (dtype metadata ``h5t``, see
+    purehep.format.messages.datatype) where purehep would store that dtype otherwise
+    (a bitfield, a complex number of HDF5 2.0's complex class)."""
+    if tid._body is None:
+        return tid.dtype
+    return np.dtype(tid.dtype, metadata={"h5t": bytes(tid._body)})
 
 
 def py_create(dtype, logical=False, aligned=False):
@@ -168,6 +195,28 @@ def _replace_size(datatype, size):
     import dataclasses
     new = _decoded(np.dtype(f"S{int(size)}"))
     return dataclasses.replace(new, padding=datatype.padding, charset=datatype.charset)
+
+
+def _from_body(body):
+    return type_id(_of_body(body), body=body)
+
+
+def _predefined_bodies():
+    """libhdf5's predefined bitfields (STD_B8LE … STD_B64BE, NATIVE_B*) and complex numbers
+    (COMPLEX_IEEE_F16LE … F64BE, NATIVE_*_COMPLEX) as Datatype message bodies: numpy has no
+    dtype that purehep writes as these."""
+    from .format.messages.datatype import encode_bitfield, encode_complex
+    out = {}
+    for order, tag in (("<", "LE"), (">", "BE")):
+        for bits in (8, 16, 32, 64):
+            out[f"STD_B{bits}{tag}"] = encode_bitfield(bits // 8, order)
+        for bits in (16, 32, 64):
+            out[f"COMPLEX_IEEE_F{bits}{tag}"] = encode_complex(np.dtype(f"{order}f{bits // 8}"))
+    for bits in (8, 16, 32, 64):
+        out[f"NATIVE_B{bits}"] = encode_bitfield(bits // 8, np.dtype("=u2").str[0])
+    for name, code in (("FLOAT", "f4"), ("DOUBLE", "f8"), ("LDOUBLE", "g")):
+        out[f"NATIVE_{name}_COMPLEX"] = encode_complex(np.dtype(f"={code}"))
+    return out
 
 
 def _predefined():
@@ -190,3 +239,4 @@ def _predefined():
 
 
 globals().update({name: py_create(dt) for name, dt in _predefined().items()})
+globals().update({name: _from_body(body) for name, body in _predefined_bodies().items()})

@@ -539,6 +539,8 @@ DECODERS = {0x03: decode}
 # types are version 3 when ``latest`` (names unpadded) and otherwise the lowest version that can
 # express them (1, or 2 for arrays and types containing them); a parent is never older than the
 # types it contains (the library upgrades parents the same way).
+# A dtype whose metadata holds ``h5t`` (bytes: a message body, from a purehep.h5t TypeID
+# such as a bitfield or a native complex) is written as that message.
 
 _FLOAT_LAYOUT = {2: (15, 10, 5, 0, 10, 15), 4: (31, 23, 8, 0, 23, 127),
                  8: (63, 52, 11, 0, 52, 1023)}
@@ -574,6 +576,20 @@ def _enc_float(dt):
     flags = order | (norm << 4) | (sign << 8)
     body = struct.pack("<HHBBBBI", 0, precision, eloc, esize, mloc, msize, bias)
     return _head(FLOAT, 1, flags, size) + body, 1
+
+
+def encode_bitfield(size, order):
+    """The message body of a bitfield (class 4) of ``size`` bytes in byte order ``order``
+    ('<' or '>'), all bits significant, as libhdf5's predefined H5T_STD_B* types."""
+    import struct
+    return _head(BITFIELD, 1, int(order == ">"), size) + struct.pack("<HH", 0, 8 * size)
+
+
+def encode_complex(dt):
+    """The message body of a rectangular, homogeneous complex number (class 11, datatype
+    version 5) of the float ``dt`` (half the size), as libhdf5 2.0 writes H5T_COMPLEX."""
+    base, _ = _enc_float(dt)
+    return _head(COMPLEX, 5, 1, 2 * dt.itemsize) + base
 
 
 def _enc_string(dt):
@@ -673,6 +689,8 @@ def _enc_opaque(dt, tag):
 
 def _encode(dt, latest, ctx):
     meta = dt.metadata or {}
+    if "h5t" in meta:           # a type given as a purehep.h5t.TypeID: its own message
+        return meta["h5t"], meta["h5t"][0] >> 4
     if "vlen" in meta:
         return _enc_vlen(meta["vlen"], latest, ctx)
     if "ref" in meta:
