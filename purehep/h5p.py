@@ -12,7 +12,9 @@ was given them (``file_access``).
 """
 import copy
 
-from . import h5d
+import numpy as np
+
+from . import h5d, h5z
 from .format.free_space import AGGR, DEFAULT_PAGE_SIZE, FSM_AGGR, NONE, PAGE_STRATEGY
 
 CRT_ORDER_TRACKED, CRT_ORDER_INDEXED = 0x01, 0x02
@@ -143,12 +145,108 @@ class PropFCID(PropGCID):
 
 class PropDCID(PropOCID):
     """A dataset creation property list: fill time, allocation time, layout class (the
-    values of purehep.h5d)."""
+    values of purehep.h5d), chunk shape, fill value (a one-element array, None: libhdf5's
+    default) and filters ((filter id, flags, client data, name) each, as H5Pget_filter
+    gives them)."""
 
     def __init__(self, fill_time=h5d.FILL_TIME_IFSET, alloc_time=h5d.ALLOC_TIME_LATE,
-                 layout=h5d.CONTIGUOUS, **settings):
+                 layout=h5d.CONTIGUOUS, chunk=None, fill=None, filters=(), **settings):
         super().__init__(**settings)
         self._fill_time, self._alloc_time, self._layout = fill_time, alloc_time, layout
+        self._chunk, self._fill, self._filters = chunk, fill, list(filters)
+
+    def set_layout(self, layout):
+        self._layout = _choice(layout, (h5d.COMPACT, h5d.CONTIGUOUS, h5d.CHUNKED),
+                               "layout")
+
+    def set_chunk(self, chunksize):
+        """H5Pset_chunk: chunks of ``chunksize`` (the layout becomes chunked)."""
+        chunks = tuple(int(c) for c in chunksize)
+        if not chunks or any(c <= 0 for c in chunks):
+            text = "All chunk dimensions must be positive"
+            raise ValueError(f"{text} ({text.lower()})")
+        self._chunk, self._layout = chunks, h5d.CHUNKED
+
+    def get_chunk(self):
+        if self._layout != h5d.CHUNKED:
+            text = "Not a chunked storage layout"
+            raise ValueError(f"{text} ({text.lower()})")
+        return self._chunk
+
+    def set_fill_value(self, value):
+        """H5Pset_fill_value: the first element of the array ``value``."""
+        self._fill = np.array(np.asarray(value).reshape(-1)[:1])
+
+    def get_fill_value(self, value):
+        """H5Pget_fill_value: the fill value written into the array ``value`` (converted
+        to its dtype; zeros when none is set)."""
+        value[...] = 0 if self._fill is None else self._fill[0]
+
+    def fill_value_defined(self):
+        """h5d.FILL_VALUE_USER_DEFINED or h5d.FILL_VALUE_DEFAULT."""
+        return h5d.FILL_VALUE_DEFAULT if self._fill is None else h5d.FILL_VALUE_USER_DEFINED
+
+    # -- filters ---------------------------------------------------------------------------
+    def set_filter(self, filter_code, flags=0, values=None):
+        """H5Pset_filter: append filter ``filter_code`` with its client data ``values``."""
+        from .filters import KNOWN_NAMES
+        code = int(filter_code)
+        self._filters.append((code, int(flags), tuple(int(v) for v in values or ()),
+                              KNOWN_NAMES.get(code, "").encode()))
+
+    def set_deflate(self, level=5):
+        self.set_filter(h5z.FILTER_DEFLATE, h5z.FLAG_OPTIONAL, (level,))
+
+    def set_shuffle(self):
+        self.set_filter(h5z.FILTER_SHUFFLE, h5z.FLAG_OPTIONAL)
+
+    def set_fletcher32(self):
+        self.set_filter(h5z.FILTER_FLETCHER32, h5z.FLAG_MANDATORY)
+
+    def get_nfilters(self):
+        return len(self._filters)
+
+    def get_filter(self, filter_idx):
+        """(filter id, flags, client data, name) of the filter at ``filter_idx``."""
+        if not 0 <= filter_idx < len(self._filters):
+            raise ValueError(f"Filter number is invalid (filter number {filter_idx} is "
+                             f"invalid)")
+        return self._filters[filter_idx]
+
+    def get_filter_by_id(self, filter_code):
+        """(flags, client data, name) of filter ``filter_code``; None without it."""
+        for code, flags, values, name in self._filters:
+            if code == filter_code:
+                return flags, values, name
+        return None
+
+    def remove_filter(self, filter_class):
+        """H5Premove_filter: drop filter ``filter_class`` (h5z.FILTER_ALL: every one)."""
+        self._filters = [f for f in self._filters
+                         if filter_class not in (f[0], h5z.FILTER_ALL)]
+
+    def create_args(self, itemsize):
+        """The create_dataset keywords this list stands for (purehep.h5d.create), for a type
+        of ``itemsize`` bytes: the shuffle filter's client data is the element size, as
+        libhdf5 sets it when the dataset is created."""
+        from .format.messages.filter_pipeline import FilterInfo
+        kw = dict(track_times=self._track_times,
+                  fill_time={h5d.FILL_TIME_ALLOC: "alloc", h5d.FILL_TIME_NEVER: "never",
+                             h5d.FILL_TIME_IFSET: "ifset"}[self._fill_time])
+        if self._layout == h5d.CHUNKED:
+            kw["chunks"] = self._chunk
+        elif self._layout == h5d.COMPACT:
+            kw["layout"] = "compact"
+        if self._alloc_time == h5d.ALLOC_TIME_EARLY:
+            kw["alloc_time"] = "early"
+        if self._fill is not None:
+            kw["fillvalue"] = self._fill[0]
+        if self._filters:
+            kw["filter_pipeline"] = [
+                FilterInfo(code, flags, name.decode(),
+                           (itemsize,) if code == h5z.FILTER_SHUFFLE else values)
+                for code, flags, values, name in self._filters]
+        return kw
 
     def get_fill_time(self):
         return self._fill_time

@@ -48,8 +48,10 @@ class DatasetID:
 
     def get_create_plist(self):
         """The dataset's creation settings as stored (purehep.h5p.PropDCID): fill and
-        allocation times of its Fill Value message (libhdf5's defaults without one: if set,
-        late), its layout class, its object header's settings."""
+        allocation times and the fill value of its Fill Value message (libhdf5's defaults
+        without one: if set, late, none), its layout class and chunk shape, its filters
+        (names as stored, else the known ones), its object header's settings."""
+        from ..filters import KNOWN_NAMES
         from ..h5d import ALLOC_TIME_LATE, FILL_TIME_IFSET
         from ..h5p import PropDCID
         from .objid import object_settings
@@ -57,7 +59,13 @@ class DatasetID:
         fill = ds._msg(0x05, required=False)
         times = (fill.fill_time, fill.alloc_time) if fill is not None else \
             (FILL_TIME_IFSET, ALLOC_TIME_LATE)
-        return PropDCID(*times, ds._layout.layout_class, **object_settings(ds._oh))
+        value = np.array([ds.fillvalue], ds.dtype) \
+            if fill is not None and fill.defined and fill.value is not None else None
+        filters = [(f.id, f.flags, tuple(f.client_data),
+                    (f.name or KNOWN_NAMES.get(f.id, "")).encode())
+                   for f in ds._pipeline.filters] if ds._pipeline is not None else []
+        return PropDCID(*times, ds._layout.layout_class, ds.chunks, value, filters,
+                        **object_settings(ds._oh))
 
     def get_access_plist(self):
         """The dataset's access settings (purehep.h5p.PropDAID): its own chunk cache when

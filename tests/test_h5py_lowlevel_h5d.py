@@ -1,0 +1,115 @@
+"""purehep.h5p's dataset creation and access lists (chunks, fill value, filters, chunk cache)
+with purehep.h5d.create / open, side by side with h5py: the same calls on both libraries give
+the same datasets and the same lists back."""
+import importlib
+
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+
+
+def _mods(lib):
+    return (importlib.import_module(f"{lib.__name__}.{m}") for m in ("h5p", "h5d", "h5t", "h5s"))
+
+
+def _create(lib, path):
+    """Datasets made with h5d.create and creation lists; their lists and values."""
+    h5p, h5d, h5t, h5s = _mods(lib)
+    out = {}
+    with lib.File(path, "w") as f:
+        dcpl = h5p.create(h5p.DATASET_CREATE)
+        dcpl.set_chunk((2,))
+        dcpl.set_fill_time(h5d.FILL_TIME_NEVER)
+        dcpl.set_fill_value(np.array([7]))
+        dcpl.set_deflate(6)
+        dcpl.set_shuffle()
+        dcpl.set_fletcher32()
+        out["list"] = (dcpl.get_chunk(), dcpl.get_nfilters(),
+                       [dcpl.get_filter(i) for i in range(3)], dcpl.get_filter_by_id(1),
+                       dcpl.fill_value_defined(), dcpl.get_layout())
+        ds = lib.Dataset(h5d.create(f.id, b"x", h5t.IEEE_F64LE,
+                                    h5s.create_simple((5,), (10,)), dcpl))
+        ds[1:3] = [1, 2]
+        compact = h5p.create(h5p.DATASET_CREATE)
+        compact.set_layout(h5d.COMPACT)
+        compact.set_fill_value(np.array([-3], "i2"))
+        lib.Dataset(h5d.create(f.id, b"c", h5t.STD_I32BE, h5s.create_simple((3,)), compact))
+        f.create_dataset("plain", (4,), dtype="i4")
+    with lib.File(path, "r") as f:
+        for name in ("x", "c", "plain"):
+            ds, q = f[name], f[name].id.get_create_plist()
+            fill = np.zeros(1, ds.dtype)
+            q.get_fill_value(fill)
+            chunk = q.get_chunk() if q.get_layout() == h5d.CHUNKED else None
+            out[name] = (ds[()].tolist(), ds.dtype, ds.chunks, ds.maxshape, ds.compression,
+                         ds.compression_opts, ds.shuffle, ds.fletcher32, ds.fillvalue,
+                         chunk, q.get_layout(), q.get_fill_time(), q.fill_value_defined(),
+                         fill.tolist(), [q.get_filter(i) for i in range(q.get_nfilters())])
+    return out
+
+
+def test_dataset_creation_lists_match_h5py(tmp_path):
+    assert _create(purehep, str(tmp_path / "p.h5")) == _create(h5py, str(tmp_path / "h.h5"))
+
+
+def _errors(lib):
+    h5p, h5d, _, _ = _mods(lib)
+    dcpl = h5p.create(h5p.DATASET_CREATE)
+    out = []
+    for call in (dcpl.get_chunk, lambda: dcpl.set_chunk((0, 2))):
+        with pytest.raises(Exception) as info:
+            call()
+        out.append((info.type, str(info.value)))
+    dcpl.set_deflate()
+    dcpl.remove_filter(1)
+    out.append((dcpl.get_nfilters(), dcpl.fill_value_defined(), dcpl.get_filter_by_id(1)))
+    return out
+
+
+def test_creation_list_errors_match_h5py():
+    assert _errors(purehep) == _errors(h5py)
+
+
+def _open(lib, path, tmp_path):
+    h5p, h5d, _, _ = _mods(lib)
+    prefix = str(tmp_path / "src").encode()
+    with lib.File(path, "w") as f:
+        f.create_dataset("d", (10,), chunks=(5,), dtype="f4")
+    with lib.File(path, "r") as f:
+        dapl = h5p.create(h5p.DATASET_ACCESS)
+        dapl.set_chunk_cache(100, 2000, 0.5)
+        dapl.set_virtual_prefix(prefix)
+        did = h5d.open(f.id, b"d", dapl)
+        acc = did.get_access_plist()
+        return (type(did).__name__, isinstance(did, h5d.DatasetID), acc.get_chunk_cache(),
+                acc.get_virtual_prefix() == prefix)
+
+
+def test_open_with_access_list_matches_h5py(tmp_path):
+    assert _open(purehep, str(tmp_path / "p.h5"), tmp_path) == \
+        _open(h5py, str(tmp_path / "h.h5"), tmp_path)
+
+
+def _never_filled(lib, path):
+    out = []
+    for layout in (dict(chunks=(2,)), {}, dict(chunks=(2,), maxshape=(None,))):
+        with lib.File(path, "w") as f:
+            ds = f.create_dataset("x", (5,), dtype="f8", fillvalue=7, fill_time="never",
+                                  **layout)
+            ds[1:3] = [1, 2]
+            if "maxshape" in layout:
+                ds.resize((8,))
+                ds[7] = 1
+            out.append(ds[:].tolist())
+        with lib.File(path, "r") as f:
+            out.append(f["x"][:].tolist())
+    return out
+
+
+def test_fill_time_never_leaves_zeros_as_h5py(tmp_path):
+    """Regression: with fill_time 'never', the unwritten elements of written chunks and of
+    contiguous data are zeros, not the fill value (libhdf5 does not fill them)."""
+    assert _never_filled(purehep, str(tmp_path / "p.h5")) == \
+        _never_filled(h5py, str(tmp_path / "h.h5"))
