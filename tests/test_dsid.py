@@ -82,3 +82,21 @@ def test_not_chunked(tmp_path):
         with pytest.raises(TypeError):
             list(f["c"].iter_chunks())
         assert f["c"].id.get_storage_size() == 40
+
+
+def _out_errors(lib, path):
+    out = []
+    with lib.File(path, "w") as f:
+        d = f.create_dataset("x", data=np.arange(16).reshape(4, 4), chunks=(4, 4))
+        for buf in (bytes(128), np.empty((4, 4, 2), "i8")[:, :, ::2], bytearray(64)):
+            with pytest.raises(Exception) as info:
+                d.id.read_direct_chunk((0, 0), out=buf)
+            out.append((info.type, str(info.value)))
+        buf = np.empty((4, 4), "i8")
+        out.append(d.id.read_direct_chunk((0, 0), out=buf)[1].tolist())
+    return out
+
+
+def test_read_direct_chunk_out_buffers_as_h5py(tmp_path):
+    """Read-only, non-contiguous and too small ``out`` buffers: h5py's errors."""
+    assert _out_errors(purehep, tmp_path / "p.h5") == _out_errors(h5py, tmp_path / "h.h5")

@@ -157,7 +157,9 @@ class DatasetID:
 
     # -- stored bytes ----------------------------------------------------------------------
     def read_direct_chunk(self, offsets, dxpl=None, out=None):
-        """(filter mask, the chunk's stored bytes) of the chunk starting at ``offsets``."""
+        """(filter mask, the chunk's stored bytes) of the chunk starting at ``offsets``; with
+        ``out`` (a writable C-contiguous buffer, large enough, as h5py checks it): read into
+        it."""
         st = self._chunked()
         info = self.get_chunk_info_by_coord(_aligned(st, offsets))
         if info.byte_offset is None:
@@ -165,8 +167,15 @@ class DatasetID:
         data = st.ctx.source.read(info.byte_offset, info.size, "raw data chunk")
         if out is None:
             return info.filter_mask, bytes(data)
-        view = memoryview(out).cast("B")
-        view[:info.size] = data
+        view = memoryview(out)
+        if view.readonly:
+            raise BufferError("Object is not writable.")
+        if not view.c_contiguous:
+            raise ValueError(f"{type(out).__name__} is not C-contiguous")
+        if view.nbytes < info.size:
+            raise ValueError(f"out buffer is only {view.nbytes} bytes, {info.size} bytes "
+                             f"required")
+        view.cast("B")[:info.size] = data
         return info.filter_mask, out
 
     def write_direct_chunk(self, offsets, data, filter_mask=0, dxpl=None):
