@@ -158,8 +158,8 @@ class DatasetID:
     # -- stored bytes ----------------------------------------------------------------------
     def read_direct_chunk(self, offsets, dxpl=None, out=None):
         """(filter mask, the chunk's stored bytes) of the chunk starting at ``offsets``; with
-        ``out`` (a writable C-contiguous buffer, large enough, as h5py checks it): read into
-        it."""
+        ``out`` (a writable, C-contiguous, one-dimensional buffer of bytes, large enough, as
+        h5py checks it): read into it, the bytes given back as a memoryview of it."""
         st = self._chunked()
         info = self.get_chunk_info_by_coord(_aligned(st, offsets))
         if info.byte_offset is None:
@@ -167,16 +167,13 @@ class DatasetID:
         data = st.ctx.source.read(info.byte_offset, info.size, "raw data chunk")
         if out is None:
             return info.filter_mask, bytes(data)
-        view = memoryview(out)
-        if view.readonly:
-            raise BufferError("Object is not writable.")
-        if not view.c_contiguous:
-            raise ValueError(f"{type(out).__name__} is not C-contiguous")
+        view = _byte_buffer(out)
         if view.nbytes < info.size:
             raise ValueError(f"out buffer is only {view.nbytes} bytes, {info.size} bytes "
                              f"required")
-        view.cast("B")[:info.size] = data
-        return info.filter_mask, out
+        view = view.cast("B")[:info.size]
+        view[:] = data
+        return info.filter_mask, view
 
     def write_direct_chunk(self, offsets, data, filter_mask=0, dxpl=None):
         """Store ``data`` as the chunk starting at ``offsets``, as it is (already filtered,
@@ -192,6 +189,33 @@ class DatasetID:
             raise ValueError(f"chunk offset {tuple(offsets)} lies outside the dataset")
         node.store.write_raw(scaled, np.frombuffer(bytes(data), np.uint8), int(filter_mask))
         ds._file._writer.touch()
+
+
+# Cython's names of the buffer formats h5py's unsigned char buffer refuses
+_C_TYPES = {"b": "signed char", "h": "short", "H": "unsigned short", "i": "int",
+            "I": "unsigned int", "l": "long", "L": "unsigned long", "q": "long long",
+            "Q": "unsigned long long", "e": "half", "f": "float", "d": "double",
+            "g": "long double", "Zf": "complex float", "Zd": "complex double"}
+
+
+def _byte_buffer(out):
+    """``out`` as a memoryview of bytes, refused as h5py's ``unsigned char[::1]`` refuses
+    it (BufferError: read-only; ValueError: not C-contiguous, not one-dimensional, items
+    other than bytes)."""
+    view = memoryview(out)
+    if view.readonly:
+        raise BufferError("Object is not writable.")
+    if not view.c_contiguous:
+        raise ValueError(f"{type(out).__name__} is not C-contiguous")
+    if view.ndim != 1:
+        raise ValueError(f"Buffer has wrong number of dimensions (expected 1, got "
+                         f"{view.ndim})")
+    fmt = view.format.lstrip("@=<>!")
+    if fmt not in ("B", "?"):
+        got = "a string" if fmt.endswith("c") or fmt.endswith("s") else \
+            f"'{_C_TYPES.get(fmt, fmt)}'"
+        raise ValueError(f"Buffer dtype mismatch, expected 'unsigned char' but got {got}")
+    return view
 
 
 def _whole(space):
