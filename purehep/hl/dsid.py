@@ -171,9 +171,8 @@ class DatasetID:
         if view.nbytes < info.size:
             raise ValueError(f"out buffer is only {view.nbytes} bytes, {info.size} bytes "
                              f"required")
-        view = view.cast("B")[:info.size]
-        view[:] = data
-        return info.filter_mask, view
+        view.cast("B")[:info.size] = data
+        return info.filter_mask, view[:info.size]
 
     def write_direct_chunk(self, offsets, data, filter_mask=0, dxpl=None):
         """Store ``data`` as the chunk starting at ``offsets``, as it is (already filtered,
