@@ -122,6 +122,30 @@ class TypeCompoundID(TypeID):
     def get_member_offset(self, index):
         return self._type.members[index].offset
 
+    def insert(self, name, offset, field):
+        """H5Tinsert: member ``name`` (bytes) of type ``field`` (a TypeID) at byte
+        ``offset``, checked as libhdf5 checks it."""
+        if not isinstance(name, bytes):
+            raise TypeError(f"expected bytes, {type(name).__name__} found")
+        fields = self.__dict__.get("_inserted") or \
+            [(m.name.encode(), m.offset, type_id(m.type)) for m in self._type.members]
+        if any(n == name for n, _, _ in fields):
+            raise ValueError("Unable to insert member (member name is not unique)")
+        end = offset + field.get_size()
+        if any(o < end and offset < o + t.get_size() for _, o, t in fields):
+            raise ValueError("Unable to insert member (member overlaps with another member)")
+        if end > self.get_size():
+            raise ValueError("Unable to insert member (member extends past end of compound "
+                             "type)")
+        fields.append((name, int(offset), field))
+        dt = np.dtype({"names": [n.decode() for n, _, _ in fields],
+                       "formats": [as_dtype(t) for _, _, t in fields],
+                       "offsets": [o for _, o, _ in fields], "itemsize": self.get_size()})
+        from .format.messages.datatype import encode_dtype
+        self._body = bytes(encode_dtype(dt))
+        self._type = _of_body(self._body)
+        self._inserted = fields      # the members' TypeIDs (their messages) for the next
+
 
 class TypeEnumID(TypeID):
     pass
@@ -189,6 +213,18 @@ def as_dtype(tid):
 def py_create(dtype, logical=False, aligned=False):
     """h5py's py_create: the datatype a numpy dtype is stored as."""
     return type_id(_decoded(dtype))
+
+
+def create(cls, size):
+    """H5Tcreate: an empty compound type of ``size`` bytes (members: ``insert``), or an
+    opaque type of that size."""
+    if cls == OPAQUE:
+        return type_id(_decoded(np.dtype(f"V{int(size)}")))
+    if cls != COMPOUND:
+        raise ValueError("Class must be COMPOUND or OPAQUE.")
+    from .format.messages.datatype import Datatype
+    dt = np.dtype({"names": [], "formats": [], "itemsize": int(size)})
+    return TypeCompoundID(Datatype(COMPOUND, 1, int(size), dt, dt, False))
 
 
 def _replace_size(datatype, size):
