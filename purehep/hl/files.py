@@ -465,6 +465,13 @@ class File(Group):
         sink = self._writer.sink
         return bytes(sink.read(0, sink.size))
 
+    @property
+    def links(self):
+        """h5py's FileID.links (``f.id`` is the File): the root group's links
+        (purehep.h5l.LinkProxy)."""
+        from ..h5l import LinkProxy
+        return LinkProxy(self)
+
     def get_access_plist(self):
         """h5py's FileID.get_access_plist (``f.id`` is the File): the settings it was opened
         with (purehep.h5p.file_access), the page buffer as libhdf5 sizes it for the file."""

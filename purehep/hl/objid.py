@@ -40,6 +40,12 @@ class GroupID:
     def get_create_plist(self):
         return PropGCID(**group_settings(self._group))
 
+    @property
+    def links(self):
+        """The group's links (purehep.h5l.LinkProxy)."""
+        from ..h5l import LinkProxy
+        return LinkProxy(self._group)
+
 
 def group_settings(group):
     """The creation settings of ``group`` (a file's root group among them): its links'
