@@ -51,13 +51,27 @@ def create(loc, name, tid, space, dcpl=None, lcpl=None, dapl=None):
     allocation, filters: purehep.h5p.PropDCID.create_args) and the access list ``dapl``."""
     from . import h5s
     group = location(loc)
+    name = name.decode() if isinstance(name, bytes) else name
+    if dcpl is not None and dcpl.get_layout() == VIRTUAL:
+        return _create_virtual(group, name, tid, space, dcpl)
     kw = value_args(tid, space)
     if space.get_simple_extent_type() == h5s.SIMPLE and space.maxshape() != space.shape:
         kw["maxshape"] = space.maxshape()
     if dcpl is not None:
         kw.update(dcpl.create_args(tid.get_size()))
     kw.update(_access_args(dapl))
-    return group.create_dataset(name.decode() if isinstance(name, bytes) else name, **kw).id
+    return group.create_dataset(name, **kw).id
+
+
+def _create_virtual(group, name, tid, space, dcpl):
+    """A virtual dataset of the mappings of ``dcpl`` (set_virtual), its fill value."""
+    from .h5t import as_dtype
+    from .hl.vds import VirtualLayout
+    layout = VirtualLayout(space.shape, as_dtype(tid), space.maxshape(), group.file.filename)
+    for vspace, path, source, sspace in dcpl._virtual:
+        layout.mappings.append((path, source, sspace.mapping_dims(), vspace.mapping_dims()))
+    fill = dcpl._fill[0] if dcpl.fill_value_defined() == FILL_VALUE_USER_DEFINED else None
+    return group.create_virtual_dataset(name, layout, fill).id
 
 
 def open(loc, name, dapl=None):     # noqa: A001 - h5py's name

@@ -154,10 +154,43 @@ class PropDCID(PropOCID):
         super().__init__(**settings)
         self._fill_time, self._alloc_time, self._layout = fill_time, alloc_time, layout
         self._chunk, self._fill, self._filters = chunk, fill, list(filters)
+        self._virtual = []          # (virtual space, source file, source dataset, its space)
 
     def set_layout(self, layout):
-        self._layout = _choice(layout, (h5d.COMPACT, h5d.CONTIGUOUS, h5d.CHUNKED),
-                               "layout")
+        self._layout = _choice(layout, (h5d.COMPACT, h5d.CONTIGUOUS, h5d.CHUNKED,
+                                        h5d.VIRTUAL), "layout")
+
+    # -- virtual dataset mappings (H5Pset_virtual) -------------------------------------------
+    def set_virtual(self, vspace, src_file_name, src_dset_name, src_space):
+        """Map the selection of ``src_space`` in dataset ``src_dset_name`` of file
+        ``src_file_name`` (bytes; "." for the file itself) to the selection of ``vspace``;
+        the layout becomes virtual."""
+        import os
+        self._virtual.append((vspace.copy(), os.fsdecode(src_file_name),
+                              os.fsdecode(src_dset_name), src_space.copy()))
+        self._layout = h5d.VIRTUAL
+
+    def _mapping(self, index):
+        if self._layout != h5d.VIRTUAL:
+            text = "Not a virtual storage layout"
+            raise ValueError(f"{text} ({text.lower()})")
+        return self._virtual[index] if index is not None else None
+
+    def get_virtual_count(self):
+        self._mapping(None)
+        return len(self._virtual)
+
+    def get_virtual_vspace(self, index):
+        return self._mapping(index)[0].copy()
+
+    def get_virtual_filename(self, index):
+        return self._mapping(index)[1]
+
+    def get_virtual_dsetname(self, index):
+        return self._mapping(index)[2]
+
+    def get_virtual_srcspace(self, index):
+        return self._mapping(index)[3].copy()
 
     def set_chunk(self, chunksize):
         """H5Pset_chunk: chunks of ``chunksize`` (the layout becomes chunked)."""

@@ -26,6 +26,7 @@ class SpaceID:
         self._maxdims = self._dims if maxdims is None else tuple(int(d) for d in maxdims)
         self._kind = SEL_NONE if cls == NULL else SEL_ALL
         self._mask = None                 # the hyperslab selection's elements
+        self._slab = None                 # (start, stride, count, block) of a regular one
 
     # -- selections ----------------------------------------------------------------------
     def _selected(self):
@@ -33,34 +34,44 @@ class SpaceID:
             return np.ones(self._dims, bool)
         if self._kind == SEL_NONE:
             return np.zeros(self._dims, bool)
+        if self._mask is None:
+            self._mask = _slab_mask(self._dims, *self._slab)
         return self._mask
 
     def select_all(self):
-        self._kind, self._mask = SEL_ALL, None
+        self._kind, self._mask, self._slab = SEL_ALL, None, None
 
     def select_none(self):
-        self._kind, self._mask = SEL_NONE, None
+        self._kind, self._mask, self._slab = SEL_NONE, None, None
 
     def select_hyperslab(self, start, count, stride=None, block=None, op=SELECT_SET):
         """H5Sselect_hyperslab: count blocks of ``block`` elements every ``stride`` from
-        ``start`` in each dimension, combined with the selection by ``op``."""
-        from .io.memory import check_size
-        check_size(self._dims, 1, "dataspace selection")
+        ``start`` in each dimension, combined with the selection by ``op``. A selection set
+        by one call is kept as its parameters too: it may extend beyond the extent or have
+        UNLIMITED counts, as virtual dataset mappings take them (its elements, needed by
+        the other calls, must lie within the extent)."""
         rank = len(self._dims)
-        stride = stride or (1,) * rank
-        block = block or (1,) * rank
-        slab = np.zeros(self._dims, bool)
-        axes = []
-        for s, c, t, b, n in zip(start, count, stride, block, self._dims):
-            idx = (s + np.arange(c)[:, None] * t + np.arange(b)[None, :]).ravel()
-            if len(idx) and (idx.min() < 0 or idx.max() >= n):
-                raise ValueError("hyperslab selection extends beyond the dataspace")
-            axes.append(idx)
-        slab[np.ix_(*axes)] = True
-        self._set(_COMBINE[op](self._selected(), slab))
+        slab = tuple(tuple(int(v) for v in p) for p in
+                     (start, stride or (1,) * rank, count, block or (1,) * rank))
+        if op == SELECT_SET:
+            self._kind, self._mask, self._slab = SEL_HYPERSLABS, None, slab
+            return
+        self._set(_COMBINE[op](self._selected(), _slab_mask(self._dims, *slab)))
 
     def _set(self, mask):
-        self._kind, self._mask = SEL_HYPERSLABS, mask
+        self._kind, self._mask, self._slab = SEL_HYPERSLABS, mask, None
+
+    def mapping_dims(self):
+        """The selection as a virtual dataset mapping takes it (purehep.hl.vds): None for
+        all, else per dimension (start, stride, count, block), -1 for an UNLIMITED count;
+        UnsupportedFeatureError for a selection other than one regular hyperslab."""
+        if self._kind == SEL_ALL:
+            return None
+        if self._slab is None:
+            from .errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError("virtual dataset mappings of selections other than "
+                                          "all or one regular hyperslab")
+        return [(a, t, -1 if c == UNLIMITED else c, b) for a, t, c, b in zip(*self._slab)]
 
     def get_select_type(self):
         return self._kind
@@ -85,7 +96,7 @@ class SpaceID:
 
     def select_copy(self, other):
         """H5Sselect_copy: ``other``'s selection, here."""
-        self._kind = other._kind
+        self._kind, self._slab = other._kind, other._slab
         self._mask = None if other._mask is None else other._mask.copy()
 
     def combine_select(self, other, op):
@@ -164,6 +175,23 @@ def create_simple(dims, maxdims=None):
     if maxdims is not None and any(m != UNLIMITED and m < d for d, m in zip(dims, maxdims)):
         raise ValueError("maxdims must not be smaller than dims")
     return SpaceID(SIMPLE, dims, maxdims)
+
+
+def _slab_mask(dims, start, stride, count, block):
+    """The elements of a regular hyperslab, as a mask of the extent ``dims``."""
+    from .io.memory import check_size
+    check_size(dims, 1, "dataspace selection")
+    mask = np.zeros(dims, bool)
+    axes = []
+    for s, t, c, b, n in zip(start, stride, count, block, dims):
+        if c == UNLIMITED:
+            raise ValueError("an unlimited hyperslab selection has no elements to list")
+        idx = (s + np.arange(c)[:, None] * t + np.arange(b)[None, :]).ravel()
+        if len(idx) and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError("hyperslab selection extends beyond the dataspace")
+        axes.append(idx)
+    mask[np.ix_(*axes)] = True
+    return mask
 
 
 def _blocks(mask):

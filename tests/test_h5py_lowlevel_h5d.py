@@ -113,3 +113,51 @@ def test_fill_time_never_leaves_zeros_as_h5py(tmp_path):
     contiguous data are zeros, not the fill value (libhdf5 does not fill them)."""
     assert _never_filled(purehep, str(tmp_path / "p.h5")) == \
         _never_filled(h5py, str(tmp_path / "h.h5"))
+
+
+def _virtual(lib, tmp_path):
+    """Virtual datasets made with set_virtual: blocks of sources (selected whole, or by a
+    hyperslab beyond the extent of the dataspace given for the source, which the source
+    has), and an unlimited strided mapping."""
+    h5p, h5d, h5t, h5s = _mods(lib)
+    for k in range(3):
+        with lib.File(str(tmp_path / f"src{k}.h5"), "w") as f:
+            f.create_dataset("data", data=np.full((2 + (k == 1), 4), k + 1, "i2"),
+                             maxshape=(None, 4))
+    out = []
+    path = str(tmp_path / f"{lib.__name__}.h5")
+    with lib.File(path, "w", libver="latest") as f:
+        vspace = h5s.create_simple((6, 4))
+        dcpl = h5p.create(h5p.DATASET_CREATE)
+        dcpl.set_fill_value(np.array([-1]))
+        for k in range(3):
+            src = h5s.create_simple((2, 4), (h5s.UNLIMITED, 4))
+            if k == 1:
+                src.select_hyperslab((0, 0), (1, 1), block=(3, 4))    # beyond (2, 4)
+            vspace.select_hyperslab((2 * k, 0), (1, 1), block=(2 if k != 1 else 3, 4))
+            if k == 2:
+                vspace.select_hyperslab((4, 0), (1, 1), block=(2, 4))
+            dcpl.set_virtual(vspace, str(tmp_path / f"src{k}.h5").encode(), b"data", src)
+        out.append((dcpl.get_layout(), dcpl.get_virtual_count(),
+                    [dcpl.get_virtual_dsetname(i) for i in range(3)],
+                    dcpl.get_virtual_vspace(1).get_select_bounds()))
+        h5d.create(f.id, b"v", h5t.STD_I16LE, vspace, dcpl)
+        unl = h5s.create_simple((1, 4), (h5s.UNLIMITED, 4))
+        unl.select_hyperslab((0, 0), (h5s.UNLIMITED, 1), stride=(3, 1), block=(1, 4))
+        src = h5s.create_simple((2, 4), (h5s.UNLIMITED, 4))
+        src.select_hyperslab((0, 0), (h5s.UNLIMITED, 1), block=(1, 4))
+        dcpl = h5p.create(h5p.DATASET_CREATE)
+        dcpl.set_virtual(unl, str(tmp_path / "src0.h5").encode(), b"data", src)
+        h5d.create(f.id, b"u", h5t.STD_I16LE, unl, dcpl)
+    with lib.File(path, "r") as f:
+        out += [(f[n].shape, f[n].maxshape, f[n].fillvalue, f[n][()].tolist()) for n in "vu"]
+    plain = h5p.create(h5p.DATASET_CREATE)
+    with pytest.raises(ValueError) as info:
+        plain.get_virtual_count()
+    return out + [str(info.value)]
+
+
+def test_virtual_creation_lists_match_h5py(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "h").mkdir()
+    assert _virtual(purehep, tmp_path / "p") == _virtual(h5py, tmp_path / "h")
