@@ -162,3 +162,27 @@ def test_commit_over_existing_name_raises_as_h5py(tmp_path):
                 assert "name already exists" in str(info.value)
     assert errors[purehep, "Float64DType"] is errors[h5py, "Float64DType"] is KeyError
     assert errors[purehep, "ndarray"] is errors[h5py, "ndarray"] is OSError
+
+
+def _closed_ids(lib, path):
+    out = []
+    with lib.File(path, "w") as f:
+        g = f.create_group("g")
+        g.attrs["a"] = 1
+        d = f.create_dataset("d", data=[1, 2])
+        gid, did = g.id, d.id
+        gid.close()
+        did._close()
+        out.append((repr(g), bool(g), bool(gid.valid), repr(g.attrs), repr(d), bool(d),
+                    bool(did.valid), g.name, d.name))
+        for call in (lambda: g["x"], lambda: d[0], lambda: g.attrs["a"]):
+            with pytest.raises(Exception) as info:
+                call()
+            out.append(info.type)
+        again = f["g"]
+        out.append((repr(again), bool(again), again.attrs["a"], bool(f["d"]), "g" in f))
+    return out
+
+
+def test_closing_an_id_closes_its_object_as_h5py(tmp_path):
+    assert _closed_ids(purehep, str(tmp_path / "p.h5")) == _closed_ids(h5py, str(tmp_path / "h.h5"))

@@ -82,6 +82,7 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
     def __getitem__(self, name):
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
+        self._parent._live(KeyError)     # h5py's KeyError for the attribute of a closed object
         attr = self._attrs.get(name)
         if attr is None:
             raise KeyError(f"Can't open attribute (can't locate attribute: '{name}')")
@@ -120,4 +121,6 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
         return self._attrs[name].dataspace.shape
 
     def __repr__(self):
+        if not self._parent:
+            return "<Attributes of closed HDF5 object>"
         return f"<Attributes of purehep object {self._parent.name!r} ({len(self)} attributes)>"

@@ -176,8 +176,8 @@ class HLObject(WritableObject):
         self._header = header
 
     def _live(self, exc=ValueError):
-        """Raise ``exc`` as h5py does for an object of a closed file."""
-        if not self._file.id:
+        """Raise ``exc`` as h5py does for an object of a closed file, or closed itself."""
+        if not self:
             raise exc("Not a location (invalid object ID)")
 
     @property
@@ -199,7 +199,7 @@ class HLObject(WritableObject):
         None once the file is closed, as h5py's. In a file being written, a path no longer
         leading to the object (its link deleted or moved) is searched for again, as libhdf5
         does; None: anonymous (no path from the root)."""
-        if not self._file.id:
+        if not self:
             return None
         if self._node is not None:
             if self._name is None or not self._still_at(self._name):
@@ -229,7 +229,8 @@ class HLObject(WritableObject):
 
     @property
     def attrs(self):
-        self._live()
+        """The attributes (h5py's AttributeManager, made for a closed object too: its
+        uses then raise)."""
         from .attrs import AttributeManager
         return AttributeManager(self)
 
@@ -263,7 +264,8 @@ class HLObject(WritableObject):
         return hash((id(self._file), self._address))
 
     def __bool__(self):
-        return bool(self._file.id)
+        """Open: its file is, and its id was not closed (``obj.id.close()``)."""
+        return bool(self._file.id) and not self.__dict__.get("_closed")
 
     def __reduce__(self):
         """Objects of a read-only file opened by path pickle as what opens them again;

@@ -51,7 +51,7 @@ class Datatype(HLObject):
 
     def __repr__(self):
         """h5py's repr (the base name, or "anonymous")."""
-        if self._tid is None and not self._file.id:
+        if not self:
             return "<Closed HDF5 named type>"
         name = self._repr_name('("anonymous")')
         return f'<HDF5 named type {name} (dtype {self.dtype.str})>'

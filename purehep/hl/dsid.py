@@ -19,11 +19,18 @@ class DatasetID:
 
     @property
     def valid(self):
-        """h5py's ``ObjectID.valid``: false once the dataset's file handle is closed."""
+        """h5py's ``ObjectID.valid``: false once the dataset's file, or this id, is closed."""
         return bool(self._ds)
 
     def __bool__(self):
         return bool(self._ds)
+
+    def close(self):
+        """Close this handle: the Dataset it is the id of is closed (the dataset opened
+        again is not), as h5py's ``id.close()`` closes its object."""
+        self._ds.__dict__["_closed"] = True
+
+    _close = close
 
     def get_type(self):
         """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t;

@@ -140,7 +140,7 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
 
     def __contains__(self, name):
         """Whether the link ``name`` exists (a dangling soft link too, as in h5py)."""
-        if not self._file.id:
+        if not self:
             return False
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
@@ -184,7 +184,7 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
 
     def __repr__(self):
         """h5py's repr (the full path, or "(anonymous)")."""
-        if not self._file.id:
+        if not self:
             return "<Closed HDF5 group>"
         name = "(anonymous)" if self.name is None else f'"{self.name}"'
         return f'<HDF5 group {name} ({len(self)} members)>'

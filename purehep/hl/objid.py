@@ -31,11 +31,18 @@ class GroupID:
 
     @property
     def valid(self):
-        """h5py's ``ObjectID.valid``: false once the group's file handle is closed."""
+        """h5py's ``ObjectID.valid``: false once the group's file, or this id, is closed."""
         return bool(self._group)
 
     def __bool__(self):
         return bool(self._group)
+
+    def close(self):
+        """Close this handle: the Group it is the id of is closed (the group opened again
+        is not), as h5py's ``id.close()`` closes its object."""
+        self._group.__dict__["_closed"] = True
+
+    _close = close
 
     def get_create_plist(self):
         return PropGCID(**group_settings(self._group))
