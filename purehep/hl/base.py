@@ -194,6 +194,12 @@ class HLObject(WritableObject):
         return self._file
 
     @property
+    def _id(self):
+        """h5py's ``_id``: the object's low-level identifier (``id``), which h5py code
+        passes to the low-level calls."""
+        return self.id
+
+    @property
     def name(self):
         """The path this object was opened by (found by search for dereferenced objects);
         None once the file is closed, as h5py's. In a file being written, a path no longer

@@ -379,7 +379,9 @@ class GroupWriter(WritableObject):
                 raise OSError("Unable to create link (interfile hard links are not allowed)")
             entry = model.LinkEntry(model.HARD, node=obj._node)
         elif isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
-            entry = model.LinkEntry(model.HARD, node=model.DatatypeNode(np.dtype(obj)))
+            node = model.DatatypeNode(np.dtype(obj), track_times=True)
+            node.times = self._writer.now()   # kept by version 2 headers only (emit)
+            entry = model.LinkEntry(model.HARD, node=node)
         else:
             node = make_dataset(self._writer, None, None, obj)
             entry = model.LinkEntry(model.HARD, node=node)

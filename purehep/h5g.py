@@ -1,0 +1,85 @@
+"""h5py's ``h5g`` as far as purehep has it: ``get_objinfo`` (H5Gget_objinfo's H5G_stat_t:
+the object's header address, hard link count and modification time — spec IV.A.1, the
+version 1 prefix's reference count or the Object Reference Count message, the version 2
+header's times or the Object Modification Time messages — or a soft or external link's
+value length) and the object type codes of H5G_obj_t.
+"""
+import itertools
+
+from .format.messages import link as _link
+
+UNKNOWN, GROUP, DATASET, TYPE, LINK, UDLINK = -1, 0, 1, 2, 3, 4
+LINK_ERROR, LINK_HARD, LINK_SOFT = -1, 0, 1
+CRT_ORDER_TRACKED = 1
+
+__all__ = ["UNKNOWN", "GROUP", "DATASET", "TYPE", "LINK", "LINK_ERROR", "LINK_HARD",
+           "LINK_SOFT", "CRT_ORDER_TRACKED", "GroupStat", "get_objinfo"]
+
+_FILENOS = itertools.count(1)
+MTIME_OLD, MTIME, REFCOUNT = 0x0E, 0x12, 0x16
+
+
+class GroupStat:
+    """H5G_stat_t: fileno (2-tuple naming the open file), objno (2-tuple naming the object:
+    its header address), nlink (hard links to it), type (GROUP, DATASET, TYPE, LINK or
+    UDLINK), mtime (seconds since the epoch, 0 when times are not tracked), linklen (a
+    soft or external link's value length, 0 for objects)."""
+
+    def __init__(self, fileno, objno, nlink, type, mtime, linklen):   # noqa: A002
+        self.fileno, self.objno, self.nlink = fileno, objno, nlink
+        self.type, self.mtime, self.linklen = type, mtime, linklen
+
+
+def get_objinfo(obj, name=b".", follow_link=True):
+    """The GroupStat of the object ``name`` ("." itself) of the id ``obj`` (a file, group,
+    dataset or committed datatype id); with ``follow_link`` False, of a soft or external
+    link ``name`` itself."""
+    from .h5d import location
+    from .hl.base import ExternalLink, SoftLink
+    from .hl.datatype import Datatype
+    from .h5t import TypeID
+    loc = obj._named if isinstance(obj, TypeID) and obj._named is not None else location(obj)
+    path = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+    fileno = (loc.file.__dict__.setdefault("_fileno", next(_FILENOS)), 0)
+    if path not in (".", ""):
+        link = loc.get(path, getlink=True)
+        if link is None:
+            raise RuntimeError(f"Can't get info for object: {path!r} ({path!r} doesn't "
+                               f"exist)")
+        if not follow_link and isinstance(link, (SoftLink, ExternalLink)):
+            value = _link.Link(path, _link.SOFT, target=link.path) \
+                if isinstance(link, SoftLink) else \
+                _link.Link(path, _link.EXTERNAL, target=link.path, filename=link.filename)
+            from .h5l import LinkInfo
+            kind = LINK if isinstance(link, SoftLink) else UDLINK
+            return GroupStat(fileno, (0, 0), 0, kind, 0, LinkInfo(value).u)
+        try:
+            loc = loc[path]
+        except KeyError as exc:       # a dangling soft or external link
+            detail = str(exc).strip("'\"").rpartition(" (")[2].rstrip(")")
+            raise RuntimeError(f"Can't get info for object: {path!r} ({detail})") from None
+    header = loc._oh
+    kind = GROUP if hasattr(loc, "create_group") else TYPE if isinstance(loc, Datatype) \
+        else DATASET
+    return GroupStat(fileno, (loc.addr, 0), _nlink(loc, header), kind, _mtime(loc, header), 0)
+
+
+def _nlink(obj, header):
+    """Hard links to the object: the v1 prefix's count, the v2 Reference Count message."""
+    if header.version == 1:
+        return header.refcount
+    from .hl.base import message
+    count = message(obj._ctx, header, REFCOUNT, required=False)
+    return 1 if count is None else int(count)
+
+
+def _mtime(obj, header):
+    """Modification time: the v2 header's, else an Object Modification Time message's."""
+    if header.version == 2:
+        return int((header.times or {}).get("modification", 0))
+    from .hl.base import message
+    for mtype in (MTIME, MTIME_OLD):
+        value = message(obj._ctx, header, mtype, required=False)
+        if value is not None:
+            return int(value)
+    return 0

@@ -1,0 +1,58 @@
+"""purehep.h5g.get_objinfo (and h5py's ``obj._id``) side by side with h5py: object type, hard
+link count, whether a modification time is kept, soft and external link lengths, objects
+named by their ids or by names, in files of either header version, written and read back."""
+import h5py
+import numpy as np
+import pytest
+
+import purehep
+
+
+def _stat(s):
+    return (s.objno[0] > 0, s.nlink, s.type, s.mtime > 0, s.linklen)
+
+
+def _objinfo(lib, path, libver):
+    h5g = lib.h5g
+    out = []
+    with lib.File(path, "w", libver=libver) as f:
+        d = f.create_dataset("d", data=[1], track_times=True)
+        g = f.create_group("g")
+        f["s"] = lib.SoftLink("/d")
+        f["t"] = np.dtype("i4")
+        f["e"] = lib.ExternalLink("missing.h5", "/abc")
+        f["d2"] = d
+        n = f.create_dataset("n", data=[1], track_times=False)
+        for obj, name in ((d._id, b"."), (g.id, b"."), (f.id, b"d"), (f.id, b"s"),
+                          (f.id, b"t"), (f["t"].id, b"."), (f.id, b"e"), (n.id, b"."),
+                          (f._id, b".")):
+            for follow in (True, False):
+                try:
+                    out.append(_stat(h5g.get_objinfo(obj, name, follow_link=follow)))
+                except RuntimeError as e:
+                    out.append(str(e).split(" (")[0])
+        out.append(h5g.get_objinfo(d.id).objno == h5g.get_objinfo(f.id, b"d2").objno)
+        with pytest.raises(RuntimeError) as info:
+            h5g.get_objinfo(f.id, b"nope")
+        out.append(str(info.value))
+    with lib.File(path, "r") as f:
+        out.append([_stat(f.id and lib.h5g.get_objinfo(f.id, n, follow_link=False))
+                    for n in (b"d", b"g", b"s", b"e", b"t", b"n", b".")])
+    return out
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_get_objinfo_matches_h5py(tmp_path, libver):
+    assert _objinfo(purehep, str(tmp_path / "p.h5"), libver) == \
+        _objinfo(h5py, str(tmp_path / "h.h5"), libver)
+
+
+@pytest.mark.parametrize("writer", ["h5py", "purehep"])
+def test_files_of_either_library_stat_alike(tmp_path, writer):
+    path = str(tmp_path / "f.h5")
+    _objinfo(h5py if writer == "h5py" else purehep, path, "latest")
+    with purehep.File(path, "r") as a, h5py.File(path, "r") as b:
+        for name in (b"d", b"g", b"t", b"n", b"d2"):
+            sa, sb = purehep.h5g.get_objinfo(a.id, name), h5py.h5g.get_objinfo(b.id, name)
+            assert _stat(sa) == _stat(sb), name
+            assert sa.objno == sb.objno and (sa.mtime == sb.mtime), name
