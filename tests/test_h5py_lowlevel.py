@@ -186,3 +186,19 @@ def _closed_ids(lib, path):
 
 def test_closing_an_id_closes_its_object_as_h5py(tmp_path):
     assert _closed_ids(purehep, str(tmp_path / "p.h5")) == _closed_ids(h5py, str(tmp_path / "h.h5"))
+
+
+@pytest.mark.parametrize("mode", ["w", "r", "r+"])
+def test_vfd_handle_is_the_files_descriptor_as_h5py(tmp_path, mode):
+    """FileID.get_vfd_handle of a file on disk: a descriptor of that file (fsync-able)."""
+    import os
+    for lib in (purehep, h5py):
+        path = str(tmp_path / f"{lib.__name__}.h5")
+        if mode != "w":
+            lib.File(path, "w").close()
+        with lib.File(path, mode) as f:
+            fd = f.id.get_vfd_handle()
+            assert isinstance(fd, int) and fd > 0
+            assert os.path.samestat(os.fstat(fd), os.stat(path))
+            if mode != "r":
+                os.fsync(fd)

@@ -56,3 +56,4 @@ def test_files_of_either_library_stat_alike(tmp_path, writer):
             sa, sb = purehep.h5g.get_objinfo(a.id, name), h5py.h5g.get_objinfo(b.id, name)
             assert _stat(sa) == _stat(sb), name
             assert sa.objno == sb.objno and (sa.mtime == sb.mtime), name
+

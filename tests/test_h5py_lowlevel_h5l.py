@@ -79,3 +79,12 @@ def test_link_name_charset_matches_h5py(tmp_path, name):
             group = f.create_group(name)
             assert group.id.links.get_info(name.encode()).cset == \
                 (lib.h5t.CSET_ASCII if name.isascii() else lib.h5t.CSET_UTF8)
+
+
+def test_link_objects_are_read_only_as_h5py():
+    for lib in (purehep, h5py):
+        soft, ext = lib.SoftLink("/a"), lib.ExternalLink("f.h5", "/b")
+        assert (soft._path, ext._path, ext._filename) == ("/a", "/b", "f.h5")
+        for obj, attr in ((soft, "path"), (ext, "path"), (ext, "filename")):
+            with pytest.raises(AttributeError):
+                setattr(obj, attr, "x")

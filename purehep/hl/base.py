@@ -105,17 +105,33 @@ class HardLink:
 
 
 class SoftLink:
+    """A soft link's value (read-only, as h5py's: ``_path`` behind ``path``)."""
+
     def __init__(self, path):
-        self.path = str(path)
+        self._path = str(path)
+
+    @property
+    def path(self):
+        return self._path
 
     def __repr__(self):
         return f'<SoftLink to "{self.path}">'
 
 
 class ExternalLink:
+    """An external link's file name and path (read-only, as h5py's)."""
+
     def __init__(self, filename, path):
-        self.filename = str(filename)
-        self.path = str(path)
+        self._filename = str(filename)
+        self._path = str(path)
+
+    @property
+    def path(self):
+        return self._path
+
+    @property
+    def filename(self):
+        return self._filename
 
     def __repr__(self):
         return f'<ExternalLink to "{self.path}" in file "{self.filename}">'

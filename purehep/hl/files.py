@@ -465,6 +465,20 @@ class File(Group):
         sink = self._writer.sink
         return bytes(sink.read(0, sink.size))
 
+    def get_vfd_handle(self, fapl=None):
+        """h5py's FileID.get_vfd_handle (``f.id`` is the File): the operating system's
+        descriptor of the file on disk (the one written through in write modes);
+        UnsupportedFeatureError for a file in memory, a Python file object or remote bytes
+        (libhdf5's core driver gives a memory address: purehep has none to give)."""
+        if not self.id:
+            raise ValueError("Not a file id (not a file ID)")
+        writer = getattr(self, "_writer", None)
+        fd = getattr(writer.sink, "fd", None) if writer is not None else \
+            getattr(getattr(self._source, "_fh", None), "fileno", lambda: None)()
+        if fd is None or (writer is not None and writer.sink.path is None):
+            raise UnsupportedFeatureError("a file descriptor of a file not on disk")
+        return fd
+
     @property
     def links(self):
         """h5py's FileID.links (``f.id`` is the File): the root group's links
