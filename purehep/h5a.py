@@ -5,10 +5,12 @@ from .h5d import location, value_args
 
 
 class AttrID:
-    """An attribute of an object: its name, stored datatype and dataspace."""
+    """An attribute of an object: its name, stored datatype and dataspace (``obj``: the
+    File, Group, Dataset or Datatype it belongs to)."""
 
-    def __init__(self, message):
+    def __init__(self, message, obj=None):
         self._attr = message
+        self._obj = obj
 
     @property
     def name(self):

@@ -22,7 +22,8 @@ MTIME_OLD, MTIME, REFCOUNT = 0x0E, 0x12, 0x16
 class GroupStat:
     """H5G_stat_t: fileno (2-tuple naming the open file), objno (2-tuple naming the object:
     its header address), nlink (hard links to it), type (GROUP, DATASET, TYPE, LINK or
-    UDLINK), mtime (seconds since the epoch, 0 when times are not tracked), linklen (a
+    UDLINK), mtime (the change time, seconds since the epoch, as libhdf5 fills it; 0 when
+    times are not tracked), linklen (a
     soft or external link's value length, 0 for objects)."""
 
     def __init__(self, fileno, objno, nlink, type, mtime, linklen):   # noqa: A002
@@ -40,7 +41,7 @@ def get_objinfo(obj, name=b".", follow_link=True):
     from .h5t import TypeID
     loc = obj._named if isinstance(obj, TypeID) and obj._named is not None else location(obj)
     path = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
-    fileno = (loc.file.__dict__.setdefault("_fileno", next(_FILENOS)), 0)
+    fileno = (file_number(loc.file), 0)
     if path not in (".", ""):
         link = loc.get(path, getlink=True)
         if link is None:
@@ -61,10 +62,16 @@ def get_objinfo(obj, name=b".", follow_link=True):
     header = loc._oh
     kind = GROUP if hasattr(loc, "create_group") else TYPE if isinstance(loc, Datatype) \
         else DATASET
-    return GroupStat(fileno, (loc.addr, 0), _nlink(loc, header), kind, _mtime(loc, header), 0)
+    return GroupStat(fileno, (loc.addr, 0), link_count(loc, header), kind,
+                     header_times(loc, header)["change"], 0)     # libhdf5 gives the ctime
 
 
-def _nlink(obj, header):
+def file_number(file):
+    """A number naming the open file ``file`` among those this process opened (from 1)."""
+    return file.__dict__.setdefault("_fileno", next(_FILENOS))
+
+
+def link_count(obj, header):
     """Hard links to the object: the v1 prefix's count, the v2 Reference Count message."""
     if header.version == 1:
         return header.refcount
@@ -73,13 +80,18 @@ def _nlink(obj, header):
     return 1 if count is None else int(count)
 
 
-def _mtime(obj, header):
-    """Modification time: the v2 header's, else an Object Modification Time message's."""
+def header_times(obj, header):
+    """{access, modification, change, birth} times of the object (seconds, 0: not kept):
+    the v2 header's, else the time of an Object Modification Time message, which libhdf5
+    reports as the change time."""
+    out = dict.fromkeys(("access", "modification", "change", "birth"), 0)
     if header.version == 2:
-        return int((header.times or {}).get("modification", 0))
+        out.update((k, int(v)) for k, v in (header.times or {}).items())
+        return out
     from .hl.base import message
     for mtype in (MTIME, MTIME_OLD):
         value = message(obj._ctx, header, mtype, required=False)
         if value is not None:
-            return int(value)
-    return 0
+            out["change"] = int(value)
+            break
+    return out

@@ -458,6 +458,19 @@ class PropLAID(PropID):
         self._elink_fapl = fapl.copy()
 
 
+class PropCopyID(PropID):
+    """An object copy property list: the H5O_COPY_* flags of purehep.h5o.copy."""
+
+    def __init__(self):
+        self._flags = 0
+
+    def set_copy_object(self, flags):
+        self._flags = int(flags)
+
+    def get_copy_object(self):
+        return self._flags
+
+
 class PropClassID:
     """A property list class (h5py's h5p.FILE_ACCESS, …): ``create`` makes its lists."""
 
@@ -475,6 +488,7 @@ DATASET_CREATE = PropClassID("DATASET_CREATE", PropDCID)
 DATASET_ACCESS = PropClassID("DATASET_ACCESS", PropDAID)
 GROUP_CREATE = PropClassID("GROUP_CREATE", PropGCID)
 LINK_ACCESS = PropClassID("LINK_ACCESS", PropLAID)
+OBJECT_COPY = PropClassID("OBJECT_COPY", PropCopyID)
 
 
 def create(cls):

@@ -112,7 +112,7 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
             name = name.decode("utf-8", "surrogateescape")
         if name not in self:
             raise KeyError(f"Can't open attribute (can't locate attribute: '{name}')")
-        return AttrID(self._attrs[name])
+        return AttrID(self._attrs[name], self._parent)
 
     def get_dtype(self, name):
         return self._attrs[name].datatype.dtype

@@ -37,6 +37,13 @@ class GroupID:
     def __bool__(self):
         return bool(self._group)
 
+    def __eq__(self, other):
+        """Ids of one group compare equal, as h5py's ObjectID do."""
+        return isinstance(other, GroupID) and other._group == self._group
+
+    def __hash__(self):
+        return hash(self._group)
+
     def close(self):
         """Close this handle: the Group it is the id of is closed (the group opened again
         is not), as h5py's ``id.close()`` closes its object."""
