@@ -4,7 +4,8 @@ maximum extent — for the calls that create datasets and attributes (purehep.h5
 and selections within them (H5Sselect_*: all, none, hyperslabs combined by the SELECT_*
 operators), held as a mask of the extent; a selection's blocks are listed as libhdf5 lists
 them (H5Sget_select_hyper_blocklist: runs along the last dimension, equal runs of adjacent
-positions of the dimensions before merged, in order).
+positions of the dimensions before merged, in order); ``ALL`` (H5S_ALL) and the blocks a
+selection reads and writes through (DatasetID.read / write).
 """
 import numpy as np
 
@@ -134,6 +135,27 @@ class SpaceID:
     def maxshape(self):
         """The maximum shape as h5py's create_dataset takes it (None: unlimited)."""
         return tuple(None if m == UNLIMITED else m for m in self._maxdims)
+
+
+ALL = SpaceID(NULL)      # H5S_ALL: a marker for DatasetID.read / write, compared by identity
+
+
+def selected_blocks(space, shape):
+    """(bounding box slices, the selection's mask inside it, its blocks as slices of the
+    box) of the selection of ``space`` over an extent of ``shape`` (ALL: everything)."""
+    if space is ALL or space._kind == SEL_ALL:
+        box = tuple(slice(0, n) for n in shape)
+        return box, np.ones(shape, bool), [tuple(slice(None) for _ in shape)]
+    if space._kind == SEL_NONE:
+        return None, None, []
+    mask = space._selected()
+    if not mask.any():
+        return None, None, []
+    lo, hi = space.get_select_bounds()
+    box = tuple(slice(a, b + 1) for a, b in zip(lo, hi))
+    blocks = [tuple(slice(a - o, b + 1 - o) for a, b, o in zip(first, last, lo))
+              for first, last in _blocks(mask)]
+    return box, mask[box], blocks
 
 
 def as_selection(space):

@@ -161,3 +161,73 @@ def test_virtual_creation_lists_match_h5py(tmp_path):
     (tmp_path / "p").mkdir()
     (tmp_path / "h").mkdir()
     assert _virtual(purehep, tmp_path / "p") == _virtual(h5py, tmp_path / "h")
+
+
+def _io(lib, path):
+    """DatasetID.read / write through dataspaces: all, hyperslabs (strided, in blocks,
+    combined), none, memory selections, conversion, errors, set_extent."""
+    h5s = lib.h5s
+    out = []
+
+    def call(f):
+        try:
+            return f()
+        except Exception as e:          # noqa: BLE001 - the error is what is compared
+            return type(e), str(e)
+    with lib.File(path, "w") as f:
+        d = f.create_dataset("d", data=np.arange(20).reshape(4, 5), maxshape=(None, 5),
+                             chunks=(2, 5))
+        e = f.create_dataset("e", (6, 6), dtype="f4", chunks=(2, 2))
+        i = d.id
+        out.append((i.shape, i.rank, i.dtype))
+        a = np.zeros((4, 5), "i8")
+        i.read(h5s.ALL, h5s.ALL, a)
+        fs = i.get_space()
+        fs.select_hyperslab((1, 1), (2, 2))
+        ms = h5s.create_simple((4,))
+        b = np.zeros(4, "i8")
+        i.read(ms, fs, b)
+        ms2 = h5s.create_simple((2, 4))
+        ms2.select_hyperslab((0, 1), (1, 2), block=(2, 1))
+        c = np.full((2, 4), -1, "i8")
+        i.read(ms2, fs, c)
+        f4 = np.zeros(4, "f4")
+        i.read(ms, fs, f4)
+        out += [a.tolist(), b.tolist(), c.tolist(), f4.tolist()]
+        ro = np.zeros((4, 5), "i8")
+        ro.flags.writeable = False
+        out += [call(lambda: i.read(h5s.create_simple((3,)), fs, np.zeros(3, "i8"))),
+                call(lambda: i.read(h5s.ALL, h5s.ALL, np.zeros((4, 5), "i8")[:, ::2])),
+                call(lambda: i.read(h5s.ALL, h5s.ALL, [0] * 20)),
+                call(lambda: i.write(h5s.ALL, h5s.ALL, [1, 2])),
+                call(lambda: i.write(h5s.ALL, h5s.ALL, np.zeros((4, 5), "i8")[:, ::2])),
+                call(lambda: i.read(h5s.ALL, h5s.ALL, ro))]
+        i.write(h5s.ALL, h5s.ALL, ro)
+        i.write(ms, fs, np.array([100, 101, 102, 103]))
+        out.append(d[()].tolist())
+        x = np.zeros((4, 5), "i8")
+        i.read(h5s.ALL, fs, x)
+        fs3 = i.get_space()
+        fs3.select_hyperslab((0, 0), (2, 2), stride=(2, 3), block=(1, 2))
+        fs3.select_hyperslab((3, 4), (1, 1), op=h5s.SELECT_OR)
+        y = np.zeros(9, "i8")
+        i.read(h5s.create_simple((9,)), fs3, y)
+        i.write(h5s.create_simple((9,)), fs3, -np.arange(9))
+        out += [x.tolist(), y.tolist(), d[()].tolist()]
+        es = e.id.get_space()
+        es.select_hyperslab((1, 1), (2, 1), stride=(3, 1), block=(1, 3))
+        e.id.write(h5s.create_simple((2, 3)), es, np.ones((2, 3), "f4"))
+        out += [e.id.get_num_chunks(), e[()].tolist()]      # only the blocks are written
+        fn, mn = i.get_space(), h5s.create_simple((3,))
+        fn.select_none()
+        mn.select_none()
+        z = np.zeros(3, "i8")
+        i.read(mn, fn, z)
+        i.write(mn, fn, z)
+        i.set_extent((6, 5))
+        out += [z.tolist(), d.shape, i.shape]
+    return out
+
+
+def test_dataset_id_read_write_match_h5py(tmp_path):
+    assert _io(purehep, str(tmp_path / "p.h5")) == _io(h5py, str(tmp_path / "h.h5"))

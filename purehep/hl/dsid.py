@@ -2,7 +2,8 @@
 where each chunk lies in the file (the chunk index, spec IV.A.2.i and Appendix C), and
 reading or writing a chunk's stored bytes as they are (filters not applied), as
 H5Dread_chunk / H5Dwrite_chunk do. Byte offsets are absolute file offsets, as libhdf5 gives.
-Also the dataset's stored datatype (``get_type``, an h5t.TypeID).
+Also the dataset's stored datatype (``get_type``, an h5t.TypeID), its lists (h5p), and reading
+and writing the elements dataspaces select (H5Dread / H5Dwrite with purehep.h5s spaces).
 """
 import itertools
 import os
@@ -85,6 +86,52 @@ class DatasetID:
         plist.set_efile_prefix(os.fsencode(self._ds._prefix("efile") or ""))
         plist.set_virtual_prefix(os.fsencode(self._ds._prefix("virtual") or ""))
         return plist
+
+    # -- reading and writing through dataspaces ------------------------------------------------
+    @property
+    def shape(self):
+        return self._ds.shape
+
+    @property
+    def rank(self):
+        return len(self._ds.shape or ())
+
+    @property
+    def dtype(self):
+        return self._ds.dtype
+
+    def set_extent(self, shape):
+        """H5Dset_extent: the dataset's new shape (within its maximum shape)."""
+        self._ds.resize(tuple(shape))
+
+    def read(self, mspace, fspace, arr_obj, mtype=None, dxpl=None):
+        """H5Dread: the elements ``fspace`` selects in the dataset (h5s.ALL: all), in
+        row-major order, into the elements ``mspace`` selects in the array ``arr_obj``
+        (C-contiguous, writable; h5s.ALL: the file selection over the dataset's shape),
+        converted to its dtype (or to ``mtype``'s)."""
+        from ..h5s import selected_blocks
+        box, mask, blocks = selected_blocks(fspace, self._ds.shape)
+        canvas = np.empty(mask.shape if mask is not None else (0,), self._ds.dtype)
+        for block in blocks:
+            canvas[block] = self._ds[tuple(_shift(block, box))]
+        values = canvas[mask] if mask is not None else canvas
+        view, mmask = _memory(arr_obj, mspace, fspace, self._ds.shape, len(values), "read")
+        view[mmask] = values.astype(mtype.dtype) if mtype is not None else values
+
+    def write(self, mspace, fspace, arr_obj, mtype=None, dxpl=None):
+        """H5Dwrite: the elements ``mspace`` selects in ``arr_obj`` (h5s.ALL: as read),
+        in row-major order, to the elements ``fspace`` selects in the dataset; only the
+        blocks of the selection are written."""
+        from ..h5s import selected_blocks
+        box, mask, blocks = selected_blocks(fspace, self._ds.shape)
+        count = int(mask.sum()) if mask is not None else 0
+        view, mmask = _memory(arr_obj, mspace, fspace, self._ds.shape, count, "write")
+        if not count:
+            return
+        canvas = np.empty(mask.shape, self._ds.dtype)
+        canvas[mask] = view[mmask]
+        for block in blocks:
+            self._ds[tuple(_shift(block, box))] = canvas[block]
 
     def get_offset(self):
         """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when
@@ -222,6 +269,37 @@ def _byte_buffer(out):
             f"'{_C_TYPES.get(fmt, fmt)}'"
         raise ValueError(f"Buffer dtype mismatch, expected 'unsigned char' but got {got}")
     return view
+
+
+def _shift(block, box):
+    """Slices of ``block`` (relative to ``box``) in the dataset's coordinates."""
+    return (slice(box_s.start + (b.start or 0),
+                  box_s.start + (b.stop if b.stop is not None else box_s.stop - box_s.start))
+            for b, box_s in zip(block, box))
+
+
+def _memory(arr, mspace, fspace, shape, count, what):
+    """(the array viewed with the memory dataspace's shape, its selection mask) for H5Dread
+    / H5Dwrite, checked: h5py's TypeError for an array it cannot use, libhdf5's OSError for
+    selections of different sizes; ValueError for an array of another size than its
+    dataspace (where libhdf5 would read or write past it)."""
+    from ..h5s import ALL
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"Argument 'arr_obj' has incorrect type (expected numpy.ndarray, "
+                        f"got {type(arr).__name__})")
+    if not arr.flags.c_contiguous or (what == "read" and not arr.flags.writeable):
+        raise TypeError("Array must be C-contiguous" + (" and writable" * (what == "read")))
+    space = fspace if mspace is ALL else mspace
+    mshape = tuple(shape) if space is ALL else space.get_simple_extent_dims()
+    if arr.size != int(np.prod(mshape, dtype=np.int64)):
+        raise ValueError(f"the array's {arr.size} elements are not the {mshape} of its "
+                         f"dataspace")
+    view = arr.reshape(mshape)
+    mask = np.ones(mshape, bool) if space is ALL else space._selected()
+    if int(mask.sum()) != count:
+        raise OSError(f"Can't synchronously {what} data (src and dest dataspaces have "
+                      f"different number of elements selected)")
+    return view, mask
 
 
 def _whole(space):
