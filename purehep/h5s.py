@@ -11,7 +11,8 @@ import numpy as np
 
 SCALAR, SIMPLE, NULL = 0, 1, 2
 UNLIMITED = 2 ** 64 - 1          # H5S_UNLIMITED as h5py gives it
-SELECT_SET, SELECT_OR, SELECT_AND, SELECT_XOR, SELECT_NOTB, SELECT_NOTA = range(6)
+SELECT_SET, SELECT_OR, SELECT_AND, SELECT_XOR, SELECT_NOTB, SELECT_NOTA, SELECT_APPEND, \
+    SELECT_PREPEND = range(8)
 SEL_NONE, SEL_POINTS, SEL_HYPERSLABS, SEL_ALL = range(4)
 _COMBINE = {SELECT_SET: lambda a, b: b, SELECT_OR: np.logical_or, SELECT_AND: np.logical_and,
             SELECT_XOR: np.logical_xor, SELECT_NOTB: lambda a, b: a & ~b,
@@ -28,6 +29,7 @@ class SpaceID:
         self._kind = SEL_NONE if cls == NULL else SEL_ALL
         self._mask = None                 # the hyperslab selection's elements
         self._slab = None                 # (start, stride, count, block) of a regular one
+        self._points = None               # a point selection's (n, rank) coordinates, in order
 
     # -- selections ----------------------------------------------------------------------
     def _selected(self):
@@ -36,14 +38,48 @@ class SpaceID:
         if self._kind == SEL_NONE:
             return np.zeros(self._dims, bool)
         if self._mask is None:
-            self._mask = _slab_mask(self._dims, *self._slab)
+            self._mask = _slab_mask(self._dims, *self._slab) if self._points is None else \
+                _points_mask(self._dims, self._points)
         return self._mask
 
     def select_all(self):
-        self._kind, self._mask, self._slab = SEL_ALL, None, None
+        self._kind, self._mask, self._slab, self._points = SEL_ALL, None, None, None
 
     def select_none(self):
-        self._kind, self._mask, self._slab = SEL_NONE, None, None
+        self._kind, self._mask, self._slab, self._points = SEL_NONE, None, None, None
+
+    def select_elements(self, coords, op=SELECT_SET):
+        """H5Sselect_elements: the points ``coords`` ((npoints, rank)), in their order
+        (repeats kept), set, or appended or prepended to a point selection."""
+        rank = len(self._dims)
+        points = np.asarray(coords, np.int64)
+        if points.ndim != 2 or points.shape[1] != rank:
+            raise ValueError(f"Coordinate array must have shape (<npoints>, {rank})")
+        if op not in (SELECT_SET, SELECT_APPEND, SELECT_PREPEND):
+            raise ValueError(f"invalid point selection operation {op!r}")
+        if self._kind == SEL_POINTS and op != SELECT_SET:
+            parts = (self._points, points) if op == SELECT_APPEND else (points, self._points)
+            points = np.concatenate(parts)
+        self._kind, self._mask, self._slab, self._points = SEL_POINTS, None, None, points
+
+    def get_select_elem_npoints(self):
+        return len(self._point_list())
+
+    def get_select_elem_pointlist(self):
+        """The selected points, (npoints, rank), in their order."""
+        return self._point_list().astype(np.uint64)
+
+    def _point_list(self):
+        if self._kind != SEL_POINTS:
+            raise ValueError("Not an element selection (not an element selection)")
+        return self._points
+
+    def coordinates(self):
+        """The selected elements' coordinates in the order reads and writes take them:
+        a point selection's order, else row-major (a tuple of index arrays)."""
+        if self._kind == SEL_POINTS:
+            return tuple(self._points.T)
+        return np.nonzero(self._selected())
 
     def select_hyperslab(self, start, count, stride=None, block=None, op=SELECT_SET):
         """H5Sselect_hyperslab: count blocks of ``block`` elements every ``stride`` from
@@ -55,12 +91,15 @@ class SpaceID:
         slab = tuple(tuple(int(v) for v in p) for p in
                      (start, stride or (1,) * rank, count, block or (1,) * rank))
         if op == SELECT_SET:
-            self._kind, self._mask, self._slab = SEL_HYPERSLABS, None, slab
+            self._kind, self._mask, self._slab, self._points = SEL_HYPERSLABS, None, slab, None
             return
+        if self._kind == SEL_POINTS or op not in _COMBINE:
+            raise RuntimeError("Unable to set hyperslab selection (invalid selection "
+                               "operation)")
         self._set(_COMBINE[op](self._selected(), _slab_mask(self._dims, *slab)))
 
     def _set(self, mask):
-        self._kind, self._mask, self._slab = SEL_HYPERSLABS, mask, None
+        self._kind, self._mask, self._slab, self._points = SEL_HYPERSLABS, mask, None, None
 
     def mapping_dims(self):
         """The selection as a virtual dataset mapping takes it (purehep.hl.vds): None for
@@ -78,26 +117,34 @@ class SpaceID:
         return self._kind
 
     def get_select_npoints(self):
+        """The number of selected elements (a point selection's points, repeats too)."""
+        if self._kind == SEL_POINTS:
+            return len(self._points)
         return int(self._selected().sum())
 
     def get_select_bounds(self):
         """(lowest corner, highest corner) of the selection."""
-        where = np.nonzero(self._selected())
+        where = self.coordinates()
         if not len(where[0]):
             raise ValueError("no selection bounds: nothing is selected")
         return tuple(int(w.min()) for w in where), tuple(int(w.max()) for w in where)
 
+    def _hyperslab_mask(self):
+        if self._kind == SEL_POINTS:
+            raise ValueError("Not a hyperslab selection (not a hyperslab selection)")
+        return self._selected()
+
     def get_select_hyper_nblocks(self):
-        return len(_blocks(self._selected()))
+        return len(_blocks(self._hyperslab_mask()))
 
     def get_select_hyper_blocklist(self):
         """The selected blocks, (nblocks, 2, rank): each block's first and last corner."""
-        blocks = _blocks(self._selected())
+        blocks = _blocks(self._hyperslab_mask())
         return np.array(blocks, np.uint64).reshape(len(blocks), 2, len(self._dims))
 
     def select_copy(self, other):
         """H5Sselect_copy: ``other``'s selection, here."""
-        self._kind, self._slab = other._kind, other._slab
+        self._kind, self._slab, self._points = other._kind, other._slab, other._points
         self._mask = None if other._mask is None else other._mask.copy()
 
     def combine_select(self, other, op):
@@ -164,6 +211,8 @@ def as_selection(space):
     from .format import selection as S
     rank = len(space._dims)
     kind = space.get_select_type()
+    if kind == SEL_POINTS:
+        return S.Selection(S.POINTS, 1, rank, points=space._points.copy())
     if kind != SEL_HYPERSLABS:
         return S.Selection(S.ALL if kind == SEL_ALL else S.NONE, 1, rank)
     blocks = np.array(_blocks(space._selected()), np.int64).reshape(-1, 2, rank)
@@ -213,6 +262,17 @@ def _slab_mask(dims, start, stride, count, block):
             raise ValueError("hyperslab selection extends beyond the dataspace")
         axes.append(idx)
     mask[np.ix_(*axes)] = True
+    return mask
+
+
+def _points_mask(dims, points):
+    """The elements of a point selection, as a mask of the extent ``dims``."""
+    from .io.memory import check_size
+    check_size(dims, 1, "dataspace selection")
+    if len(points) and (points.min() < 0 or np.any(points.max(axis=0) >= np.array(dims))):
+        raise ValueError("point selection extends beyond the dataspace")
+    mask = np.zeros(dims, bool)
+    mask[tuple(points.T)] = True
     return mask
 
 

@@ -105,33 +105,45 @@ class DatasetID:
         self._ds.resize(tuple(shape))
 
     def read(self, mspace, fspace, arr_obj, mtype=None, dxpl=None):
-        """H5Dread: the elements ``fspace`` selects in the dataset (h5s.ALL: all), in
-        row-major order, into the elements ``mspace`` selects in the array ``arr_obj``
-        (C-contiguous, writable; h5s.ALL: the file selection over the dataset's shape),
-        converted to its dtype (or to ``mtype``'s)."""
-        from ..h5s import selected_blocks
-        box, mask, blocks = selected_blocks(fspace, self._ds.shape)
-        canvas = np.empty(mask.shape if mask is not None else (0,), self._ds.dtype)
-        for block in blocks:
-            canvas[block] = self._ds[tuple(_shift(block, box))]
-        values = canvas[mask] if mask is not None else canvas
-        view, mmask = _memory(arr_obj, mspace, fspace, self._ds.shape, len(values), "read")
-        view[mmask] = values.astype(mtype.dtype) if mtype is not None else values
+        """H5Dread: the elements ``fspace`` selects in the dataset (h5s.ALL: all; points in
+        their order, else row-major), into the elements ``mspace`` selects in the array
+        ``arr_obj`` (C-contiguous, writable; h5s.ALL: the file selection over the dataset's
+        shape), converted to its dtype (or to ``mtype``'s)."""
+        from ..h5s import ALL, SEL_POINTS, selected_blocks
+        if fspace is not ALL and fspace.get_select_type() == SEL_POINTS:
+            lo, hi = fspace.get_select_bounds()
+            canvas = self._ds[tuple(slice(a, b + 1) for a, b in zip(lo, hi))]
+            values = canvas[tuple(c - a for c, a in zip(fspace.coordinates(), lo))]
+        else:
+            box, mask, blocks = selected_blocks(fspace, self._ds.shape)
+            canvas = np.empty(mask.shape if mask is not None else (0,), self._ds.dtype)
+            for block in blocks:
+                canvas[block] = self._ds[tuple(_shift(block, box))]
+            values = canvas[mask] if mask is not None else canvas
+        view, index = _memory(arr_obj, mspace, fspace, self._ds.shape, len(values), "read")
+        view[index] = values.astype(mtype.dtype) if mtype is not None else values
 
     def write(self, mspace, fspace, arr_obj, mtype=None, dxpl=None):
-        """H5Dwrite: the elements ``mspace`` selects in ``arr_obj`` (h5s.ALL: as read),
-        in row-major order, to the elements ``fspace`` selects in the dataset; only the
-        blocks of the selection are written."""
-        from ..h5s import selected_blocks
-        box, mask, blocks = selected_blocks(fspace, self._ds.shape)
-        count = int(mask.sum()) if mask is not None else 0
-        view, mmask = _memory(arr_obj, mspace, fspace, self._ds.shape, count, "write")
-        if not count:
-            return
-        canvas = np.empty(mask.shape, self._ds.dtype)
-        canvas[mask] = view[mmask]
-        for block in blocks:
-            self._ds[tuple(_shift(block, box))] = canvas[block]
+        """H5Dwrite: the elements ``mspace`` selects in ``arr_obj`` (h5s.ALL: as read), in
+        their order, to the elements ``fspace`` selects in the dataset; only the selected
+        blocks (or points) are written."""
+        from ..h5s import ALL, SEL_POINTS, selected_blocks
+        points = fspace is not ALL and fspace.get_select_type() == SEL_POINTS
+        if points:
+            count = fspace.get_select_npoints()
+        else:
+            box, mask, blocks = selected_blocks(fspace, self._ds.shape)
+            count = int(mask.sum()) if mask is not None else 0
+        view, index = _memory(arr_obj, mspace, fspace, self._ds.shape, count, "write")
+        values = view[index]
+        if points:
+            for coord, value in zip(zip(*fspace.coordinates()), values):
+                self._ds[tuple(int(c) for c in coord)] = value
+        elif count:
+            canvas = np.empty(mask.shape, self._ds.dtype)
+            canvas[mask] = values
+            for block in blocks:
+                self._ds[tuple(_shift(block, box))] = canvas[block]
 
     def get_offset(self):
         """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when
@@ -279,8 +291,8 @@ def _shift(block, box):
 
 
 def _memory(arr, mspace, fspace, shape, count, what):
-    """(the array viewed with the memory dataspace's shape, its selection mask) for H5Dread
-    / H5Dwrite, checked: h5py's TypeError for an array it cannot use, libhdf5's OSError for
+    """(the array viewed with the memory dataspace's shape, the selected elements' index in
+    the order they are taken) for H5Dread / H5Dwrite, checked: h5py's TypeError for an array it cannot use, libhdf5's OSError for
     selections of different sizes; ValueError for an array of another size than its
     dataspace (where libhdf5 would read or write past it)."""
     from ..h5s import ALL
@@ -295,11 +307,15 @@ def _memory(arr, mspace, fspace, shape, count, what):
         raise ValueError(f"the array's {arr.size} elements are not the {mshape} of its "
                          f"dataspace")
     view = arr.reshape(mshape)
-    mask = np.ones(mshape, bool) if space is ALL else space._selected()
-    if int(mask.sum()) != count:
+    if space is ALL:
+        index, selected = (slice(None),), view.size
+        view = view.reshape(-1)
+    else:
+        index, selected = space.coordinates(), space.get_select_npoints()
+    if selected != count:
         raise OSError(f"Can't synchronously {what} data (src and dest dataspaces have "
                       f"different number of elements selected)")
-    return view, mask
+    return view, index
 
 
 def _whole(space):
