@@ -57,3 +57,18 @@ def test_files_of_either_library_stat_alike(tmp_path, writer):
             assert _stat(sa) == _stat(sb), name
             assert sa.objno == sb.objno and (sa.mtime == sb.mtime), name
 
+
+
+def test_create_dataset_like_keeps_time_tracking_and_order_as_h5py(tmp_path):
+    """Regression: create_dataset_like takes the other dataset's track_times and attribute
+    creation order, as h5py does (they were left at the defaults)."""
+    for lib in (purehep, h5py):
+        with lib.File(str(tmp_path / f"{lib.__name__}.h5"), "w") as f:
+            for times, order in ((True, False), (False, True)):
+                orig = f.create_dataset(f"o{times}", data=np.arange(3), track_times=times,
+                                        track_order=order)
+                like = f.create_dataset_like(f"l{times}", orig)
+                stat = lib.h5g.get_objinfo(like._id)
+                assert (stat.mtime > 0) is times, lib.__name__
+                assert like.id.get_create_plist().get_attr_creation_order() == \
+                    orig.id.get_create_plist().get_attr_creation_order()

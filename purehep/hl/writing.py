@@ -294,12 +294,16 @@ class GroupWriter(WritableObject):
 
     def create_dataset_like(self, name, other, **kwupdate):
         """h5py's create_dataset_like: a dataset with ``other``'s shape, dtype, chunking,
-        filters, fill value and maximum shape (each overridable by keyword)."""
+        filters, fill value, maximum shape, time tracking and attribute creation order (each
+        overridable by keyword)."""
         if "compression" in kwupdate:     # another filter: not the other's options (h5py
             kwupdate.setdefault("compression_opts", None)   # would pass them on and fail)
         for key in ("shape", "dtype", "chunks", "compression", "compression_opts",
                     "scaleoffset", "shuffle", "fletcher32", "fillvalue"):
             kwupdate.setdefault(key, getattr(other, key))
+        dcpl = other.id.get_create_plist()      # and its object settings, as h5py takes them
+        kwupdate.setdefault("track_times", dcpl.get_obj_track_times())
+        kwupdate.setdefault("track_order", dcpl.get_attr_creation_order() > 0)
         kwupdate.setdefault("maxshape", other.maxshape if other.chunks is not None else None)
         return self.create_dataset(name, **kwupdate)
 
