@@ -775,6 +775,21 @@ class AttributesWriter:
         del node.attrs[name]
         self._parent._writer.touch()
 
+    def _rename(self, name, new_name):
+        """H5Arename: attribute ``name`` called ``new_name`` (its value, type and creation
+        order kept)."""
+        node = self._wnode
+        if node is None:
+            raise ValueError("Unable to rename attribute (no write intent on file)")
+        if name not in node.attrs:
+            raise KeyError("Unable to rename attribute (can't locate attribute)")
+        if new_name in node.attrs:
+            raise ValueError("Unable to rename attribute (attribute already exists)")
+        entry = node.attrs.pop(name)
+        entry.name = new_name
+        node.attrs[new_name] = entry
+        self._parent._writer.touch()
+
     def _wnames(self):
         node = self._wnode
         if node.track_order:
