@@ -16,6 +16,11 @@ NO_CLASS, INTEGER, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, E
     ARRAY, COMPLEX = range(-1, 12)
 ORDER_LE, ORDER_BE = 0, 1
 CSET_ASCII, CSET_UTF8 = 0, 1
+STR_NULLTERM, STR_NULLPAD, STR_SPACEPAD = 0, 1, 2
+SGN_NONE, SGN_2 = 0, 1
+PAD_ZERO, PAD_ONE, PAD_BACKGROUND = 0, 1, 2
+NORM_IMPLIED, NORM_MSBSET, NORM_NONE = 0, 1, 2
+_NORMS = {0: NORM_NONE, 1: NORM_MSBSET, 2: NORM_IMPLIED}    # the message's codes -> H5T_norm_t
 
 
 class TypeID:
@@ -42,11 +47,25 @@ class TypeID:
         types and references hold pointers there), the stored size otherwise."""
         return self._type.mem_size or self._type.size
 
-    def get_order(self):
-        return ORDER_BE if self._type.order == ">" else ORDER_LE
-
     def copy(self):
         return type_id(self._type, body=self._body)    # a copy is transient (H5Tcopy)
+
+    def get_super(self):
+        """H5Tget_super: the base type of an enum, variable-length or array type (a
+        variable-length string's: its one-byte characters)."""
+        if self._type.base is None:
+            if self._type.kind == "vlen_str":
+                return py_create("u1")
+            raise TypeError("Not a datatype (not a derived data type)")
+        return type_id(self._type.base)
+
+    def detect_class(self, cls):
+        """H5Tdetect_class: whether this type is of class ``cls`` or contains one."""
+        def contains(t):
+            own = STRING if t.kind == "vlen_str" else t.cls
+            return own == cls or any(contains(m.type) for m in t.members) or \
+                (t.base is not None and t.kind != "vlen_str" and contains(t.base))
+        return contains(self._type)
 
     def equal(self, other):
         """H5Tequal: the same datatype."""
@@ -64,37 +83,72 @@ class TypeID:
                f"size {self.get_size()}>"
 
 
+def _order(datatype):
+    return ORDER_BE if datatype.order == ">" else ORDER_LE
+
+
 class TypeAtomicID(TypeID):
-    pass
+    def get_order(self):
+        return _order(self._type)
+
+    def get_precision(self):
+        """Significant bits."""
+        return self._type.precision or 8 * self._type.size
+
+    def get_offset(self):
+        """The bit offset of the first significant bit."""
+        return self._type.bit_offset
+
+    def get_pad(self):
+        """(low, high) padding of the unused bits: PAD_ZERO or PAD_ONE (flag bits 1, 2)."""
+        return (self._type.flags >> 1) & 1, (self._type.flags >> 2) & 1
 
 
 class TypeIntegerID(TypeAtomicID):
-    pass
+    def get_sign(self):
+        return SGN_2 if self._type.signed else SGN_NONE
 
 
 class TypeFloatID(TypeAtomicID):
+    def get_fields(self):
+        """(sign bit, exponent position, exponent size, mantissa position, size)."""
+        return self._type.float_layout[:5]
+
+    def get_ebias(self):
+        return self._type.float_layout[5]
+
+    def get_norm(self):
+        return _NORMS[self._type.float_layout[6]]
+
+    def get_inpad(self):
+        """The padding of unused bits inside the number (flag bit 3)."""
+        return (self._type.flags >> 3) & 1
+
+
+class TypeTimeID(TypeID):
     pass
 
 
-class TypeTimeID(TypeAtomicID):
+class TypeBitfieldID(TypeID):
+    def get_order(self):
+        return _order(self._type)
+
+
+class TypeReferenceID(TypeID):
     pass
 
 
-class TypeBitfieldID(TypeAtomicID):
-    pass
-
-
-class TypeReferenceID(TypeAtomicID):
-    pass
-
-
-class TypeStringID(TypeAtomicID):
+class TypeStringID(TypeID):
     def get_cset(self):
         """H5Tget_cset: CSET_ASCII or CSET_UTF8 (the stored character set)."""
         return self._type.charset
 
     def is_variable_str(self):
         return self._type.kind == "vlen_str"
+
+    def get_strpad(self):
+        """STR_NULLTERM, STR_NULLPAD or STR_SPACEPAD."""
+        return self._type.padding
 
     def set_size(self, size):
         """H5Tset_size of a fixed-length string: the type of ``size`` bytes (its padding and
@@ -109,18 +163,33 @@ class TypeOpaqueID(TypeID):
         return self._type.tag
 
 
-class TypeCompoundID(TypeID):
+class TypeCompositeID(TypeID):
+    """Compound and enumeration types: named members."""
+
     def get_nmembers(self):
-        return len(self._type.members)
+        return len(self._names())
 
     def get_member_name(self, index):
-        return self._type.members[index].name.encode()
+        return self._names()[index]
+
+    def get_member_index(self, name):
+        if name not in self._names():
+            raise RuntimeError("Unspecified error in H5Tget_member_index (return value <0)")
+        return self._names().index(name)
+
+
+class TypeCompoundID(TypeCompositeID):
+    def _names(self):
+        return [m.name.encode() for m in self._type.members]
 
     def get_member_type(self, index):
         return type_id(self._type.members[index].type)
 
     def get_member_offset(self, index):
         return self._type.members[index].offset
+
+    def get_member_class(self, index):
+        return type_id(self._type.members[index].type).get_class()
 
     def insert(self, name, offset, field):
         """H5Tinsert: member ``name`` (bytes) of type ``field`` (a TypeID) at byte
@@ -147,8 +216,26 @@ class TypeCompoundID(TypeID):
         self._inserted = fields      # the members' TypeIDs (their messages) for the next
 
 
-class TypeEnumID(TypeID):
-    pass
+class TypeEnumID(TypeCompositeID):
+    """An enumeration: members (name, value) in stored order, over an integer base."""
+
+    def _names(self):
+        return [n.encode() if isinstance(n, str) else bytes(n) for n in self._type.enum_names]
+
+    def get_member_value(self, index):
+        return int(self._type.enum_values[index])
+
+    def enum_nameof(self, value):
+        for name, v in zip(self._names(), self._type.enum_values):
+            if int(v) == value:
+                return name
+        raise TypeError("Nameof query failed (value is currently not defined)")
+
+    def enum_valueof(self, name):
+        if name not in self._names():
+            raise TypeError("Valueof query failed (string doesn't exist in the enumeration "
+                            "type)")
+        return int(self._type.enum_values[self._names().index(name)])
 
 
 class TypeVlenID(TypeID):
@@ -156,10 +243,14 @@ class TypeVlenID(TypeID):
 
 
 class TypeArrayID(TypeID):
-    pass
+    def get_array_ndims(self):
+        return len(self._type.dims)
+
+    def get_array_dims(self):
+        return tuple(self._type.dims)
 
 
-class TypeComplexID(TypeID):
+class TypeComplexID(TypeAtomicID):
     @property
     def dtype(self):
         """numpy's complex of the type's parts; h5py's TypeError for half-float parts, which
@@ -171,7 +262,7 @@ class TypeComplexID(TypeID):
 
     def get_order(self):
         """The byte order of the parts."""
-        return ORDER_BE if self._type.base.order == ">" else ORDER_LE
+        return _order(self._type.base)
 
 
 _CLASSES = {INTEGER: TypeIntegerID, FLOAT: TypeFloatID, TIME: TypeTimeID, STRING: TypeStringID,

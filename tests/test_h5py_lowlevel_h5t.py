@@ -120,3 +120,58 @@ def test_created_compound_types_match_h5py(tmp_path):
         assert mine["c"].dtype == theirs["c"].dtype
         assert [type(a.get_member_type(i)).__name__ for i in range(2)] == \
             [type(b.get_member_type(i)).__name__ for i in range(2)]
+
+
+GETTERS = ("get_sign", "get_precision", "get_offset", "get_order", "get_strpad", "get_cset",
+           "is_variable_str", "get_nmembers", "get_array_ndims", "get_array_dims", "get_fields",
+           "get_ebias", "get_norm", "get_pad", "get_inpad")
+
+
+def _call(f):
+    try:
+        return f()
+    except Exception as e:              # noqa: BLE001 - the error is what is compared
+        return type(e), str(e)
+
+
+def _type_report(lib, path):
+    enum = lib.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
+    dts = {"i2": np.dtype(">i2"), "u8": np.dtype("u8"), "f4": np.dtype("f4"),
+           "f2": np.dtype("<f2"), "S5": np.dtype("S5"), "vstr": lib.string_dtype(),
+           "enum": enum, "vlen": lib.vlen_dtype("i4"), "arr": np.dtype(("f8", (2, 3))),
+           "cmp": np.dtype([("x", "i4"), ("y", enum), ("z", ("f4", (2,)))]),
+           "bool": np.dtype(bool)}
+    with lib.File(path, "w") as f:
+        for k, dt in dts.items():
+            f.create_dataset(k, (1,), dtype=dt)
+    out = []
+    h5t = lib.h5t
+    with lib.File(path, "r") as f:
+        for k in dts:
+            t = f[k].id.get_type()
+            out.append((k, type(t).__name__, [c.__name__ for c in type(t).__mro__[1:-1]
+                                              if c.__name__ != "ObjectID"],
+                        t.get_class(), t.get_size()))
+            out += [(m, _call(getattr(t, m))) for m in GETTERS if hasattr(t, m)]
+            out.append(_call(lambda: (type(t.get_super()).__name__, t.get_super().dtype)))
+            if isinstance(t, h5t.TypeEnumID):
+                out += [[(t.get_member_name(i), t.get_member_value(i))
+                         for i in range(t.get_nmembers())],
+                        _call(lambda: t.enum_nameof(42)), _call(lambda: t.enum_valueof(b"GREEN")),
+                        _call(lambda: t.get_member_index(b"BLUE")),
+                        _call(lambda: t.enum_nameof(7))]
+            if isinstance(t, h5t.TypeCompoundID):
+                out += [[t.get_member_class(i) for i in range(3)], t.get_member_index(b"y"),
+                        _call(lambda: t.get_member_index(b"q")),
+                        [type(t.get_member_type(i)).__name__ for i in range(3)]]
+            out.append([t.detect_class(c) for c in (h5t.FLOAT, h5t.ENUM, h5t.VLEN,
+                                                    h5t.STRING)])
+    return out
+
+
+def test_type_getters_match_h5py(tmp_path):
+    """The class-specific getters of stored types (sign, precision, float fields, string
+    padding, enum and compound members, array dimensions, base types), and h5py's classes
+    and their bases."""
+    assert _type_report(purehep, str(tmp_path / "p.h5")) == \
+        _type_report(h5py, str(tmp_path / "h.h5"))
