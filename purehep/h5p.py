@@ -142,6 +142,15 @@ class PropFCID(PropGCID):
     def get_userblock(self):
         return self._userblock
 
+    def set_userblock(self, size):
+        """H5Pset_userblock: 0, or a power of two of 512 bytes at least."""
+        size = _unsigned(size, "hsize_t")
+        for bad, text in ((size and size & (size - 1), "is non-zero and not a power of two"),
+                          (size and size < 512, "is non-zero and less than 512")):
+            if bad:
+                raise ValueError(f"Userblock size {text} (userblock size {text})")
+        self._userblock = size
+
 
 class PropDCID(PropOCID):
     """A dataset creation property list: fill time, allocation time, layout class (the
@@ -312,6 +321,25 @@ class PropFAID(PropID):
         self._mdc_config = CacheConfig()
         self._page_buffer = (0, 0, 0)
         self._meta_block = META_BLOCK_SIZE
+        self._core = None          # the core driver's (block size, backing store), if set
+        self._image = None         # a file image to open instead of a file (core driver)
+
+    def set_fapl_core(self, block_size=64 * 1024, backing_store=True):
+        """The core (memory) driver: the file held in memory, written to its file on close
+        with ``backing_store`` (``block_size`` sizes nothing here)."""
+        self._core = (int(block_size), bool(backing_store))
+
+    def get_fapl_core(self):
+        if self._core is None:
+            raise ValueError("Incorrect vfl driver (incorrect VFL driver)")
+        return self._core
+
+    def set_fapl_sec2(self):
+        self._core = self._image = None
+
+    def set_file_image(self, image):
+        """The bytes of a file for purehep.h5f.open to open (in memory) instead of a file."""
+        self._image = bytes(memoryview(image).cast("B"))
 
     def get_libver_bounds(self):
         return self._libver

@@ -202,3 +202,55 @@ def test_vfd_handle_is_the_files_descriptor_as_h5py(tmp_path, mode):
             assert os.path.samestat(os.fstat(fd), os.stat(path))
             if mode != "r":
                 os.fsync(fd)
+
+
+def _h5f_files(lib, folder):
+    """h5f.open / create / open_file_image with creation and access lists, File(fid)."""
+    import os
+    h5f, h5p = lib.h5f, lib.h5p
+    out = []
+
+    def error(f):
+        with pytest.raises(Exception) as info:
+            f()
+        return info.type
+    fx, fy = (os.fsencode(os.path.join(folder, n)) for n in ("fx.h5", "fy.h5"))
+    with lib.File(fx, "w") as f:
+        f["a"] = 1
+    with lib.File(h5f.open(fx, h5f.ACC_RDONLY)) as f:
+        out.append((f.mode, list(f)))
+    out.append(error(lambda: h5f.open(os.fsencode(os.path.join(folder, "nope.h5")))))
+    fcpl = h5p.create(h5p.FILE_CREATE)
+    fcpl.set_userblock(512)
+    fcpl.set_link_creation_order(h5p.CRT_ORDER_TRACKED)
+    fapl = h5p.create(h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5f.LIBVER_LATEST, h5f.LIBVER_LATEST)
+    fapl.set_cache(0, 101, 2 ** 20, 0.5)
+    with lib.File(h5f.create(fy, fcpl=fcpl, fapl=fapl)) as f:
+        f["z"], f["b"] = 1, 2
+        out.append((f.mode, f.userblock_size, f.libver, f.id.get_access_plist().get_cache(),
+                    list(f)))
+    out.append(error(lambda: h5f.create(fy, h5f.ACC_EXCL)))
+    with open(fx, "rb") as fh:
+        img = fh.read()
+    f = lib.File(h5f.open_file_image(img))
+    out += [(f.mode, list(f)), error(lambda: f.create_dataset("z", data=1))]
+    f = lib.File(h5f.open_file_image(img, h5f.FILE_IMAGE_OPEN_RW))
+    f["z"] = 1
+    out.append((f.mode, list(f)))
+    fapl = h5p.create(h5p.FILE_ACCESS)
+    out.append(error(fapl.get_fapl_core))
+    fapl.set_fapl_core()
+    out.append(fapl.get_fapl_core())
+    fapl.set_file_image(img)
+    f = lib.File(h5f.open(b"whatever.h5", h5f.ACC_RDONLY, fapl=fapl))
+    out.append((list(f), f["a"][()]))
+    for size in (1000, 256):
+        out.append(error(lambda: fcpl.set_userblock(size)))
+    return out
+
+
+def test_h5f_open_create_image_match_h5py(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "h").mkdir()
+    assert _h5f_files(purehep, str(tmp_path / "p")) == _h5f_files(h5py, str(tmp_path / "h"))
