@@ -2,7 +2,7 @@
 the object's header address, hard link count and modification time — spec IV.A.1, the
 version 1 prefix's reference count or the Object Reference Count message, the version 2
 header's times or the Object Modification Time messages — or a soft or external link's
-value length) and the object type codes of H5G_obj_t.
+value length) and the object type codes of H5G_obj_t; H5Gcreate and H5Gopen.
 """
 import itertools
 
@@ -13,7 +13,7 @@ LINK_ERROR, LINK_HARD, LINK_SOFT = -1, 0, 1
 CRT_ORDER_TRACKED = 1
 
 __all__ = ["UNKNOWN", "GROUP", "DATASET", "TYPE", "LINK", "LINK_ERROR", "LINK_HARD",
-           "LINK_SOFT", "CRT_ORDER_TRACKED", "GroupStat", "get_objinfo"]
+           "LINK_SOFT", "CRT_ORDER_TRACKED", "GroupStat", "get_objinfo", "create", "open"]
 
 _FILENOS = itertools.count(1)
 MTIME_OLD, MTIME, REFCOUNT = 0x0E, 0x12, 0x16
@@ -64,6 +64,34 @@ def get_objinfo(obj, name=b".", follow_link=True):
         else DATASET
     return GroupStat(fileno, (loc.addr, 0), link_count(loc, header), kind,
                      header_times(loc, header)["change"], 0)     # libhdf5 gives the ctime
+
+
+def create(loc, name, lcpl=None, gcpl=None):
+    """H5Gcreate: group ``name`` in the group ``loc`` (the groups on its path must exist),
+    tracking creation order as ``gcpl`` says; its GroupID."""
+    from .h5d import location
+    parent = location(loc)
+    path = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+    head = path.rstrip("/").rpartition("/")[0]
+    if head and parent.get(head) is None:
+        raise ValueError("Unable to synchronously create group (component not found)")
+    if parent.get(path, getlink=True) is not None:
+        raise ValueError("Unable to synchronously create group (name already exists)")
+    order = gcpl is not None and bool(gcpl.get_link_creation_order())
+    return parent.create_group(path, track_order=order or None).id
+
+
+def open(loc, name):     # noqa: A001 - h5py's name
+    """H5Gopen: the GroupID of the group ``name`` of ``loc``."""
+    from .h5d import location
+    path = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+    obj = location(loc).get(path)
+    if obj is None:
+        raise ValueError(f"Unable to synchronously open group (object {path!r} doesn't "
+                         f"exist)")
+    if not hasattr(obj, "create_group"):
+        raise ValueError("Unable to synchronously open group (not a group)")
+    return obj.id
 
 
 def file_number(file):

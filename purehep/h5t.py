@@ -50,6 +50,17 @@ class TypeID:
     def copy(self):
         return type_id(self._type, body=self._body)    # a copy is transient (H5Tcopy)
 
+    def commit(self, group, name, lcpl=None):
+        """H5Tcommit: this type as the committed datatype ``name`` of ``group`` (an id);
+        libhdf5's predefined types are immutable (copy them first)."""
+        from .h5d import location
+        if self.__dict__.get("_locked"):
+            raise KeyError("Unable to commit datatype synchronously (datatype is immutable)")
+        where = location(group)
+        name = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+        where[name] = as_dtype(self)
+        self._committed, self._named = True, where[name]
+
     def get_super(self):
         """H5Tget_super: the base type of an enum, variable-length or array type (a
         variable-length string's: its one-byte characters)."""
@@ -225,6 +236,15 @@ class TypeEnumID(TypeCompositeID):
     def get_member_value(self, index):
         return int(self._type.enum_values[index])
 
+    def enum_insert(self, name, value):
+        """H5Tenum_insert: a member ``name`` (bytes) of ``value``, after the others."""
+        from .format.messages.datatype import encode_enum
+        if not isinstance(name, bytes):
+            raise TypeError(f"expected bytes, {type(name).__name__} found")
+        values = [int(v) for v in self._type.enum_values] + [int(value)]
+        self._body = bytes(encode_enum(self._type.base.dtype, self._names() + [name], values))
+        self._type = _of_body(self._body)
+
     def enum_nameof(self, value):
         for name, v in zip(self._names(), self._type.enum_values):
             if int(v) == value:
@@ -318,6 +338,25 @@ def create(cls, size):
     return TypeCompoundID(Datatype(COMPOUND, 1, int(size), dt, dt, False))
 
 
+def enum_create(base):
+    """H5Tenum_create: an enumeration without members over the integer type ``base``."""
+    from .format.messages.datatype import Datatype
+    dt = np.dtype(base.dtype, metadata={"enum": {}})
+    return TypeEnumID(Datatype(ENUM, 1, base.get_size(), dt, dt, False, base=base._type,
+                               kind="enum"))
+
+
+def vlen_create(base):
+    """H5Tvlen_create: sequences of ``base``."""
+    from .dtypes import vlen_dtype
+    return py_create(vlen_dtype(base.dtype))
+
+
+def array_create(base, dims_tpl):
+    """H5Tarray_create: arrays of ``dims_tpl`` elements of ``base``."""
+    return py_create(np.dtype((base.dtype, tuple(int(d) for d in dims_tpl))))
+
+
 def _replace_size(datatype, size):
     import dataclasses
     new = _decoded(np.dtype(f"S{int(size)}"))
@@ -367,3 +406,5 @@ def _predefined():
 
 globals().update({name: py_create(dt) for name, dt in _predefined().items()})
 globals().update({name: _from_body(body) for name, body in _predefined_bodies().items()})
+for _name in list(_predefined()) + list(_predefined_bodies()):
+    globals()[_name]._locked = True      # libhdf5's predefined types are immutable

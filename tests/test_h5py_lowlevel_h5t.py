@@ -175,3 +175,39 @@ def test_type_getters_match_h5py(tmp_path):
     and their bases."""
     assert _type_report(purehep, str(tmp_path / "p.h5")) == \
         _type_report(h5py, str(tmp_path / "h.h5"))
+
+
+def _derived(lib, path):
+    """Types made with vlen_create / array_create / enum_create + enum_insert, committed
+    with TypeID.commit, and datasets of them."""
+    h5t = lib.h5t
+    out = []
+    with lib.File(path, "w") as f:
+        t = h5t.STD_B16LE.copy()
+        t.commit(f.id, b"bits")
+        h5t.py_create("f8").commit(f.id, b"dbl")
+        out += [t.committed(), type(f["bits"].id).__name__, f["bits"].dtype, f["dbl"].dtype]
+        with pytest.raises(KeyError, match="immutable"):
+            h5t.STD_B16LE.commit(f.id, b"x")
+        v = h5t.vlen_create(h5t.STD_I32LE)
+        a = h5t.array_create(h5t.IEEE_F32LE, (2, 3))
+        e = h5t.enum_create(h5t.STD_I8LE)
+        e.enum_insert(b"B", 5)
+        e.enum_insert(b"A", 1)
+        out += [(type(v).__name__, v.dtype, lib.check_vlen_dtype(v.dtype)),
+                (type(a).__name__, a.dtype, a.get_array_dims(), a.get_size()),
+                (type(e).__name__, e.dtype, lib.check_enum_dtype(e.dtype), e.get_nmembers(),
+                 [e.get_member_name(i) for i in range(2)])]
+        for name, tid in (("ve", v), ("ae", a), ("ee", e)):
+            f.create_dataset(name, (2,), dtype=tid)
+    with lib.File(path, "r") as f:
+        for name in ("ve", "ae", "ee", "bits"):
+            t = f[name].id.get_type() if name != "bits" else f[name].id
+            out.append((name, f[name].dtype, type(t).__name__))
+        t = f["ee"].id.get_type()
+        out.append([(t.get_member_name(i), t.get_member_value(i)) for i in range(2)])
+    return out
+
+
+def test_derived_and_committed_types_match_h5py(tmp_path):
+    assert _derived(purehep, str(tmp_path / "p.h5")) == _derived(h5py, str(tmp_path / "h.h5"))

@@ -592,6 +592,12 @@ def encode_complex(dt):
     return _head(COMPLEX, 5, 1, 2 * dt.itemsize) + base
 
 
+def encode_enum(base_dt, names, values):
+    """The message body of an enumeration over the integer ``base_dt`` with members
+    ``names`` (bytes) of ``values``, in the order given (libhdf5 keeps insertion order)."""
+    return _enc_enum(np.dtype(base_dt), list(names), list(values), False, None)[0]
+
+
 def _enc_string(dt):
     meta = dt.metadata or {}
     cset = 1 if meta.get("h5py_encoding", "ascii") == "utf-8" else 0
