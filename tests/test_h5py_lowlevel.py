@@ -240,10 +240,11 @@ def _h5f_files(lib, folder):
     out.append((f.mode, list(f)))
     fapl = h5p.create(h5p.FILE_ACCESS)
     out.append(error(fapl.get_fapl_core))
-    fapl.set_fapl_core()
+    fapl.set_fapl_core(backing_store=False)
     out.append(fapl.get_fapl_core())
     fapl.set_file_image(img)
-    f = lib.File(h5f.open(b"whatever.h5", h5f.ACC_RDONLY, fapl=fapl))
+    f = lib.File(h5f.open(os.fsencode(os.path.join(folder, "image.h5")), h5f.ACC_RDONLY,
+                          fapl=fapl))
     out.append((list(f), f["a"][()]))
     for size in (1000, 256):
         out.append(error(lambda: fcpl.set_userblock(size)))
