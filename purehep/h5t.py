@@ -15,6 +15,7 @@ from .dtypes import (check_dtype, check_enum_dtype, check_opaque_dtype, check_re
 NO_CLASS, INTEGER, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, \
     ARRAY, COMPLEX = range(-1, 12)
 ORDER_LE, ORDER_BE = 0, 1
+VARIABLE = 2 ** 64 - 1              # H5T_VARIABLE: the size of a variable-length string
 CSET_ASCII, CSET_UTF8 = 0, 1
 STR_NULLTERM, STR_NULLPAD, STR_SPACEPAD = 0, 1, 2
 SGN_NONE, SGN_2 = 0, 1
@@ -49,6 +50,14 @@ class TypeID:
 
     def copy(self):
         return type_id(self._type, body=self._body)    # a copy is transient (H5Tcopy)
+
+    def _mutable(self):
+        if self.__dict__.get("_locked"):
+            raise TypeError("Datatype is read-only (datatype is read-only)")
+
+    def _retype(self, body):
+        """This id now of the type of message ``body``."""
+        self._type, self._body = _of_body(body), bytes(body)
 
     def commit(self, group, name, lcpl=None):
         """H5Tcommit: this type as the committed datatype ``name`` of ``group`` (an id);
@@ -101,6 +110,16 @@ def _order(datatype):
 class TypeAtomicID(TypeID):
     def get_order(self):
         return _order(self._type)
+
+    def set_order(self, order):
+        """H5Tset_order: ORDER_LE or ORDER_BE."""
+        self._mutable()
+        if order not in (ORDER_LE, ORDER_BE):
+            raise ValueError("Illegal byte order (illegal byte order)")
+        from .format.messages.datatype import encode_complex, encode_dtype
+        base = self._type.base if self._type.cls == COMPLEX else self._type
+        dt = base.dtype.newbyteorder(">" if order == ORDER_BE else "<")
+        self._retype(encode_complex(dt) if self._type.cls == COMPLEX else encode_dtype(dt))
 
     def get_precision(self):
         """Significant bits."""
@@ -162,11 +181,31 @@ class TypeStringID(TypeID):
         return self._type.padding
 
     def set_size(self, size):
-        """H5Tset_size of a fixed-length string: the type of ``size`` bytes (its padding and
-        character set kept, as libhdf5 keeps them)."""
-        if self.is_variable_str():
-            raise TypeError("the size of a variable-length string is not set")
-        self._type = _replace_size(self._type, size)
+        """H5Tset_size: strings of ``size`` bytes, or variable-length ones (VARIABLE); the
+        padding and character set kept, as libhdf5 keeps them."""
+        self._restring(size=int(size))
+
+    def set_strpad(self, pad):
+        """H5Tset_strpad: STR_NULLTERM, STR_NULLPAD or STR_SPACEPAD."""
+        self._restring(padding=_choice(pad, (STR_NULLTERM, STR_NULLPAD, STR_SPACEPAD),
+                                       "string padding"))
+
+    def set_cset(self, cset):
+        """H5Tset_cset: CSET_ASCII or CSET_UTF8."""
+        self._restring(cset=_choice(cset, (CSET_ASCII, CSET_UTF8), "character set"))
+
+    def _restring(self, size=None, padding=None, cset=None):
+        self._mutable()
+        t = self._type
+        variable = self.is_variable_str() if size is None else size == VARIABLE
+        cset = t.charset if cset is None else cset
+        if variable:
+            from .format.messages.datatype import encode_dtype
+            self._retype(encode_dtype(string_dtype("utf-8" if cset else "ascii")))
+            return
+        from .format.messages.datatype import encode_string
+        size = t.size if size is None else size
+        self._retype(encode_string(size, t.padding if padding is None else padding, cset))
 
 
 class TypeOpaqueID(TypeID):
@@ -348,7 +387,6 @@ def enum_create(base):
 
 def vlen_create(base):
     """H5Tvlen_create: sequences of ``base``."""
-    from .dtypes import vlen_dtype
     return py_create(vlen_dtype(base.dtype))
 
 
@@ -357,10 +395,10 @@ def array_create(base, dims_tpl):
     return py_create(np.dtype((base.dtype, tuple(int(d) for d in dims_tpl))))
 
 
-def _replace_size(datatype, size):
-    import dataclasses
-    new = _decoded(np.dtype(f"S{int(size)}"))
-    return dataclasses.replace(new, padding=datatype.padding, charset=datatype.charset)
+def _choice(value, allowed, what):
+    if value not in allowed:
+        raise ValueError(f"invalid {what} {value!r}")
+    return int(value)
 
 
 def _from_body(body):
@@ -368,11 +406,11 @@ def _from_body(body):
 
 
 def _predefined_bodies():
-    """libhdf5's predefined bitfields (STD_B8LE … STD_B64BE, NATIVE_B*) and complex numbers
-    (COMPLEX_IEEE_F16LE … F64BE, NATIVE_*_COMPLEX) as Datatype message bodies: numpy has no
-    dtype that purehep writes as these."""
-    from .format.messages.datatype import encode_bitfield, encode_complex
-    out = {}
+    """libhdf5's predefined types numpy has no dtype of that purehep writes as them, as
+    Datatype message bodies: C_S1 (a null-terminated byte), bitfields (STD_B8LE … STD_B64BE,
+    NATIVE_B*) and complex numbers (COMPLEX_IEEE_F16LE … F64BE, NATIVE_*_COMPLEX)."""
+    from .format.messages.datatype import encode_bitfield, encode_complex, encode_string
+    out = {"C_S1": encode_string(1, STR_NULLTERM, CSET_ASCII)}     # null-terminated
     for order, tag in (("<", "LE"), (">", "BE")):
         for bits in (8, 16, 32, 64):
             out[f"STD_B{bits}{tag}"] = encode_bitfield(bits // 8, order)
@@ -387,10 +425,10 @@ def _predefined_bodies():
 
 def _predefined():
     """libhdf5's predefined types purehep writes, by name: STD_I8LE … IEEE_F64BE, NATIVE_*,
-    STD_REF_OBJ / STD_REF_DSETREG, C_S1 (not the big-endian bytes, STD_I8BE and STD_U8BE:
+    STD_REF_OBJ / STD_REF_DSETREG (not the big-endian bytes, STD_I8BE and STD_U8BE:
     numpy's one-byte dtypes have no byte order, and purehep writes them little-endian)."""
     from .dtypes import ref_dtype, regionref_dtype
-    out = {"C_S1": "S1", "STD_REF_OBJ": ref_dtype, "STD_REF_DSETREG": regionref_dtype}
+    out = {"STD_REF_OBJ": ref_dtype, "STD_REF_DSETREG": regionref_dtype}
     for order, tag in (("<", "LE"), (">", "BE")):
         for bits in (8, 16, 32, 64) if tag == "LE" else (16, 32, 64):
             out[f"STD_I{bits}{tag}"] = f"{order}i{bits // 8}"

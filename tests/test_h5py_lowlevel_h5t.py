@@ -211,3 +211,50 @@ def _derived(lib, path):
 
 def test_derived_and_committed_types_match_h5py(tmp_path):
     assert _derived(purehep, str(tmp_path / "p.h5")) == _derived(h5py, str(tmp_path / "h.h5"))
+
+
+def _strings(lib, path):
+    """Types changed in place: string size (fixed, VARIABLE), padding, character set; byte
+    order of integers; predefined types read-only; datasets of them."""
+    h5t = lib.h5t
+    out = [h5t.VARIABLE, h5t.C_S1.get_strpad()]
+    t = h5t.C_S1.copy()
+    t.set_size(10)
+    out.append((t.get_size(), t.get_strpad(), t.get_cset(), t.dtype, t.is_variable_str()))
+    t.set_strpad(h5t.STR_NULLTERM)
+    t.set_cset(h5t.CSET_UTF8)
+    out.append((t.get_strpad(), t.get_cset(), t.dtype, lib.check_string_dtype(t.dtype)))
+    v = h5t.C_S1.copy()
+    v.set_size(h5t.VARIABLE)
+    out.append((v.get_size(), v.is_variable_str(), v.get_cset(), v.dtype,
+                lib.check_string_dtype(v.dtype)))
+    v.set_cset(h5t.CSET_UTF8)
+    sp = h5t.C_S1.copy()
+    sp.set_size(4)
+    sp.set_strpad(h5t.STR_SPACEPAD)
+    i = h5t.STD_I32LE.copy()
+    i.set_order(h5t.ORDER_BE)
+    out += [(v.dtype, lib.check_string_dtype(v.dtype), v.get_strpad()),
+            (sp.get_strpad(), sp.dtype), (i.get_order(), i.dtype)]
+    for call in (lambda: h5t.C_S1.set_size(3), lambda: i.set_order(7)):
+        with pytest.raises(Exception) as info:
+            call()
+        out.append((info.type, str(info.value)))
+    with lib.File(path, "w") as f:
+        for name, tid in (("fixed", t), ("vlen", v), ("space", sp), ("be", i)):
+            f.create_dataset(name, (2,), dtype=tid)
+        f["fixed"][0] = "héllo".encode()
+        f["vlen"][0] = "wörld"
+        f["space"][0] = b"ab"
+        f["be"][:] = [1, 2]
+    with lib.File(path, "r") as f:
+        for name in ("fixed", "vlen", "space", "be"):
+            tt = f[name].id.get_type()
+            out.append((name, f[name].dtype, f[name][()].tolist(), tt.get_order()
+                        if hasattr(tt, "get_order") else
+                        (tt.get_strpad(), tt.get_cset(), tt.is_variable_str())))
+    return out
+
+
+def test_types_changed_in_place_match_h5py(tmp_path):
+    assert _strings(purehep, str(tmp_path / "p.h5")) == _strings(h5py, str(tmp_path / "h.h5"))

@@ -598,11 +598,18 @@ def encode_enum(base_dt, names, values):
     return _enc_enum(np.dtype(base_dt), list(names), list(values), False, None)[0]
 
 
+def encode_string(size, padding, cset):
+    """The message body of a fixed-length string of ``size`` bytes, padding type
+    ``padding`` (0 null-terminated, 1 null-padded, 2 space-padded) and character set
+    ``cset`` (0 ASCII, 1 UTF-8)."""
+    return _head(STRING, 1, padding | (cset << 4), size)
+
+
 def _enc_string(dt):
     meta = dt.metadata or {}
     cset = 1 if meta.get("h5py_encoding", "ascii") == "utf-8" else 0
     pad = 0 if meta.get("strpad") == "nullterm" else 1    # null-padded, as h5py, unless asked
-    return _head(STRING, 1, pad | (cset << 4), dt.itemsize), 1
+    return encode_string(dt.itemsize, pad, cset), 1
 
 
 def _enc_enum(base_dt, names, values, latest, ctx):
