@@ -10,15 +10,17 @@ from .format.messages.fill_value import (ALLOC_EARLY as ALLOC_TIME_EARLY,
                                         FILL_NEVER as FILL_TIME_NEVER,
                                         FILL_ON_ALLOC as FILL_TIME_ALLOC)
 from .format.messages.layout import CHUNKED, COMPACT, CONTIGUOUS, VIRTUAL
-from .hl.dsid import DatasetID
+from .hl.dsid import DatasetID, StoreInfo
 
 ALLOC_TIME_DEFAULT = 0
 FILL_VALUE_UNDEFINED, FILL_VALUE_DEFAULT, FILL_VALUE_USER_DEFINED = 0, 1, 2
+SPACE_STATUS_NOT_ALLOCATED, SPACE_STATUS_PART_ALLOCATED, SPACE_STATUS_ALLOCATED = 0, 1, 2
 
 __all__ = ["FILL_TIME_ALLOC", "FILL_TIME_NEVER", "FILL_TIME_IFSET", "ALLOC_TIME_DEFAULT",
            "ALLOC_TIME_EARLY", "ALLOC_TIME_LATE", "ALLOC_TIME_INCR", "COMPACT", "CONTIGUOUS",
            "CHUNKED", "VIRTUAL", "FILL_VALUE_UNDEFINED", "FILL_VALUE_DEFAULT",
-           "FILL_VALUE_USER_DEFINED", "DatasetID", "create", "open"]
+           "FILL_VALUE_USER_DEFINED", "SPACE_STATUS_NOT_ALLOCATED", "SPACE_STATUS_PART_ALLOCATED",
+           "SPACE_STATUS_ALLOCATED", "DatasetID", "StoreInfo", "create", "open"]
 
 
 def location(loc):

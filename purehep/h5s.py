@@ -157,6 +157,75 @@ class SpaceID:
         """H5Smodify_select: this selection combined with ``other``'s."""
         self._set(_COMBINE[op](self._selected(), other._selected()))
 
+    def is_regular_hyperslab(self):
+        """Whether the hyperslab selection is one regular hyperslab (as set, or as libhdf5
+        finds its blocks to be after combining)."""
+        return self._regular() is not None
+
+    def get_regular_hyperslab(self):
+        """(start, stride, count, block) of a regular hyperslab selection."""
+        regular = self._regular()
+        if regular is None:
+            text = "Not a regular hyperslab selection"
+            raise ValueError(f"{text} ({text.lower()})")
+        return regular
+
+    def _regular(self):
+        if self._kind != SEL_HYPERSLABS:
+            raise ValueError("Not a hyperslab selection (not a hyperslab selection)")
+        if self._slab is not None:
+            return self._slab
+        return _regular_blocks(_blocks(self._selected()), len(self._dims))
+
+    def select_valid(self):
+        """Whether the selection lies within the extent."""
+        if self._kind in (SEL_ALL, SEL_NONE):
+            return True
+        if self._kind == SEL_POINTS:
+            return bool(len(self._points) == 0 or (self._points.min() >= 0 and np.all(
+                self._points.max(axis=0) < np.array(self._dims))))
+        if self._slab is not None:
+            return all(c == UNLIMITED or (a >= 0 and a + (c - 1) * t + b <= n) for
+                       a, t, c, b, n in zip(*self._slab, self._dims))
+        return True
+
+    def select_shape_same(self, other):
+        """Whether the two selections have the same shape (dimensions of one element
+        aside), as H5Sselect_shape_same compares them."""
+        def shape(space):
+            if space.get_select_npoints() == 0:
+                return np.zeros(0, bool)
+            lo, hi = space.get_select_bounds()
+            box = space._selected()[tuple(slice(a, b + 1) for a, b in zip(lo, hi))]
+            return box.reshape([n for n in box.shape if n != 1])
+        a, b = shape(self), shape(other)
+        return self.get_select_npoints() == other.get_select_npoints() and \
+            a.shape == b.shape and bool(np.array_equal(a, b))
+
+    def is_simple(self):
+        return self._cls != NULL
+
+    def set_extent_simple(self, dims_tpl, max_dims_tpl=None):
+        """H5Sset_extent_simple: a simple extent of these dimensions, everything selected."""
+        dims = tuple(int(d) for d in dims_tpl)
+        maxdims = dims if max_dims_tpl is None else tuple(int(m) for m in max_dims_tpl)
+        if len(maxdims) != len(dims) or any(m != UNLIMITED and m < d
+                                            for d, m in zip(dims, maxdims)):
+            text = "Invalid maximum dimension size"
+            raise ValueError(f"{text} ({text.lower()})")
+        self._cls, self._dims, self._maxdims = SIMPLE, dims, maxdims
+        self.select_all()
+
+    def set_extent_none(self):
+        """H5Sset_extent_none: a null dataspace."""
+        self._cls, self._dims, self._maxdims = NULL, (), ()
+        self.select_none()
+
+    def extent_copy(self, source):
+        """H5Sextent_copy: ``source``'s extent here, everything selected."""
+        self._cls, self._dims, self._maxdims = source._cls, source._dims, source._maxdims
+        self.select_all()
+
     @property
     def shape(self):
         return None if self._cls == NULL else self._dims
@@ -274,6 +343,24 @@ def _points_mask(dims, points):
     mask = np.zeros(dims, bool)
     mask[tuple(points.T)] = True
     return mask
+
+
+def _regular_blocks(blocks, rank):
+    """(start, stride, count, block) of the blocks ([(first, last)] corners) when they are
+    the product of regularly spaced blocks of one size along each dimension, else None."""
+    if not blocks:
+        return None
+    params = []
+    for d in range(rank):
+        firsts = sorted({lo[d] for lo, _ in blocks})
+        sizes = {hi[d] - lo[d] + 1 for lo, hi in blocks}
+        steps = {b - a for a, b in zip(firsts, firsts[1:])}
+        if len(sizes) != 1 or len(steps) > 1:
+            return None
+        params.append((firsts[0], steps.pop() if steps else 1, len(firsts), sizes.pop()))
+    if len(blocks) != int(np.prod([p[2] for p in params])):
+        return None
+    return tuple(tuple(p[i] for p in params) for i in range(4))
 
 
 def _blocks(mask):

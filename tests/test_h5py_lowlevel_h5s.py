@@ -67,3 +67,64 @@ def test_point_selections_match_h5py(tmp_path):
         with purehep.File(str(tmp_path / name), "r") as a, \
                 h5py.File(str(tmp_path / name), "r") as b:
             assert a["d"][a.attrs["ref"]].tolist() == b["d"][b.attrs["ref"]].tolist()
+
+
+def _spaces(lib, path):
+    """Regular hyperslab queries, validity, shape comparison, extents changed in place, and
+    the dataset calls around them (space status, flush, refresh)."""
+    h5s, h5d = lib.h5s, lib.h5d
+    s = h5s.create_simple((4, 5), (10, h5s.UNLIMITED))
+    out = [s.is_simple(), s.select_valid()]
+    s.select_hyperslab((1, 1), (2, 2), (2, 2), (1, 2))
+    out += [s.is_regular_hyperslab(), s.get_regular_hyperslab(), s.select_valid()]
+    s2 = h5s.create_simple((4, 5))
+    s2.select_hyperslab((0, 0), (1, 1), block=(3, 3))
+    s2.select_hyperslab((3, 3), (1, 1), op=h5s.SELECT_OR)
+    joined = h5s.create_simple((3, 4))
+    joined.select_hyperslab((0, 0), (1, 1), block=(1, 2))
+    joined.select_hyperslab((0, 2), (1, 1), block=(1, 2), op=h5s.SELECT_OR)
+    s3 = h5s.create_simple((4, 5))
+    s3.select_hyperslab((2, 2), (1, 1), block=(3, 3))
+    s4 = h5s.create_simple((4, 5))
+    out += [s2.is_regular_hyperslab(), _call(s2.get_regular_hyperslab),
+            joined.is_regular_hyperslab(), joined.get_regular_hyperslab(), s3.select_valid(),
+            _call(h5s.create_simple((4,)).is_regular_hyperslab), _call(s4.is_regular_hyperslab)]
+    a, b = h5s.create_simple((3,)), h5s.create_simple((1, 3))
+    c = h5s.create_simple((2, 2))
+    c.select_hyperslab((0, 0), (1, 1), block=(1, 2))
+    p1, p2 = h5s.create_simple((3, 4)), h5s.create_simple((2, 2))
+    p1.select_elements([(0, 0), (2, 3)])
+    p2.select_elements([(0, 0), (1, 1)])
+    out += [a.select_shape_same(b), a.select_shape_same(c), p1.select_valid(),
+            p1.select_shape_same(p2)]
+    e = h5s.create_simple((2,))
+    e.set_extent_simple((6, 7), (8, 9))
+    out += [(e.shape, e.get_simple_extent_dims(True), e.get_select_npoints()),
+            _call(lambda: e.set_extent_simple((6,), (5,)))]
+    e.set_extent_none()
+    x = h5s.create_simple((2,))
+    x.extent_copy(s)
+    out += [(e.get_simple_extent_type(), e.shape, e.is_simple()),
+            (x.shape, x.get_simple_extent_dims(True), x.get_select_type()),
+            h5s.create(h5s.SCALAR).is_simple(),
+            (h5d.SPACE_STATUS_NOT_ALLOCATED, h5d.SPACE_STATUS_PART_ALLOCATED,
+             h5d.SPACE_STATUS_ALLOCATED), h5d.StoreInfo._fields]
+    with lib.File(path, "w") as f:
+        d = f.create_dataset("c", (10,), chunks=(2,), dtype="i4")
+        out.append(d.id.get_space_status())
+        d[0] = 1
+        out.append(d.id.get_space_status())
+        d[:] = 2
+        g = f.create_dataset("g", (10,), dtype="i4")
+        out += [d.id.get_space_status(), g.id.get_space_status()]
+        g[0] = 1
+        out.append(g.id.get_space_status())
+        d.id.flush()
+        d.id.refresh()
+    with lib.File(path, "r") as f:
+        out += [f[n].id.get_space_status() for n in ("c", "g")]
+    return out
+
+
+def test_space_queries_and_extents_match_h5py(tmp_path):
+    assert _spaces(purehep, str(tmp_path / "p.h5")) == _spaces(h5py, str(tmp_path / "h.h5"))

@@ -100,6 +100,23 @@ class DatasetID:
     def dtype(self):
         return self._ds.dtype
 
+    def flush(self):
+        self._ds.flush()
+
+    def refresh(self):
+        self._ds.refresh()
+
+    def get_space_status(self):
+        """H5Dget_space_status: 0 no storage allocated, 1 some chunks, 2 all of it."""
+        st = getattr(self._ds._storage, "chunked", None)
+        if st is not None:
+            stored = len(self._order(st))
+            return 0 if not stored else 2 if stored == int(np.prod(st.grid)) else 1
+        layout = self._ds._layout
+        if layout.layout_class == 1:
+            return 0 if layout.address is None else 2
+        return 2
+
     def set_extent(self, shape):
         """H5Dset_extent: the dataset's new shape (within its maximum shape)."""
         self._ds.resize(tuple(shape))
