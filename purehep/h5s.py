@@ -26,7 +26,7 @@ class SpaceID:
         self._cls = cls
         self._dims = tuple(int(d) for d in dims)
         self._maxdims = self._dims if maxdims is None else tuple(int(d) for d in maxdims)
-        self._kind = SEL_NONE if cls == NULL else SEL_ALL
+        self._kind = SEL_ALL              # (a null dataspace's "all" has no elements)
         self._mask = None                 # the hyperslab selection's elements
         self._slab = None                 # (start, stride, count, block) of a regular one
         self._points = None               # a point selection's (n, rank) coordinates, in order
@@ -34,7 +34,7 @@ class SpaceID:
     # -- selections ----------------------------------------------------------------------
     def _selected(self):
         if self._kind == SEL_ALL:
-            return np.ones(self._dims, bool)
+            return np.full(self._dims, self._cls != NULL, bool)
         if self._kind == SEL_NONE:
             return np.zeros(self._dims, bool)
         if self._mask is None:
@@ -123,10 +123,15 @@ class SpaceID:
         return int(self._selected().sum())
 
     def get_select_bounds(self):
-        """(lowest corner, highest corner) of the selection."""
+        """(lowest corner, highest corner) of the selection; None when nothing is (a null
+        dataspace too); a scalar one has none (h5py's ValueError)."""
+        if self._cls == NULL:
+            return None
+        if self._cls == SCALAR:
+            raise ValueError("Invalid pointer (invalid pointer)")
         where = self.coordinates()
-        if not len(where[0]):
-            raise ValueError("no selection bounds: nothing is selected")
+        if not where or not len(where[0]):
+            return None
         return tuple(int(w.min()) for w in where), tuple(int(w.max()) for w in where)
 
     def _hyperslab_mask(self):

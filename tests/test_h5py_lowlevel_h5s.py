@@ -128,3 +128,17 @@ def _spaces(lib, path):
 
 def test_space_queries_and_extents_match_h5py(tmp_path):
     assert _spaces(purehep, str(tmp_path / "p.h5")) == _spaces(h5py, str(tmp_path / "h.h5"))
+
+
+def _special(lib):
+    h5s = lib.h5s
+    null, scalar, empty = h5s.create(h5s.NULL), h5s.create(h5s.SCALAR), h5s.create_simple((3,))
+    empty.select_none()
+    return [(null.get_select_type(), null.get_select_npoints(), null.get_select_bounds()),
+            (scalar.get_select_type(), scalar.get_select_npoints(),
+             _call(scalar.get_select_bounds)),
+            (empty.get_select_type(), empty.get_select_npoints(), empty.get_select_bounds())]
+
+
+def test_null_scalar_and_empty_selections_match_h5py():
+    assert _special(purehep) == _special(h5py)
