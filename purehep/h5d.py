@@ -50,10 +50,12 @@ def value_args(tid, space):
 def create(loc, name, tid, space, dcpl=None, lcpl=None, dapl=None):
     """H5Dcreate: dataset ``name`` of type ``tid`` over ``space`` in the group ``loc``, with
     the settings of the creation list ``dcpl`` (layout, chunks, fill value and time, early
-    allocation, filters: purehep.h5p.PropDCID.create_args) and the access list ``dapl``."""
+    allocation, filters: purehep.h5p.PropDCID.create_args), the access list ``dapl`` and
+    the link creation list ``lcpl`` (missing groups on the path created)."""
     from . import h5s
     group = location(loc)
     name = name.decode() if isinstance(name, bytes) else name
+    path_exists(group, name, lcpl, "dataset")
     if dcpl is not None and dcpl.get_layout() == VIRTUAL:
         return _create_virtual(group, name, tid, space, dcpl)
     kw = value_args(tid, space)
@@ -63,6 +65,15 @@ def create(loc, name, tid, space, dcpl=None, lcpl=None, dapl=None):
         kw.update(dcpl.create_args(tid.get_size()))
     kw.update(_access_args(dapl))
     return group.create_dataset(name, **kw).id
+
+
+def path_exists(group, name, lcpl, what):
+    """libhdf5's ValueError for a new object whose path has missing groups, unless the link
+    creation list ``lcpl`` asks for them to be created."""
+    head = name.rstrip("/").rpartition("/")[0]
+    if head and group.get(head) is None and \
+            not (lcpl is not None and lcpl.get_create_intermediate_group()):
+        raise ValueError(f"Unable to synchronously create {what} (component not found)")
 
 
 def _create_virtual(group, name, tid, space, dcpl):

@@ -67,14 +67,12 @@ def get_objinfo(obj, name=b".", follow_link=True):
 
 
 def create(loc, name, lcpl=None, gcpl=None):
-    """H5Gcreate: group ``name`` in the group ``loc`` (the groups on its path must exist),
-    tracking creation order as ``gcpl`` says; its GroupID."""
-    from .h5d import location
+    """H5Gcreate: group ``name`` in the group ``loc`` (the groups on its path must exist
+    unless ``lcpl`` asks for them), tracking creation order as ``gcpl`` says; its GroupID."""
+    from .h5d import location, path_exists
     parent = location(loc)
     path = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
-    head = path.rstrip("/").rpartition("/")[0]
-    if head and parent.get(head) is None:
-        raise ValueError("Unable to synchronously create group (component not found)")
+    path_exists(parent, path, lcpl, "group")
     if parent.get(path, getlink=True) is not None:
         raise ValueError("Unable to synchronously create group (name already exists)")
     order = gcpl is not None and bool(gcpl.get_link_creation_order())

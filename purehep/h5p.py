@@ -486,6 +486,21 @@ class PropLAID(PropID):
         self._elink_fapl = fapl.copy()
 
 
+class PropLCID(PropID):
+    """A link creation property list: whether missing groups on a new link's path are
+    created (purehep stores a link name's character set from the name itself: UTF-8 for
+    names beyond ASCII, as h5py's own lists ask)."""
+
+    def __init__(self):
+        self._intermediate = False
+
+    def set_create_intermediate_group(self, create):
+        self._intermediate = bool(create)
+
+    def get_create_intermediate_group(self):
+        return self._intermediate
+
+
 class PropCopyID(PropID):
     """An object copy property list: the H5O_COPY_* flags of purehep.h5o.copy."""
 
@@ -517,6 +532,7 @@ DATASET_ACCESS = PropClassID("DATASET_ACCESS", PropDAID)
 GROUP_CREATE = PropClassID("GROUP_CREATE", PropGCID)
 LINK_ACCESS = PropClassID("LINK_ACCESS", PropLAID)
 OBJECT_COPY = PropClassID("OBJECT_COPY", PropCopyID)
+LINK_CREATE = PropClassID("LINK_CREATE", PropLCID)
 
 
 def create(cls):

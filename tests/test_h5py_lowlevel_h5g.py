@@ -100,3 +100,38 @@ def _groups(lib, path):
 
 def test_h5g_create_open_match_h5py(tmp_path):
     assert _groups(purehep, str(tmp_path / "p.h5")) == _groups(h5py, str(tmp_path / "h.h5"))
+
+
+def _intermediate(lib, path):
+    h5p, h5d, h5g, h5t, h5s = lib.h5p, lib.h5d, lib.h5g, lib.h5t, lib.h5s
+    lcpl = h5p.create(h5p.LINK_CREATE)
+    out = [lcpl.get_create_intermediate_group()]
+    with lib.File(path, "w") as f:
+        for call in (lambda: h5d.create(f.id, b"a/b", h5t.STD_I32LE, h5s.create_simple((2,))),
+                     lambda: h5g.create(f.id, b"x/y")):
+            with pytest.raises(ValueError) as info:
+                call()
+            out.append(str(info.value))
+        lcpl.set_create_intermediate_group(True)
+        h5d.create(f.id, b"a/b", h5t.STD_I32LE, h5s.create_simple((2,)), lcpl=lcpl)
+        h5g.create(f.id, b"x/y/z", lcpl=lcpl)
+        out += [lcpl.get_create_intermediate_group(), list(f["a"]), list(f["x/y"])]
+    return out
+
+
+def test_link_creation_list_intermediate_groups_match_h5py(tmp_path):
+    assert _intermediate(purehep, str(tmp_path / "p.h5")) == \
+        _intermediate(h5py, str(tmp_path / "h.h5"))
+
+
+def test_get_link_of_a_path_through_missing_groups_as_h5py(tmp_path):
+    """Regression: get(..., getlink=True) of a path through missing groups (or through a
+    dataset) gives the default, as h5py's, rather than raising KeyError."""
+    for lib in (purehep, h5py):
+        with lib.File(str(tmp_path / f"{lib.__name__}.h5"), "w") as f:
+            f["a"] = 1
+            f["s"] = lib.SoftLink("/nowhere")
+            assert f.get("x/y/z", getlink=True) is None
+            assert f.get("a/b", "default", getlink=True) == "default"
+            assert type(f.get("s", getlink=True)).__name__ == "SoftLink"
+            assert f.get("x/y", getlink=True, getclass=True) is None

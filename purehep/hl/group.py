@@ -196,6 +196,8 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
         external links so (by default with the file's own mode; "r+" from a read-only file is
         h5py's ValueError)."""
         access = self._elink_access(elink_mode, elink_swmr, elink_locking)
+        if getlink and name not in self:      # (missing groups on the way too, as h5py)
+            return default
         if getlink and self._node is not None:
             return self._wgetlink(name, default, getclass)
         if getlink:
