@@ -27,7 +27,8 @@ __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", 
 def __getattr__(name):
     # the dtype helpers and references load on first use (they are not needed to open a file)
     from importlib import import_module
-    if name in ("h5", "h5a", "h5d", "h5ds", "h5f", "h5p", "h5r", "h5s", "h5t", "h5z",
+    if name in ("h5", "h5a", "h5d", "h5ds", "h5f", "h5g", "h5i", "h5l", "h5o", "h5p", "h5r",
+                "h5s", "h5t", "h5z",
                 "h5py_warnings",                # h5py's low-level modules, as far as
                 "dask"):                        # purehep has them; the dask bridge
         return import_module(f"{__name__}.{name}")

@@ -1,5 +1,6 @@
 """h5py's ``h5`` as far as purehep has it: ``get_config()``, the process-wide settings h5py
-reads its defaults from (its H5PYConfig).
+reads its defaults from (its H5PYConfig), and the index types and iteration orders of H5L /
+H5A iteration.
 
 ``track_order`` is honoured: the default of ``track_order`` for new files, groups and
 datasets. The names purehep gives the members of complex compounds and the FALSE/TRUE enum
@@ -9,6 +10,8 @@ No MPI, ROS3 or direct file driver; HDF5 2.0's complex datatype class is read an
 """
 from .errors import UnsupportedFeatureError
 
+INDEX_NAME, INDEX_CRT_ORDER = 0, 1                 # H5_index_t
+ITER_INC, ITER_DEC, ITER_NATIVE = 0, 1, 2          # H5_iter_order_t
 COMPLEX_NAMES = ("r", "i")            # purehep.dtypes.complex_compat_dtype's members
 BOOL_NAMES = (b"FALSE", b"TRUE")      # the enum purehep.format.messages.datatype maps to bool
 
@@ -37,6 +40,15 @@ class H5PYConfig:
     @complex_names.setter
     def complex_names(self, names):
         _fixed(names, COMPLEX_NAMES, "complex compound member names", str)
+
+    @property
+    def _r_name(self):
+        """The name of the real part's member, as compound members name it (bytes)."""
+        return COMPLEX_NAMES[0].encode()
+
+    @property
+    def _i_name(self):
+        return COMPLEX_NAMES[1].encode()
 
     @property
     def bool_names(self):

@@ -12,7 +12,9 @@ was given them (``file_access``).
 """
 import copy
 
-from . import h5d
+import numpy as np
+
+from . import h5d, h5z
 from .format.free_space import AGGR, DEFAULT_PAGE_SIZE, FSM_AGGR, NONE, PAGE_STRATEGY
 
 CRT_ORDER_TRACKED, CRT_ORDER_INDEXED = 0x01, 0x02
@@ -140,15 +142,153 @@ class PropFCID(PropGCID):
     def get_userblock(self):
         return self._userblock
 
+    def set_userblock(self, size):
+        """H5Pset_userblock: 0, or a power of two of 512 bytes at least."""
+        size = _unsigned(size, "hsize_t")
+        for bad, text in ((size and size & (size - 1), "is non-zero and not a power of two"),
+                          (size and size < 512, "is non-zero and less than 512")):
+            if bad:
+                raise ValueError(f"Userblock size {text} (userblock size {text})")
+        self._userblock = size
+
 
 class PropDCID(PropOCID):
     """A dataset creation property list: fill time, allocation time, layout class (the
-    values of purehep.h5d)."""
+    values of purehep.h5d), chunk shape, fill value (a one-element array, None: libhdf5's
+    default) and filters ((filter id, flags, client data, name) each, as H5Pget_filter
+    gives them)."""
 
     def __init__(self, fill_time=h5d.FILL_TIME_IFSET, alloc_time=h5d.ALLOC_TIME_LATE,
-                 layout=h5d.CONTIGUOUS, **settings):
+                 layout=h5d.CONTIGUOUS, chunk=None, fill=None, filters=(), **settings):
         super().__init__(**settings)
         self._fill_time, self._alloc_time, self._layout = fill_time, alloc_time, layout
+        self._chunk, self._fill, self._filters = chunk, fill, list(filters)
+        self._virtual = []          # (virtual space, source file, source dataset, its space)
+
+    def set_layout(self, layout):
+        self._layout = _choice(layout, (h5d.COMPACT, h5d.CONTIGUOUS, h5d.CHUNKED,
+                                        h5d.VIRTUAL), "layout")
+
+    # -- virtual dataset mappings (H5Pset_virtual) -------------------------------------------
+    def set_virtual(self, vspace, src_file_name, src_dset_name, src_space):
+        """Map the selection of ``src_space`` in dataset ``src_dset_name`` of file
+        ``src_file_name`` (bytes; "." for the file itself) to the selection of ``vspace``;
+        the layout becomes virtual."""
+        import os
+        self._virtual.append((vspace.copy(), os.fsdecode(src_file_name),
+                              os.fsdecode(src_dset_name), src_space.copy()))
+        self._layout = h5d.VIRTUAL
+
+    def _mapping(self, index):
+        if self._layout != h5d.VIRTUAL:
+            text = "Not a virtual storage layout"
+            raise ValueError(f"{text} ({text.lower()})")
+        return self._virtual[index] if index is not None else None
+
+    def get_virtual_count(self):
+        self._mapping(None)
+        return len(self._virtual)
+
+    def get_virtual_vspace(self, index):
+        return self._mapping(index)[0].copy()
+
+    def get_virtual_filename(self, index):
+        return self._mapping(index)[1]
+
+    def get_virtual_dsetname(self, index):
+        return self._mapping(index)[2]
+
+    def get_virtual_srcspace(self, index):
+        return self._mapping(index)[3].copy()
+
+    def set_chunk(self, chunksize):
+        """H5Pset_chunk: chunks of ``chunksize`` (the layout becomes chunked)."""
+        chunks = tuple(int(c) for c in chunksize)
+        if not chunks or any(c <= 0 for c in chunks):
+            text = "All chunk dimensions must be positive"
+            raise ValueError(f"{text} ({text.lower()})")
+        self._chunk, self._layout = chunks, h5d.CHUNKED
+
+    def get_chunk(self):
+        if self._layout != h5d.CHUNKED:
+            text = "Not a chunked storage layout"
+            raise ValueError(f"{text} ({text.lower()})")
+        return self._chunk
+
+    def set_fill_value(self, value):
+        """H5Pset_fill_value: the first element of the array ``value``."""
+        self._fill = np.array(np.asarray(value).reshape(-1)[:1])
+
+    def get_fill_value(self, value):
+        """H5Pget_fill_value: the fill value written into the array ``value`` (converted
+        to its dtype; zeros when none is set)."""
+        value[...] = 0 if self._fill is None else self._fill[0]
+
+    def fill_value_defined(self):
+        """h5d.FILL_VALUE_USER_DEFINED or h5d.FILL_VALUE_DEFAULT."""
+        return h5d.FILL_VALUE_DEFAULT if self._fill is None else h5d.FILL_VALUE_USER_DEFINED
+
+    # -- filters ---------------------------------------------------------------------------
+    def set_filter(self, filter_code, flags=0, values=None):
+        """H5Pset_filter: append filter ``filter_code`` with its client data ``values``."""
+        from .filters import KNOWN_NAMES
+        code = int(filter_code)
+        self._filters.append((code, int(flags), tuple(int(v) for v in values or ()),
+                              KNOWN_NAMES.get(code, "").encode()))
+
+    def set_deflate(self, level=5):
+        self.set_filter(h5z.FILTER_DEFLATE, h5z.FLAG_OPTIONAL, (level,))
+
+    def set_shuffle(self):
+        self.set_filter(h5z.FILTER_SHUFFLE, h5z.FLAG_OPTIONAL)
+
+    def set_fletcher32(self):
+        self.set_filter(h5z.FILTER_FLETCHER32, h5z.FLAG_MANDATORY)
+
+    def get_nfilters(self):
+        return len(self._filters)
+
+    def get_filter(self, filter_idx):
+        """(filter id, flags, client data, name) of the filter at ``filter_idx``."""
+        if not 0 <= filter_idx < len(self._filters):
+            raise ValueError(f"Filter number is invalid (filter number {filter_idx} is "
+                             f"invalid)")
+        return self._filters[filter_idx]
+
+    def get_filter_by_id(self, filter_code):
+        """(flags, client data, name) of filter ``filter_code``; None without it."""
+        for code, flags, values, name in self._filters:
+            if code == filter_code:
+                return flags, values, name
+        return None
+
+    def remove_filter(self, filter_class):
+        """H5Premove_filter: drop filter ``filter_class`` (h5z.FILTER_ALL: every one)."""
+        self._filters = [f for f in self._filters
+                         if filter_class not in (f[0], h5z.FILTER_ALL)]
+
+    def create_args(self, itemsize):
+        """The create_dataset keywords this list stands for (purehep.h5d.create), for a type
+        of ``itemsize`` bytes: the shuffle filter's client data is the element size, as
+        libhdf5 sets it when the dataset is created."""
+        from .format.messages.filter_pipeline import FilterInfo
+        kw = dict(track_times=self._track_times,
+                  fill_time={h5d.FILL_TIME_ALLOC: "alloc", h5d.FILL_TIME_NEVER: "never",
+                             h5d.FILL_TIME_IFSET: "ifset"}[self._fill_time])
+        if self._layout == h5d.CHUNKED:
+            kw["chunks"] = self._chunk
+        elif self._layout == h5d.COMPACT:
+            kw["layout"] = "compact"
+        if self._alloc_time == h5d.ALLOC_TIME_EARLY:
+            kw["alloc_time"] = "early"
+        if self._fill is not None:
+            kw["fillvalue"] = self._fill[0]
+        if self._filters:
+            kw["filter_pipeline"] = [
+                FilterInfo(code, flags, name.decode(),
+                           (itemsize,) if code == h5z.FILTER_SHUFFLE else values)
+                for code, flags, values, name in self._filters]
+        return kw
 
     def get_fill_time(self):
         return self._fill_time
@@ -181,6 +321,25 @@ class PropFAID(PropID):
         self._mdc_config = CacheConfig()
         self._page_buffer = (0, 0, 0)
         self._meta_block = META_BLOCK_SIZE
+        self._core = None          # the core driver's (block size, backing store), if set
+        self._image = None         # a file image to open instead of a file (core driver)
+
+    def set_fapl_core(self, block_size=64 * 1024, backing_store=True):
+        """The core (memory) driver: the file held in memory, written to its file on close
+        with ``backing_store`` (``block_size`` sizes nothing here)."""
+        self._core = (int(block_size), bool(backing_store))
+
+    def get_fapl_core(self):
+        if self._core is None:
+            raise ValueError("Incorrect vfl driver (incorrect VFL driver)")
+        return self._core
+
+    def set_fapl_sec2(self):
+        self._core = self._image = None
+
+    def set_file_image(self, image):
+        """The bytes of a file for purehep.h5f.open to open (in memory) instead of a file."""
+        self._image = bytes(memoryview(image).cast("B"))
 
     def get_libver_bounds(self):
         return self._libver
@@ -327,6 +486,34 @@ class PropLAID(PropID):
         self._elink_fapl = fapl.copy()
 
 
+class PropLCID(PropID):
+    """A link creation property list: whether missing groups on a new link's path are
+    created (purehep stores a link name's character set from the name itself: UTF-8 for
+    names beyond ASCII, as h5py's own lists ask)."""
+
+    def __init__(self):
+        self._intermediate = False
+
+    def set_create_intermediate_group(self, create):
+        self._intermediate = bool(create)
+
+    def get_create_intermediate_group(self):
+        return self._intermediate
+
+
+class PropCopyID(PropID):
+    """An object copy property list: the H5O_COPY_* flags of purehep.h5o.copy."""
+
+    def __init__(self):
+        self._flags = 0
+
+    def set_copy_object(self, flags):
+        self._flags = int(flags)
+
+    def get_copy_object(self):
+        return self._flags
+
+
 class PropClassID:
     """A property list class (h5py's h5p.FILE_ACCESS, …): ``create`` makes its lists."""
 
@@ -344,6 +531,8 @@ DATASET_CREATE = PropClassID("DATASET_CREATE", PropDCID)
 DATASET_ACCESS = PropClassID("DATASET_ACCESS", PropDAID)
 GROUP_CREATE = PropClassID("GROUP_CREATE", PropGCID)
 LINK_ACCESS = PropClassID("LINK_ACCESS", PropLAID)
+OBJECT_COPY = PropClassID("OBJECT_COPY", PropCopyID)
+LINK_CREATE = PropClassID("LINK_CREATE", PropLCID)
 
 
 def create(cls):

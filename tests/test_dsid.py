@@ -82,3 +82,25 @@ def test_not_chunked(tmp_path):
         with pytest.raises(TypeError):
             list(f["c"].iter_chunks())
         assert f["c"].id.get_storage_size() == 40
+
+
+def _out_errors(lib, path):
+    out = []
+    with lib.File(path, "w") as f:
+        d = f.create_dataset("x", data=np.arange(16).reshape(4, 4), chunks=(4, 4))
+        for buf in (bytes(128), np.empty((4, 4, 2), "i8")[:, :, ::2], bytearray(64),
+                    np.empty((4, 4), "i8"), np.empty(16, "i8"), np.empty(128, "i1"),
+                    np.empty(16, "f8"), np.empty(16, "c")):
+            with pytest.raises(Exception) as info:
+                d.id.read_direct_chunk((0, 0), out=buf)
+            out.append((info.type, str(info.value)))
+        for buf in (np.empty(256, "u1"), bytearray(128), np.empty(128, "?")):
+            mask, got = d.id.read_direct_chunk((0, 0), out=buf)
+            out.append((mask, type(got), bytes(got), got.format, len(got)))
+    return out
+
+
+def test_read_direct_chunk_out_buffers_as_h5py(tmp_path):
+    """``out`` buffers: h5py's errors for those its unsigned char buffer refuses, and the
+    chunk's bytes as a memoryview of the buffer."""
+    assert _out_errors(purehep, tmp_path / "p.h5") == _out_errors(h5py, tmp_path / "h.h5")

@@ -162,3 +162,96 @@ def test_commit_over_existing_name_raises_as_h5py(tmp_path):
                 assert "name already exists" in str(info.value)
     assert errors[purehep, "Float64DType"] is errors[h5py, "Float64DType"] is KeyError
     assert errors[purehep, "ndarray"] is errors[h5py, "ndarray"] is OSError
+
+
+def _closed_ids(lib, path):
+    out = []
+    with lib.File(path, "w") as f:
+        g = f.create_group("g")
+        g.attrs["a"] = 1
+        d = f.create_dataset("d", data=[1, 2])
+        gid, did = g.id, d.id
+        gid.close()
+        did._close()
+        out.append((repr(g), bool(g), bool(gid.valid), repr(g.attrs), repr(d), bool(d),
+                    bool(did.valid), g.name, d.name))
+        for call in (lambda: g["x"], lambda: d[0], lambda: g.attrs["a"]):
+            with pytest.raises(Exception) as info:
+                call()
+            out.append(info.type)
+        again = f["g"]
+        out.append((repr(again), bool(again), again.attrs["a"], bool(f["d"]), "g" in f))
+    return out
+
+
+def test_closing_an_id_closes_its_object_as_h5py(tmp_path):
+    assert _closed_ids(purehep, str(tmp_path / "p.h5")) == _closed_ids(h5py, str(tmp_path / "h.h5"))
+
+
+@pytest.mark.parametrize("mode", ["w", "r", "r+"])
+def test_vfd_handle_is_the_files_descriptor_as_h5py(tmp_path, mode):
+    """FileID.get_vfd_handle of a file on disk: a descriptor of that file (fsync-able)."""
+    import os
+    for lib in (purehep, h5py):
+        path = str(tmp_path / f"{lib.__name__}.h5")
+        if mode != "w":
+            lib.File(path, "w").close()
+        with lib.File(path, mode) as f:
+            fd = f.id.get_vfd_handle()
+            assert isinstance(fd, int) and fd > 0
+            assert os.path.samestat(os.fstat(fd), os.stat(path))
+            if mode != "r":
+                os.fsync(fd)
+
+
+def _h5f_files(lib, folder):
+    """h5f.open / create / open_file_image with creation and access lists, File(fid)."""
+    import os
+    h5f, h5p = lib.h5f, lib.h5p
+    out = []
+
+    def error(f):
+        with pytest.raises(Exception) as info:
+            f()
+        return info.type
+    fx, fy = (os.fsencode(os.path.join(folder, n)) for n in ("fx.h5", "fy.h5"))
+    with lib.File(fx, "w") as f:
+        f["a"] = 1
+    with lib.File(h5f.open(fx, h5f.ACC_RDONLY)) as f:
+        out.append((f.mode, list(f)))
+    out.append(error(lambda: h5f.open(os.fsencode(os.path.join(folder, "nope.h5")))))
+    fcpl = h5p.create(h5p.FILE_CREATE)
+    fcpl.set_userblock(512)
+    fcpl.set_link_creation_order(h5p.CRT_ORDER_TRACKED)
+    fapl = h5p.create(h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5f.LIBVER_LATEST, h5f.LIBVER_LATEST)
+    fapl.set_cache(0, 101, 2 ** 20, 0.5)
+    with lib.File(h5f.create(fy, fcpl=fcpl, fapl=fapl)) as f:
+        f["z"], f["b"] = 1, 2
+        out.append((f.mode, f.userblock_size, f.libver, f.id.get_access_plist().get_cache(),
+                    list(f)))
+    out.append(error(lambda: h5f.create(fy, h5f.ACC_EXCL)))
+    with open(fx, "rb") as fh:
+        img = fh.read()
+    f = lib.File(h5f.open_file_image(img))
+    out += [(f.mode, list(f)), error(lambda: f.create_dataset("z", data=1))]
+    f = lib.File(h5f.open_file_image(img, h5f.FILE_IMAGE_OPEN_RW))
+    f["z"] = 1
+    out.append((f.mode, list(f)))
+    fapl = h5p.create(h5p.FILE_ACCESS)
+    out.append(error(fapl.get_fapl_core))
+    fapl.set_fapl_core(backing_store=False)
+    out.append(fapl.get_fapl_core())
+    fapl.set_file_image(img)
+    f = lib.File(h5f.open(os.fsencode(os.path.join(folder, "image.h5")), h5f.ACC_RDONLY,
+                          fapl=fapl))
+    out.append((list(f), f["a"][()]))
+    for size in (1000, 256):
+        out.append(error(lambda: fcpl.set_userblock(size)))
+    return out
+
+
+def test_h5f_open_create_image_match_h5py(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "h").mkdir()
+    assert _h5f_files(purehep, str(tmp_path / "p")) == _h5f_files(h5py, str(tmp_path / "h"))

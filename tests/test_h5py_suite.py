@@ -11,7 +11,11 @@ mappings; 416 before issue 12's work),
 internals (97.8 %). The floor leaves 8 for the tests whose outcome depends on timing
 (processes racing for a lock, threads creating datasets at once). 20-40 s at load 2, about a
 minute at load 6. 2026-11-24, file space options (fs_strategy, page buffer, meta_block_size):
-794 passed (786 before); the floor is 10 below.
+794 passed (786 before). 2026-11-24, more of h5py's low-level layer (h5t predefined bitfield
+and complex types, dcpl/dapl in h5d.create and virtual mappings, h5l, h5g, h5o, h5i, h5a,
+point selections, DatasetID.read/write, h5f.open/create/open_file_image, ids' close):
+843 passed (793 before; failures via the low-level layer 11, 59 before); the floor is 10
+below.
 """
 import pytest
 
@@ -20,7 +24,7 @@ pytest.importorskip("pytest_timeout")
 
 from tools.h5py_suite import run_suite  # noqa: E402
 
-FLOOR = 784
+FLOOR = 833
 
 
 def test_h5py_suite_passes_floor():

@@ -68,8 +68,8 @@ def _targets(module, is_pkg, node):
 
 # h5py's low-level modules (purehep.h5t, purehep.h5d, ...) are the other face of hl/'s
 # objects (the ids behind Dataset, Group, File): one layer with hl/, calling each other
-LOW_LEVEL = {"h5", "h5a", "h5d", "h5ds", "h5f", "h5p", "h5r", "h5s", "h5t", "h5z",
-             "h5py_warnings"}
+LOW_LEVEL = {"h5", "h5a", "h5d", "h5ds", "h5f", "h5g", "h5i", "h5l", "h5o", "h5p", "h5r",
+             "h5s", "h5t", "h5z", "h5py_warnings"}
 
 
 def _package(dotted):

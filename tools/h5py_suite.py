@@ -5,8 +5,8 @@ directory, beside a package named ``h5py`` that re-exports purehep's h5py-like A
 there in subprocesses (memory-capped, with a timeout), so ``import h5py`` in the tests finds the
 shim; a guard plugin records any module of the real h5py that gets imported (none may).
 
-purehep has part of h5py's low-level layer (purehep.h5, h5a, h5d, h5ds, h5f, h5p, h5s, h5t,
-h5z, and ``phil``, h5py's ``_objects`` lock: FROM_PUREHEP); the shim's modules of that layer
+purehep has part of h5py's low-level layer (purehep.h5, h5a, h5d, h5ds, h5f, h5g, h5i, h5l,
+h5o, h5p, h5s, h5t, h5z, and ``phil``, h5py's ``_objects`` lock: FROM_PUREHEP); the shim's modules of that layer
 and h5py's private modules (``h5py._hl.*``, …) offer those names and a placeholder for every
 other one, which raises ``ShimUnavailable`` when used (names h5py also exports publicly
 resolve to purehep's).
@@ -46,7 +46,8 @@ FROM_PUREHEP = {"h5ds": "purehep.h5ds", "_objects": "purehep.io.lock",
                 "h5py_warnings": "purehep.h5py_warnings", "h5p": "purehep.h5p",
                 "h5d": "purehep.h5d", "h5f": "purehep.h5f", "h5z": "purehep.h5z",
                 "h5": "purehep.h5", "h5t": "purehep.h5t", "h5s": "purehep.h5s",
-                "h5a": "purehep.h5a", "h5r": "purehep.h5r"}
+                "h5a": "purehep.h5a", "h5r": "purehep.h5r", "h5l": "purehep.h5l",
+                "h5g": "purehep.h5g", "h5i": "purehep.h5i", "h5o": "purehep.h5o"}
 # the HDF5 release whose behaviour purehep follows: its oracle (h5py 3.16 over libhdf5 2.0.0)
 SHIM_HDF5_VERSION = (2, 0, 0)
 SHIM_H5PY_VERSION = "3.16.0"

@@ -13,24 +13,35 @@ ATTRIBUTE, ATTRIBUTE_INFO = 0x0C, 0x15
 
 def attribute_messages(ctx, header):
     """name -> Attribute message, in h5py's order (creation order when tracked, else name)."""
+    return attribute_table(ctx, header)[0]
+
+
+def attribute_table(ctx, header):
+    """(name -> Attribute message in h5py's order, name -> creation order): the creation
+    order of a compact attribute's message (version 2 headers tracking it; else its position
+    among the header's attribute messages, as libhdf5 numbers them) or of a dense
+    attribute's index record."""
     def load():
         info_raw = header.first(ATTRIBUTE_INFO)
         info = messages.decode(ctx, info_raw) if info_raw is not None else None
         by_order = bool(info and info.track_order)
         found = []
         if info is not None and info.dense:
-            from ..format.dense_storage import dense_messages
-            bodies = dense_messages(ctx, info.fractal_heap_address, info.name_index_address,
-                                    info.creation_order_index_address, by_order)
-            for body, offset in bodies:
-                found.append((None, messages.decode_body(ctx, ATTRIBUTE, body, offset)))
-        for raw in header.find(ATTRIBUTE):
-            found.append((raw.creation_order, messages.decode(ctx, raw)))
+            from ..format.dense_storage import dense_records
+            for record, body, offset in dense_records(
+                    ctx, info.fractal_heap_address, info.name_index_address,
+                    info.creation_order_index_address, by_order):
+                found.append((getattr(record, "creation_order", None),
+                              messages.decode_body(ctx, ATTRIBUTE, body, offset)))
+        for i, raw in enumerate(header.find(ATTRIBUTE)):
+            order = raw.creation_order if by_order else i
+            found.append((order, messages.decode(ctx, raw)))
         if by_order and all(order is not None for order, _ in found):
             found.sort(key=lambda x: x[0])
         elif not by_order:
             found.sort(key=lambda x: x[1].name.encode("utf-8", "surrogateescape"))
-        return {attr.name: attr for _, attr in found}
+        return ({attr.name: attr for _, attr in found},
+                {attr.name: order for order, attr in found})
     return ctx.cached("attrs", header.address, load)
 
 
@@ -82,6 +93,7 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
     def __getitem__(self, name):
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
+        self._parent._live(KeyError)     # h5py's KeyError for the attribute of a closed object
         attr = self._attrs.get(name)
         if attr is None:
             raise KeyError(f"Can't open attribute (can't locate attribute: '{name}')")
@@ -111,7 +123,7 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
             name = name.decode("utf-8", "surrogateescape")
         if name not in self:
             raise KeyError(f"Can't open attribute (can't locate attribute: '{name}')")
-        return AttrID(self._attrs[name])
+        return AttrID(self._attrs[name], self._parent)
 
     def get_dtype(self, name):
         return self._attrs[name].datatype.dtype
@@ -120,4 +132,6 @@ class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
         return self._attrs[name].dataspace.shape
 
     def __repr__(self):
+        if not self._parent:
+            return "<Attributes of closed HDF5 object>"
         return f"<Attributes of purehep object {self._parent.name!r} ({len(self)} attributes)>"

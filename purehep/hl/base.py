@@ -105,17 +105,33 @@ class HardLink:
 
 
 class SoftLink:
+    """A soft link's value (read-only, as h5py's: ``_path`` behind ``path``)."""
+
     def __init__(self, path):
-        self.path = str(path)
+        self._path = str(path)
+
+    @property
+    def path(self):
+        return self._path
 
     def __repr__(self):
         return f'<SoftLink to "{self.path}">'
 
 
 class ExternalLink:
+    """An external link's file name and path (read-only, as h5py's)."""
+
     def __init__(self, filename, path):
-        self.filename = str(filename)
-        self.path = str(path)
+        self._filename = str(filename)
+        self._path = str(path)
+
+    @property
+    def path(self):
+        return self._path
+
+    @property
+    def filename(self):
+        return self._filename
 
     def __repr__(self):
         return f'<ExternalLink to "{self.path}" in file "{self.filename}">'
@@ -176,8 +192,8 @@ class HLObject(WritableObject):
         self._header = header
 
     def _live(self, exc=ValueError):
-        """Raise ``exc`` as h5py does for an object of a closed file."""
-        if not self._file.id:
+        """Raise ``exc`` as h5py does for an object of a closed file, or closed itself."""
+        if not self:
             raise exc("Not a location (invalid object ID)")
 
     @property
@@ -194,12 +210,18 @@ class HLObject(WritableObject):
         return self._file
 
     @property
+    def _id(self):
+        """h5py's ``_id``: the object's low-level identifier (``id``), which h5py code
+        passes to the low-level calls."""
+        return self.id
+
+    @property
     def name(self):
         """The path this object was opened by (found by search for dereferenced objects);
         None once the file is closed, as h5py's. In a file being written, a path no longer
         leading to the object (its link deleted or moved) is searched for again, as libhdf5
         does; None: anonymous (no path from the root)."""
-        if not self._file.id:
+        if not self:
             return None
         if self._node is not None:
             if self._name is None or not self._still_at(self._name):
@@ -229,7 +251,8 @@ class HLObject(WritableObject):
 
     @property
     def attrs(self):
-        self._live()
+        """The attributes (h5py's AttributeManager, made for a closed object too: its
+        uses then raise)."""
         from .attrs import AttributeManager
         return AttributeManager(self)
 
@@ -263,7 +286,8 @@ class HLObject(WritableObject):
         return hash((id(self._file), self._address))
 
     def __bool__(self):
-        return bool(self._file.id)
+        """Open: its file is, and its id was not closed (``obj.id.close()``)."""
+        return bool(self._file.id) and not self.__dict__.get("_closed")
 
     def __reduce__(self):
         """Objects of a read-only file opened by path pickle as what opens them again;

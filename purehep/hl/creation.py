@@ -330,13 +330,14 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
         node.times = writer.now()
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
         if layout == "chunked" else None
+    never = fill_time == "never"       # storage starts zeroed, as libhdf5 leaves it
     if layout == "compact" or V.needs_heap(dtype):
-        node.store = MemoryStore(shape, dtype, fillvalue if fillvalue is not None else None)
+        node.store = MemoryStore(shape, dtype, None if never else fillvalue)
         if layout == "compact":
             if int(np.prod(shape)) * stored.itemsize > COMPACT_DATA_LIMIT:
                 raise ValueError("compact datasets are limited to 64 KiB of data")
     elif layout == "contiguous":
-        node.store = ContiguousStore(writer, shape, dtype, fill)
+        node.store = ContiguousStore(writer, shape, dtype, None if never else fill)
         if early:
             node.store._allocate()
     else:

@@ -347,7 +347,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     def __repr__(self):
         """h5py's repr (the base name, or "(anonymous)")."""
-        if not self._file.id:
+        if not self:
             return "<Closed HDF5 dataset>"
         return f'<HDF5 dataset {self._repr_name()}: shape {self.shape}, ' \
             f'type "{self.dtype.str}">'
@@ -376,7 +376,7 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         return arr.astype(dtype) if dtype is not None else arr
 
     def __getitem__(self, args):
-        if not self._file.id:
+        if not self:
             self._live(RuntimeError)
         fast = self.__dict__.get("_fast_box", False)
         if fast is False:

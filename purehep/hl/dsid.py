@@ -2,7 +2,8 @@
 where each chunk lies in the file (the chunk index, spec IV.A.2.i and Appendix C), and
 reading or writing a chunk's stored bytes as they are (filters not applied), as
 H5Dread_chunk / H5Dwrite_chunk do. Byte offsets are absolute file offsets, as libhdf5 gives.
-Also the dataset's stored datatype (``get_type``, an h5t.TypeID).
+Also the dataset's stored datatype (``get_type``, an h5t.TypeID), its lists (h5p), and reading
+and writing the elements dataspaces select (H5Dread / H5Dwrite with purehep.h5s spaces).
 """
 import itertools
 import os
@@ -19,11 +20,18 @@ class DatasetID:
 
     @property
     def valid(self):
-        """h5py's ``ObjectID.valid``: false once the dataset's file handle is closed."""
+        """h5py's ``ObjectID.valid``: false once the dataset's file, or this id, is closed."""
         return bool(self._ds)
 
     def __bool__(self):
         return bool(self._ds)
+
+    def close(self):
+        """Close this handle: the Dataset it is the id of is closed (the dataset opened
+        again is not), as h5py's ``id.close()`` closes its object."""
+        self._ds.__dict__["_closed"] = True
+
+    _close = close
 
     def get_type(self):
         """The stored datatype as h5py's TypeID (its ``get_class()``), see purehep.h5t;
@@ -48,8 +56,10 @@ class DatasetID:
 
     def get_create_plist(self):
         """The dataset's creation settings as stored (purehep.h5p.PropDCID): fill and
-        allocation times of its Fill Value message (libhdf5's defaults without one: if set,
-        late), its layout class, its object header's settings."""
+        allocation times and the fill value of its Fill Value message (libhdf5's defaults
+        without one: if set, late, none), its layout class and chunk shape, its filters
+        (names as stored, else the known ones), its object header's settings."""
+        from ..filters import KNOWN_NAMES
         from ..h5d import ALLOC_TIME_LATE, FILL_TIME_IFSET
         from ..h5p import PropDCID
         from .objid import object_settings
@@ -57,7 +67,13 @@ class DatasetID:
         fill = ds._msg(0x05, required=False)
         times = (fill.fill_time, fill.alloc_time) if fill is not None else \
             (FILL_TIME_IFSET, ALLOC_TIME_LATE)
-        return PropDCID(*times, ds._layout.layout_class, **object_settings(ds._oh))
+        value = np.array([ds.fillvalue], ds.dtype) \
+            if fill is not None and fill.defined and fill.value is not None else None
+        filters = [(f.id, f.flags, tuple(f.client_data),
+                    (f.name or KNOWN_NAMES.get(f.id, "")).encode())
+                   for f in ds._pipeline.filters] if ds._pipeline is not None else []
+        return PropDCID(*times, ds._layout.layout_class, ds.chunks, value, filters,
+                        **object_settings(ds._oh))
 
     def get_access_plist(self):
         """The dataset's access settings (purehep.h5p.PropDAID): its own chunk cache when
@@ -70,6 +86,81 @@ class DatasetID:
         plist.set_efile_prefix(os.fsencode(self._ds._prefix("efile") or ""))
         plist.set_virtual_prefix(os.fsencode(self._ds._prefix("virtual") or ""))
         return plist
+
+    # -- reading and writing through dataspaces ------------------------------------------------
+    @property
+    def shape(self):
+        return self._ds.shape
+
+    @property
+    def rank(self):
+        return len(self._ds.shape or ())
+
+    @property
+    def dtype(self):
+        return self._ds.dtype
+
+    def flush(self):
+        self._ds.flush()
+
+    def refresh(self):
+        self._ds.refresh()
+
+    def get_space_status(self):
+        """H5Dget_space_status: 0 no storage allocated, 1 some chunks, 2 all of it."""
+        st = getattr(self._ds._storage, "chunked", None)
+        if st is not None:
+            stored = len(self._order(st))
+            return 0 if not stored else 2 if stored == int(np.prod(st.grid)) else 1
+        layout = self._ds._layout
+        if layout.layout_class == 1:
+            return 0 if layout.address is None else 2
+        return 2
+
+    def set_extent(self, shape):
+        """H5Dset_extent: the dataset's new shape (within its maximum shape)."""
+        self._ds.resize(tuple(shape))
+
+    def read(self, mspace, fspace, arr_obj, mtype=None, dxpl=None):
+        """H5Dread: the elements ``fspace`` selects in the dataset (h5s.ALL: all; points in
+        their order, else row-major), into the elements ``mspace`` selects in the array
+        ``arr_obj`` (C-contiguous, writable; h5s.ALL: the file selection over the dataset's
+        shape), converted to its dtype (or to ``mtype``'s)."""
+        from ..h5s import ALL, SEL_POINTS, selected_blocks
+        if fspace is not ALL and fspace.get_select_type() == SEL_POINTS:
+            lo, hi = fspace.get_select_bounds()
+            canvas = self._ds[tuple(slice(a, b + 1) for a, b in zip(lo, hi))]
+            values = canvas[tuple(c - a for c, a in zip(fspace.coordinates(), lo))]
+        else:
+            box, mask, blocks = selected_blocks(fspace, self._ds.shape)
+            canvas = np.empty(mask.shape if mask is not None else (0,), self._ds.dtype)
+            for block in blocks:
+                canvas[block] = self._ds[tuple(_shift(block, box))]
+            values = canvas[mask] if mask is not None else canvas
+        view, index = _memory(arr_obj, mspace, fspace, self._ds.shape, len(values), "read")
+        view[index] = values.astype(mtype.dtype) if mtype is not None else values
+
+    def write(self, mspace, fspace, arr_obj, mtype=None, dxpl=None):
+        """H5Dwrite: the elements ``mspace`` selects in ``arr_obj`` (h5s.ALL: as read), in
+        their order, to the elements ``fspace`` selects in the dataset; only the selected
+        blocks (or points) are written."""
+        from ..h5s import ALL, SEL_POINTS, selected_blocks
+        points = fspace is not ALL and fspace.get_select_type() == SEL_POINTS
+        if points:
+            count = fspace.get_select_npoints()
+        else:
+            box, mask, blocks = selected_blocks(fspace, self._ds.shape)
+            count = int(mask.sum()) if mask is not None else 0
+        view, index = _memory(arr_obj, mspace, fspace, self._ds.shape, count, "write")
+        values = view[index]
+        if points:
+            for coord, value in zip(zip(*fspace.coordinates()), values):
+                self._ds[tuple(int(c) for c in coord)] = value
+        elif count:
+            canvas = np.empty(mask.shape, self._ds.dtype)
+            canvas[mask] = values
+            for block in blocks:
+                self._ds[tuple(_shift(block, box))] = canvas[block]
 
     def get_offset(self):
         """H5Dget_offset: the absolute file offset of a contiguous dataset's data, None when
@@ -149,7 +240,9 @@ class DatasetID:
 
     # -- stored bytes ----------------------------------------------------------------------
     def read_direct_chunk(self, offsets, dxpl=None, out=None):
-        """(filter mask, the chunk's stored bytes) of the chunk starting at ``offsets``."""
+        """(filter mask, the chunk's stored bytes) of the chunk starting at ``offsets``; with
+        ``out`` (a writable, C-contiguous, one-dimensional buffer of bytes, large enough, as
+        h5py checks it): read into it, the bytes given back as a memoryview of it."""
         st = self._chunked()
         info = self.get_chunk_info_by_coord(_aligned(st, offsets))
         if info.byte_offset is None:
@@ -157,9 +250,12 @@ class DatasetID:
         data = st.ctx.source.read(info.byte_offset, info.size, "raw data chunk")
         if out is None:
             return info.filter_mask, bytes(data)
-        view = memoryview(out).cast("B")
-        view[:info.size] = data
-        return info.filter_mask, out
+        view = _byte_buffer(out)
+        if view.nbytes < info.size:
+            raise ValueError(f"out buffer is only {view.nbytes} bytes, {info.size} bytes "
+                             f"required")
+        view.cast("B")[:info.size] = data
+        return info.filter_mask, view[:info.size]
 
     def write_direct_chunk(self, offsets, data, filter_mask=0, dxpl=None):
         """Store ``data`` as the chunk starting at ``offsets``, as it is (already filtered,
@@ -175,6 +271,68 @@ class DatasetID:
             raise ValueError(f"chunk offset {tuple(offsets)} lies outside the dataset")
         node.store.write_raw(scaled, np.frombuffer(bytes(data), np.uint8), int(filter_mask))
         ds._file._writer.touch()
+
+
+# Cython's names of the buffer formats h5py's unsigned char buffer refuses
+_C_TYPES = {"b": "signed char", "h": "short", "H": "unsigned short", "i": "int",
+            "I": "unsigned int", "l": "long", "L": "unsigned long", "q": "long long",
+            "Q": "unsigned long long", "e": "half", "f": "float", "d": "double",
+            "g": "long double", "Zf": "complex float", "Zd": "complex double"}
+
+
+def _byte_buffer(out):
+    """``out`` as a memoryview of bytes, refused as h5py's ``unsigned char[::1]`` refuses
+    it (BufferError: read-only; ValueError: not C-contiguous, not one-dimensional, items
+    other than bytes)."""
+    view = memoryview(out)
+    if view.readonly:
+        raise BufferError("Object is not writable.")
+    if not view.c_contiguous:
+        raise ValueError(f"{type(out).__name__} is not C-contiguous")
+    if view.ndim != 1:
+        raise ValueError(f"Buffer has wrong number of dimensions (expected 1, got "
+                         f"{view.ndim})")
+    fmt = view.format.lstrip("@=<>!")
+    if fmt not in ("B", "?"):
+        got = "a string" if fmt.endswith("c") or fmt.endswith("s") else \
+            f"'{_C_TYPES.get(fmt, fmt)}'"
+        raise ValueError(f"Buffer dtype mismatch, expected 'unsigned char' but got {got}")
+    return view
+
+
+def _shift(block, box):
+    """Slices of ``block`` (relative to ``box``) in the dataset's coordinates."""
+    return (slice(box_s.start + (b.start or 0),
+                  box_s.start + (b.stop if b.stop is not None else box_s.stop - box_s.start))
+            for b, box_s in zip(block, box))
+
+
+def _memory(arr, mspace, fspace, shape, count, what):
+    """(the array viewed with the memory dataspace's shape, the selected elements' index in
+    the order they are taken) for H5Dread / H5Dwrite, checked: h5py's TypeError for an array it cannot use, libhdf5's OSError for
+    selections of different sizes; ValueError for an array of another size than its
+    dataspace (where libhdf5 would read or write past it)."""
+    from ..h5s import ALL
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"Argument 'arr_obj' has incorrect type (expected numpy.ndarray, "
+                        f"got {type(arr).__name__})")
+    if not arr.flags.c_contiguous or (what == "read" and not arr.flags.writeable):
+        raise TypeError("Array must be C-contiguous" + (" and writable" * (what == "read")))
+    space = fspace if mspace is ALL else mspace
+    mshape = tuple(shape) if space is ALL else space.get_simple_extent_dims()
+    if arr.size != int(np.prod(mshape, dtype=np.int64)):
+        raise ValueError(f"the array's {arr.size} elements are not the {mshape} of its "
+                         f"dataspace")
+    view = arr.reshape(mshape)
+    if space is ALL:
+        index, selected = (slice(None),), view.size
+        view = view.reshape(-1)
+    else:
+        index, selected = space.coordinates(), space.get_select_npoints()
+    if selected != count:
+        raise OSError(f"Can't synchronously {what} data (src and dest dataspaces have "
+                      f"different number of elements selected)")
+    return view, index
 
 
 def _whole(space):

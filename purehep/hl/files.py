@@ -226,6 +226,13 @@ class File(Group):
     _rdcc_nbytes = 0          # write and modify modes keep no decoded chunks
     _reopen = None            # (name, options) that open this file again (hl.reopen)
 
+    def __new__(cls, name=None, *args, **kwargs):
+        """``File(fid)`` of a FileID (``f.id``: the File itself, as purehep.h5f.open gives
+        it) is that file, as h5py's File(fid) is a File of it."""
+        if isinstance(name, File):
+            return name
+        return super().__new__(cls)
+
     def __init__(self, name, mode="r", *, threads=None, verify_checksums=True, size=None,
                  block_size=None, _parent_cache=None, libver=None, userblock_size=None,
                  track_order=None, rdcc_nbytes=None, rdcc_w0=None, rdcc_nslots=None,
@@ -233,6 +240,8 @@ class File(Group):
                  alignment_threshold=1, alignment_interval=1, fs_strategy=None,
                  fs_persist=False, fs_threshold=1, fs_page_size=None, page_buf_size=None,
                  min_meta_keep=0, min_raw_keep=0, meta_block_size=None, storage_options=None):
+        if name is self:              # File(fid): a File is its own FileID (see __new__)
+            return
         if _is_file_name(name):
             name = os.fsdecode(name)  # h5py's bytes file name
         options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
@@ -464,6 +473,27 @@ class File(Group):
         self._writer.flush()
         sink = self._writer.sink
         return bytes(sink.read(0, sink.size))
+
+    def get_vfd_handle(self, fapl=None):
+        """h5py's FileID.get_vfd_handle (``f.id`` is the File): the operating system's
+        descriptor of the file on disk (the one written through in write modes);
+        UnsupportedFeatureError for a file in memory, a Python file object or remote bytes
+        (libhdf5's core driver gives a memory address: purehep has none to give)."""
+        if not self.id:
+            raise ValueError("Not a file id (not a file ID)")
+        writer = getattr(self, "_writer", None)
+        fd = getattr(writer.sink, "fd", None) if writer is not None else \
+            getattr(getattr(self._source, "_fh", None), "fileno", lambda: None)()
+        if fd is None or (writer is not None and writer.sink.path is None):
+            raise UnsupportedFeatureError("a file descriptor of a file not on disk")
+        return fd
+
+    @property
+    def links(self):
+        """h5py's FileID.links (``f.id`` is the File): the root group's links
+        (purehep.h5l.LinkProxy)."""
+        from ..h5l import LinkProxy
+        return LinkProxy(self)
 
     def get_access_plist(self):
         """h5py's FileID.get_access_plist (``f.id`` is the File): the settings it was opened

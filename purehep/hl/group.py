@@ -140,7 +140,7 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
 
     def __contains__(self, name):
         """Whether the link ``name`` exists (a dangling soft link too, as in h5py)."""
-        if not self._file.id:
+        if not self:
             return False
         if isinstance(name, bytes):
             name = name.decode("utf-8", "surrogateescape")
@@ -184,7 +184,7 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
 
     def __repr__(self):
         """h5py's repr (the full path, or "(anonymous)")."""
-        if not self._file.id:
+        if not self:
             return "<Closed HDF5 group>"
         name = "(anonymous)" if self.name is None else f'"{self.name}"'
         return f'<HDF5 group {name} ({len(self)} members)>'
@@ -196,6 +196,8 @@ class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
         external links so (by default with the file's own mode; "r+" from a read-only file is
         h5py's ValueError)."""
         access = self._elink_access(elink_mode, elink_swmr, elink_locking)
+        if getlink and name not in self:      # (missing groups on the way too, as h5py)
+            return default
         if getlink and self._node is not None:
             return self._wgetlink(name, default, getclass)
         if getlink:

@@ -31,14 +31,34 @@ class GroupID:
 
     @property
     def valid(self):
-        """h5py's ``ObjectID.valid``: false once the group's file handle is closed."""
+        """h5py's ``ObjectID.valid``: false once the group's file, or this id, is closed."""
         return bool(self._group)
 
     def __bool__(self):
         return bool(self._group)
 
+    def __eq__(self, other):
+        """Ids of one group compare equal, as h5py's ObjectID do."""
+        return isinstance(other, GroupID) and other._group == self._group
+
+    def __hash__(self):
+        return hash(self._group)
+
+    def close(self):
+        """Close this handle: the Group it is the id of is closed (the group opened again
+        is not), as h5py's ``id.close()`` closes its object."""
+        self._group.__dict__["_closed"] = True
+
+    _close = close
+
     def get_create_plist(self):
         return PropGCID(**group_settings(self._group))
+
+    @property
+    def links(self):
+        """The group's links (purehep.h5l.LinkProxy)."""
+        from ..h5l import LinkProxy
+        return LinkProxy(self._group)
 
 
 def group_settings(group):

@@ -295,12 +295,16 @@ class GroupWriter(WritableObject):
 
     def create_dataset_like(self, name, other, **kwupdate):
         """h5py's create_dataset_like: a dataset with ``other``'s shape, dtype, chunking,
-        filters, fill value and maximum shape (each overridable by keyword)."""
+        filters, fill value, maximum shape, time tracking and attribute creation order (each
+        overridable by keyword)."""
         if "compression" in kwupdate:     # another filter: not the other's options (h5py
             kwupdate.setdefault("compression_opts", None)   # would pass them on and fail)
         for key in ("shape", "dtype", "chunks", "compression", "compression_opts",
                     "scaleoffset", "shuffle", "fletcher32", "fillvalue"):
             kwupdate.setdefault(key, getattr(other, key))
+        dcpl = other.id.get_create_plist()      # and its object settings, as h5py takes them
+        kwupdate.setdefault("track_times", dcpl.get_obj_track_times())
+        kwupdate.setdefault("track_order", dcpl.get_attr_creation_order() > 0)
         kwupdate.setdefault("maxshape", other.maxshape if other.chunks is not None else None)
         return self.create_dataset(name, **kwupdate)
 
@@ -380,7 +384,9 @@ class GroupWriter(WritableObject):
                 raise OSError("Unable to create link (interfile hard links are not allowed)")
             entry = model.LinkEntry(model.HARD, node=obj._node)
         elif isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
-            entry = model.LinkEntry(model.HARD, node=model.DatatypeNode(np.dtype(obj)))
+            node = model.DatatypeNode(np.dtype(obj), track_times=True)
+            node.times = self._writer.now()   # kept by version 2 headers only (emit)
+            entry = model.LinkEntry(model.HARD, node=node)
         else:
             node = make_dataset(self._writer, None, None, obj)
             entry = model.LinkEntry(model.HARD, node=node)
@@ -772,6 +778,21 @@ class AttributesWriter:
         if name not in node.attrs:
             raise KeyError(f"Can't delete attribute (can't locate attribute: '{name}')")
         del node.attrs[name]
+        self._parent._writer.touch()
+
+    def _rename(self, name, new_name):
+        """H5Arename: attribute ``name`` called ``new_name`` (its value, type and creation
+        order kept)."""
+        node = self._wnode
+        if node is None:
+            raise ValueError("Unable to rename attribute (no write intent on file)")
+        if name not in node.attrs:
+            raise KeyError("Unable to rename attribute (can't locate attribute)")
+        if new_name in node.attrs:
+            raise ValueError("Unable to rename attribute (attribute already exists)")
+        entry = node.attrs.pop(name)
+        entry.name = new_name
+        node.attrs[new_name] = entry
         self._parent._writer.touch()
 
     def _wnames(self):

@@ -247,7 +247,8 @@ class Emitter:
             msgs += self._dataset_messages(p, R)
         else:       # a committed datatype: its message is not to be shared again (libhdf5)
             msgs.append((DATATYPE, CONSTANT | DONT_SHARE, self._dtype_body(node.dtype)))
-        if node.track_times and p.version == 1:
+        if node.track_times and p.version == 1 and node.kind != "datatype":   # libhdf5 keeps
+            # a committed datatype's times in version 2 headers only
             msgs.append((MTIME, 0, m_simple.encode_mtime(node.times[1])))
         if p.version == 2 and (node.attrs or p.dense_attrs):
             info = m_ainfo.AttributeInfo(node.track_order, node.track_order,

@@ -234,7 +234,7 @@ class ChunkStore:
         self.dirty = {}            # scaled -> chunk array
         self.dirty_bytes = 0
         self.fill = np.zeros((), self.dtype)
-        if node.fill is not None:
+        if node.fill is not None and node.fill_time != "never":   # never: libhdf5 zeroes
             self.fill = np.frombuffer(node.fill, self.dtype.base).reshape(self.dtype.shape)
         self.implicit_base = None
 

@@ -541,6 +541,8 @@ DECODERS = {0x03: decode}
 # types it contains (the library upgrades parents the same way). An unsigned integer dtype
 # with the metadata ``{"bitfield": True}`` is written as a bitfield of its size (PyTables stores
 # numpy bools as 8-bit bitfields); reading gives the plain unsigned integer, as h5py.
+# A dtype whose metadata holds ``h5t`` (bytes: a message body, from a purehep.h5t TypeID
+# such as a bitfield or a native complex) is written as that message.
 
 _FLOAT_LAYOUT = {2: (15, 10, 5, 0, 10, 15), 4: (31, 23, 8, 0, 23, 127),
                  8: (63, 52, 11, 0, 52, 1023)}
@@ -552,12 +554,12 @@ def _head(cls, version, flags, size):
                        (flags >> 16) & 0xFF, size)
 
 
-def _enc_int(dt, signed=None, cls=FIXED):
+def _enc_int(dt, signed=None):
     import struct
     order = 1 if dt.byteorder == ">" else 0
     signed = dt.kind == "i" if signed is None else signed
     flags = order | (0x08 if signed else 0)
-    return _head(cls, 1, flags, dt.itemsize) + struct.pack("<HH", 0, 8 * dt.itemsize), 1
+    return _head(FIXED, 1, flags, dt.itemsize) + struct.pack("<HH", 0, 8 * dt.itemsize), 1
 
 
 def _enc_float(dt):
@@ -578,11 +580,38 @@ def _enc_float(dt):
     return _head(FLOAT, 1, flags, size) + body, 1
 
 
+def encode_bitfield(size, order):
+    """The message body of a bitfield (class 4) of ``size`` bytes in byte order ``order``
+    ('<' or '>'), all bits significant, as libhdf5's predefined H5T_STD_B* types."""
+    import struct
+    return _head(BITFIELD, 1, int(order == ">"), size) + struct.pack("<HH", 0, 8 * size)
+
+
+def encode_complex(dt):
+    """The message body of a rectangular, homogeneous complex number (class 11, datatype
+    version 5) of the float ``dt`` (half the size), as libhdf5 2.0 writes H5T_COMPLEX."""
+    base, _ = _enc_float(dt)
+    return _head(COMPLEX, 5, 1, 2 * dt.itemsize) + base
+
+
+def encode_enum(base_dt, names, values):
+    """The message body of an enumeration over the integer ``base_dt`` with members
+    ``names`` (bytes) of ``values``, in the order given (libhdf5 keeps insertion order)."""
+    return _enc_enum(np.dtype(base_dt), list(names), list(values), False, None)[0]
+
+
+def encode_string(size, padding, cset):
+    """The message body of a fixed-length string of ``size`` bytes, padding type
+    ``padding`` (0 null-terminated, 1 null-padded, 2 space-padded) and character set
+    ``cset`` (0 ASCII, 1 UTF-8)."""
+    return _head(STRING, 1, padding | (cset << 4), size)
+
+
 def _enc_string(dt):
     meta = dt.metadata or {}
     cset = 1 if meta.get("h5py_encoding", "ascii") == "utf-8" else 0
     pad = 0 if meta.get("strpad") == "nullterm" else 1    # null-padded, as h5py, unless asked
-    return _head(STRING, 1, pad | (cset << 4), dt.itemsize), 1
+    return encode_string(dt.itemsize, pad, cset), 1
 
 
 def _enc_enum(base_dt, names, values, latest, ctx):
@@ -675,6 +704,8 @@ def _enc_opaque(dt, tag):
 
 def _encode(dt, latest, ctx):
     meta = dt.metadata or {}
+    if "h5t" in meta:           # a type given as a purehep.h5t.TypeID: its own message
+        return meta["h5t"], meta["h5t"][0] >> 4
     if "vlen" in meta:
         return _enc_vlen(meta["vlen"], latest, ctx)
     if "ref" in meta:
@@ -692,7 +723,7 @@ def _encode(dt, latest, ctx):
     if meta.get("bitfield"):
         if dt.kind != "u":
             raise TypeError(f"a bitfield is stored from an unsigned integer dtype, not {dt}")
-        return _enc_int(dt, False, BITFIELD)
+        return encode_bitfield(dt.itemsize, ">" if dt.byteorder == ">" else "<"), 1
     kind = dt.kind
     if kind == "b":
         return _enc_enum(np.dtype("i1"), ["FALSE", "TRUE"], [0, 1], latest, ctx)

@@ -15,6 +15,7 @@ class Link:
     filename: str | None = None     # external
     creation_order: int | None = None
     raw: bytes | None = None        # user-defined link data
+    charset: int = 0                # of the name: 0 ASCII, 1 UTF-8 (names decode as UTF-8)
 
 
 def decode(cur):
@@ -22,18 +23,18 @@ def decode(cur):
     flags = cur.u8()
     ltype = cur.u8() if flags & 0x08 else HARD
     order = cur.u64() if flags & 0x04 else None
-    if flags & 0x10:
-        cur.u8()  # the name's character set: names decode as UTF-8 either way
+    cset = cur.u8() if flags & 0x10 else 0
     name_len = cur.uint(1 << (flags & 0x03))
     if name_len == 0:
         raise cur.error("link name of length 0")
     name = name_text(cur.bytes(name_len))
     if ltype == HARD:
-        return Link(name, HARD, address=cur.address(), creation_order=order)
+        return Link(name, HARD, address=cur.address(), creation_order=order, charset=cset)
     size = cur.u16()
     data = bytes(cur.bytes(size))
     if ltype == SOFT:
-        return Link(name, SOFT, target=data.decode("utf-8", "surrogateescape"), creation_order=order)
+        return Link(name, SOFT, target=data.decode("utf-8", "surrogateescape"),
+                    creation_order=order, charset=cset)
     if ltype == EXTERNAL:
         if not data:
             raise cur.error("empty external link information")
@@ -41,8 +42,9 @@ def decode(cur):
         if len(parts) < 2:
             raise cur.error("external link information is not two null-terminated strings")
         return Link(name, EXTERNAL, target=parts[1].decode("utf-8", "surrogateescape"),
-                    filename=parts[0].decode("utf-8", "surrogateescape"), creation_order=order)
-    return Link(name, ltype, creation_order=order, raw=data)
+                    filename=parts[0].decode("utf-8", "surrogateescape"), creation_order=order,
+                    charset=cset)
+    return Link(name, ltype, creation_order=order, raw=data, charset=cset)
 
 
 DECODERS = {0x06: decode}
