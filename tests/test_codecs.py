@@ -233,7 +233,7 @@ def test_small_messages_round_trip():
                attribute_info.AttributeInfo(False, False, None, 100, 200, None)):
         assert attribute_info.decode(cur(attribute_info.encode(ai, CTX))) == ai
     for link in (LK.Link("hard", LK.HARD, address=4096),
-                 LK.Link("h\u00e9", LK.HARD, address=8, creation_order=3),
+                 LK.Link("h\u00e9", LK.HARD, address=8, creation_order=3, charset=1),
                  LK.Link("soft", LK.SOFT, target="/a/b"),
                  LK.Link("ext", LK.EXTERNAL, target="/x", filename="f.h5")):
         data = LK.encode(link, CTX)

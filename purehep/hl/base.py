@@ -259,7 +259,7 @@ class HLObject(WritableObject):
     @property
     def ref(self):
         if self._node is not None:
-            from .writing import NodeReference
+            from .node_refs import NodeReference
             ref = NodeReference(None)
             ref._node, ref._file = self._node, self._file
             return ref
