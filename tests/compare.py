@@ -100,3 +100,12 @@ def same_tree(h, p, path="/", data=True, seen=None):
             same_attrs(ho, po, sub)
         count += 1
     return count
+
+
+def outcome(f):
+    """``f()``'s result, or the type and message of the exception it raised: what a
+    side-by-side test compares between h5py and purehep."""
+    try:
+        return f()
+    except Exception as e:              # noqa: BLE001 - the error is what is compared
+        return type(e), str(e)

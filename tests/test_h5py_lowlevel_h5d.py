@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import purehep
+from compare import outcome
 
 
 def _mods(lib):
@@ -169,11 +170,6 @@ def _io(lib, path):
     h5s = lib.h5s
     out = []
 
-    def call(f):
-        try:
-            return f()
-        except Exception as e:          # noqa: BLE001 - the error is what is compared
-            return type(e), str(e)
     with lib.File(path, "w") as f:
         d = f.create_dataset("d", data=np.arange(20).reshape(4, 5), maxshape=(None, 5),
                              chunks=(2, 5))
@@ -196,12 +192,12 @@ def _io(lib, path):
         out += [a.tolist(), b.tolist(), c.tolist(), f4.tolist()]
         ro = np.zeros((4, 5), "i8")
         ro.flags.writeable = False
-        out += [call(lambda: i.read(h5s.create_simple((3,)), fs, np.zeros(3, "i8"))),
-                call(lambda: i.read(h5s.ALL, h5s.ALL, np.zeros((4, 5), "i8")[:, ::2])),
-                call(lambda: i.read(h5s.ALL, h5s.ALL, [0] * 20)),
-                call(lambda: i.write(h5s.ALL, h5s.ALL, [1, 2])),
-                call(lambda: i.write(h5s.ALL, h5s.ALL, np.zeros((4, 5), "i8")[:, ::2])),
-                call(lambda: i.read(h5s.ALL, h5s.ALL, ro))]
+        out += [outcome(lambda: i.read(h5s.create_simple((3,)), fs, np.zeros(3, "i8"))),
+                outcome(lambda: i.read(h5s.ALL, h5s.ALL, np.zeros((4, 5), "i8")[:, ::2])),
+                outcome(lambda: i.read(h5s.ALL, h5s.ALL, [0] * 20)),
+                outcome(lambda: i.write(h5s.ALL, h5s.ALL, [1, 2])),
+                outcome(lambda: i.write(h5s.ALL, h5s.ALL, np.zeros((4, 5), "i8")[:, ::2])),
+                outcome(lambda: i.read(h5s.ALL, h5s.ALL, ro))]
         i.write(h5s.ALL, h5s.ALL, ro)
         i.write(ms, fs, np.array([100, 101, 102, 103]))
         out.append(d[()].tolist())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import purehep
+from compare import outcome
 
 
 def _stat(s):
@@ -78,21 +79,16 @@ def _groups(lib, path):
     h5g, h5p = lib.h5g, lib.h5p
     out = []
 
-    def call(f):
-        try:
-            return f()
-        except Exception as e:          # noqa: BLE001 - the error is what is compared
-            return type(e), str(e)
     with lib.File(path, "w") as f:
         gid = h5g.create(f.id, b"g")
-        out += [type(gid).__name__, lib.Group(gid).name, call(lambda: h5g.create(f.id, b"g")),
-                call(lambda: h5g.create(f.id, b"a/b"))]
+        out += [type(gid).__name__, lib.Group(gid).name, outcome(lambda: h5g.create(f.id, b"g")),
+                outcome(lambda: h5g.create(f.id, b"a/b"))]
         gcpl = h5p.create(h5p.GROUP_CREATE)
         gcpl.set_link_creation_order(h5p.CRT_ORDER_TRACKED | h5p.CRT_ORDER_INDEXED)
         ordered = lib.Group(h5g.create(f.id, b"ordered", gcpl=gcpl))
         ordered["z"], ordered["a"] = 1, 2
         out += [list(ordered), type(h5g.open(f.id, b"g")).__name__, h5g.open(f.id, b"g") == gid,
-                call(lambda: h5g.open(f.id, b"nope")), call(lambda: h5g.open(f.id, b"ordered/z"))]
+                outcome(lambda: h5g.open(f.id, b"nope")), outcome(lambda: h5g.open(f.id, b"ordered/z"))]
     with lib.File(path, "r") as f:
         out.append(list(f["ordered"]))
     return out

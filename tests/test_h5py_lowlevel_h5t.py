@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import purehep
+from compare import outcome
 from purehep import h5t
 
 PREDEFINED = [f"STD_B{b}{o}" for b in (8, 16, 32, 64) for o in ("LE", "BE")] + \
@@ -127,12 +128,6 @@ GETTERS = ("get_sign", "get_precision", "get_offset", "get_order", "get_strpad",
            "get_ebias", "get_norm", "get_pad", "get_inpad")
 
 
-def _call(f):
-    try:
-        return f()
-    except Exception as e:              # noqa: BLE001 - the error is what is compared
-        return type(e), str(e)
-
 
 def _type_report(lib, path):
     enum = lib.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
@@ -152,17 +147,17 @@ def _type_report(lib, path):
             out.append((k, type(t).__name__, [c.__name__ for c in type(t).__mro__[1:-1]
                                               if c.__name__ != "ObjectID"],
                         t.get_class(), t.get_size()))
-            out += [(m, _call(getattr(t, m))) for m in GETTERS if hasattr(t, m)]
-            out.append(_call(lambda: (type(t.get_super()).__name__, t.get_super().dtype)))
+            out += [(m, outcome(getattr(t, m))) for m in GETTERS if hasattr(t, m)]
+            out.append(outcome(lambda: (type(t.get_super()).__name__, t.get_super().dtype)))
             if isinstance(t, h5t.TypeEnumID):
                 out += [[(t.get_member_name(i), t.get_member_value(i))
                          for i in range(t.get_nmembers())],
-                        _call(lambda: t.enum_nameof(42)), _call(lambda: t.enum_valueof(b"GREEN")),
-                        _call(lambda: t.get_member_index(b"BLUE")),
-                        _call(lambda: t.enum_nameof(7))]
+                        outcome(lambda: t.enum_nameof(42)), outcome(lambda: t.enum_valueof(b"GREEN")),
+                        outcome(lambda: t.get_member_index(b"BLUE")),
+                        outcome(lambda: t.enum_nameof(7))]
             if isinstance(t, h5t.TypeCompoundID):
                 out += [[t.get_member_class(i) for i in range(3)], t.get_member_index(b"y"),
-                        _call(lambda: t.get_member_index(b"q")),
+                        outcome(lambda: t.get_member_index(b"q")),
                         [type(t.get_member_type(i)).__name__ for i in range(3)]]
             out.append([t.detect_class(c) for c in (h5t.FLOAT, h5t.ENUM, h5t.VLEN,
                                                     h5t.STRING)])
