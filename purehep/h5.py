@@ -12,6 +12,26 @@ from .errors import UnsupportedFeatureError
 
 INDEX_NAME, INDEX_CRT_ORDER = 0, 1                 # H5_index_t
 ITER_INC, ITER_DEC, ITER_NATIVE = 0, 1, 2          # H5_iter_order_t
+
+
+def in_index_order(items, index_type, order, creation_order, name, what):
+    """``items`` sorted as libhdf5 iterates an index (H5_index_t ``index_type``, H5_iter_order_t
+    ``order``): by ``creation_order(item)`` (RuntimeError naming ``what`` when one has none
+    tracked) or by ``name(item)``'s UTF-8 bytes; with libhdf5's errors for other values."""
+    if index_type == INDEX_CRT_ORDER:
+        if any(creation_order(i) is None for i in items):
+            raise RuntimeError(f"{what} iteration failed (no creation order index to query)")
+        items.sort(key=creation_order)
+    elif index_type == INDEX_NAME:
+        items.sort(key=lambda i: name(i).encode("utf-8", "surrogateescape"))
+    else:
+        raise ValueError("Invalid index type specified (invalid index type specified)")
+    if order == ITER_DEC:
+        items.reverse()
+    elif order not in (ITER_INC, ITER_NATIVE):
+        raise ValueError("Invalid iteration order specified (invalid iteration order "
+                         "specified)")
+    return items
 COMPLEX_NAMES = ("r", "i")            # purehep.dtypes.complex_compat_dtype's members
 BOOL_NAMES = (b"FALSE", b"TRUE")      # the enum purehep.format.messages.datatype maps to bool
 

@@ -6,7 +6,7 @@ object's ``attrs``; attributes by position in name or creation order (purehep.h5
 ITER_*), creation orders as stored (hl.attrs.attribute_table)."""
 import numpy as np
 
-from .h5 import INDEX_CRT_ORDER, INDEX_NAME, ITER_DEC, ITER_INC, ITER_NATIVE
+from .h5 import INDEX_NAME, ITER_INC, in_index_order
 from .h5d import location, value_args
 
 
@@ -105,22 +105,8 @@ def _table(obj):
 def _ordered(obj, index_type, order):
     """The attribute names of ``obj`` in name or creation order, increasing or decreasing."""
     attrs, orders = _table(obj)
-    names = list(attrs)
-    if index_type == INDEX_CRT_ORDER:
-        if any(orders[n] is None for n in names):
-            raise RuntimeError("Attribute iteration failed (no creation order index to "
-                               "query)")
-        names.sort(key=lambda n: orders[n])
-    elif index_type == INDEX_NAME:
-        names.sort(key=lambda n: n.encode("utf-8", "surrogateescape"))
-    else:
-        raise ValueError("Invalid index type specified (invalid index type specified)")
-    if order == ITER_DEC:
-        names.reverse()
-    elif order not in (ITER_INC, ITER_NATIVE):
-        raise ValueError("Invalid iteration order specified (invalid iteration order "
-                         "specified)")
-    return names
+    return in_index_order(list(attrs), index_type, order, orders.get, lambda n: n,
+                          "Attribute")
 
 
 def _pick(obj, name, index, index_type, order, error):

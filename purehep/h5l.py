@@ -6,7 +6,7 @@ visits — over purehep's Group (names as bytes, paths relative to the group or 
 import posixpath
 
 from .format.messages import link as _link
-from .h5 import INDEX_CRT_ORDER, INDEX_NAME, ITER_DEC, ITER_INC, ITER_NATIVE
+from .h5 import INDEX_NAME, ITER_INC, in_index_order
 
 TYPE_HARD, TYPE_SOFT, TYPE_EXTERNAL = _link.HARD, _link.SOFT, _link.EXTERNAL
 
@@ -147,18 +147,5 @@ class LinkProxy:
 
 def _ordered(group, idx_type, order):
     """The group's links in name or creation order, increasing or decreasing."""
-    links = list(group._links.values())
-    if idx_type == INDEX_CRT_ORDER:
-        if any(k.creation_order is None for k in links):
-            raise RuntimeError("Link iteration failed (no creation order index to query)")
-        links.sort(key=lambda k: k.creation_order)
-    elif idx_type == INDEX_NAME:
-        links.sort(key=lambda k: k.name.encode("utf-8", "surrogateescape"))
-    else:
-        raise ValueError("Invalid index type specified (invalid index type specified)")
-    if order == ITER_DEC:
-        links.reverse()
-    elif order not in (ITER_INC, ITER_NATIVE):
-        raise ValueError("Invalid iteration order specified (invalid iteration order "
-                         "specified)")
-    return links
+    return in_index_order(list(group._links.values()), idx_type, order,
+                          lambda k: k.creation_order, lambda k: k.name, "Link")
