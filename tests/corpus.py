@@ -40,6 +40,8 @@ def _try(fn):
         return False, None
 
 
+WHOLE_BYTES = 32 << 20     # datasets bigger than this are compared by their corners
+
 # -- phase 1: h5py's view --------------------------------------------------------------------
 def snapshot(path):
     """h5py's view of a file: {object path: description}, or None if h5py cannot open it."""
@@ -88,13 +90,37 @@ def _snap_group(g, path, out, seen):
             seen.add(addr)
             _snap_group(obj, sub, out, seen)
         elif isinstance(obj, h5py.Dataset):
-            ok, data = _try(lambda: obj[()])
-            out[sub] = {"kind": "dataset", "dtype": obj.dtype, "shape": obj.shape,
-                        "data": (ok, data), "attrs": _snap_attrs(obj)}
-            if not ok and obj.shape:    # too big to read whole (tlayouto.h5): its first element
-                out[sub]["first"] = _try(lambda: obj[(0,) * len(obj.shape)])
+            out[sub] = _snap_dataset(obj)
         else:
             out[sub] = {"kind": "datatype", "dtype": obj.dtype, "attrs": _snap_attrs(obj)}
+
+
+def _snap_dataset(obj):
+    """A dataset's description: its values whole when they are at most WHOLE_BYTES, else
+    (or when h5py cannot read them whole: tlayouto.h5) ``parts``, pairs of (selection,
+    values): the first and the last corners of WHOLE_BYTES / 2 at most."""
+    desc = {"kind": "dataset", "dtype": obj.dtype, "shape": obj.shape,
+            "attrs": _snap_attrs(obj), "data": (False, None), "parts": []}
+    if obj.size * obj.dtype.itemsize <= WHOLE_BYTES:
+        desc["data"] = _try(lambda: obj[()])
+        if desc["data"][0] or not obj.shape:
+            return desc
+    for sel in _corners(obj.shape, WHOLE_BYTES // 2 // max(1, obj.dtype.itemsize)):
+        desc["parts"].append((sel, _try(lambda: obj[sel])))
+    return desc
+
+
+def _corners(shape, budget):
+    """The first and the last box of at most ``budget`` elements of ``shape``, as slices
+    (the last dimensions taken whole first)."""
+    counts = []
+    for dim in reversed(shape):
+        counts.append(min(dim, max(1, budget)))
+        budget //= max(1, counts[-1])
+    counts.reverse()
+    head = tuple(slice(0, c) for c in counts)
+    tail = tuple(slice(d - c, d) for d, c in zip(shape, counts))
+    return [head] if head == tail else [head, tail]
 
 
 # -- phase 2: purehep against the snapshot ---------------------------------------------------
@@ -165,10 +191,10 @@ def compare(path, snap):
                 elif ok:
                     _guard(results, opath, lambda: (_eq(desc["dtype"], po.dtype),
                                                    same_values(data, po[()], opath)))
-                elif desc.get("first", (False,))[0]:
-                    corner = (0,) * len(desc["shape"])
-                    _guard(results, opath + " first element",
-                           lambda: same_values(desc["first"][1], po[corner], opath))
+                for sel, (ok, part) in desc["parts"]:
+                    if ok:
+                        _guard(results, f"{opath}{sel}",
+                               lambda: same_values(part, po[sel], opath))
             _cmp_attrs(desc["attrs"], po, opath, results)
     return results
 
@@ -230,11 +256,15 @@ def _sanitize_snapshot(snap):
         if desc.get("attrs"):
             names, values = desc["attrs"]
             desc["attrs"] = (names, {k: (ok, sanitize(v)) for k, (ok, v) in values.items()})
-        for key in ("data", "first"):
-            if key in desc:
-                ok, data = desc[key]
-                desc[key] = (ok, sanitize(data))
+        if "data" in desc:
+            desc["data"] = _sane(desc["data"])
+            desc["parts"] = [(sel, _sane(part)) for sel, part in desc["parts"]]
     return snap
+
+
+def _sane(pair):
+    ok, value = pair
+    return ok, sanitize(value)
 
 
 def _send(stream, obj):

@@ -139,6 +139,36 @@ def test_unpack_bits(minbits):
     assert SO.unpack_bits(src, n, minbits).tolist() == vals
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_nbit_forms(seed):
+    """The n-bit numpy form against the loop on random plans: little- and big-endian
+    members of any precision and offset, no-op members, overlapping members (the later
+    one wins its bytes), whole and short streams (zeros past the end)."""
+    from purehep.kernels import nbit as NB
+    r = np.random.default_rng(seed)
+    ops, at = [], 0
+    for _ in range(r.integers(1, 7)):
+        size = int(r.choice([1, 2, 4, 8]))
+        if r.random() < 0.2:
+            ops.append((4, at, size, 0, 0, 0))
+        else:
+            prec = int(r.integers(1, size * 8 + 1))
+            ops.append((1, at, size, int(r.integers(0, 2)), prec,
+                        int(r.integers(0, size * 8 - prec + 1))))
+        at += size if r.random() < 0.8 else 0           # (some members overlap the next)
+    ops = np.array(ops, np.int64)
+    elsize = int((ops[:, 1] + ops[:, 2]).max())
+    nelmts = int(r.integers(1, 40))
+    bits = int(sum(8 * o[2] if o[0] == 4 else o[4] for o in ops)) * nelmts
+    for nbytes in ((bits + 7) // 8, bits // 16):
+        src = r.integers(0, 256, nbytes).astype(np.uint8)
+        a = np.full(nelmts * elsize, 7, np.uint8)
+        b = a.copy()
+        NB._nbit_loop(src, a, nelmts, elsize, ops)
+        NB.nbit_decompress_numpy(src, b, nelmts, elsize, NB.bit_map(ops, elsize))
+        assert (a == b).all()
+
+
 def test_sparse_kernels():
     dims = (7, 9, 5)
     lin = np.sort(rng.choice(315, 120, replace=False))

@@ -5,13 +5,14 @@ chunk, then the datatype description: atomic ``1, size, order, precision, offset
 ``2, size, <base>``; compound ``3, size, nmembers, (member offset, <member>)...``; other
 ``4, size``. The description is flattened into a table of atomic/no-op members.
 """
+import functools
+
 import numpy as np
 
 from ..errors import FormatError
 
 ID, NAME = 5, "nbit"
 _MAX_OPS = 1 << 16
-_PY_SECONDS_PER_BYTE = 2e-6     # the plain-Python loop against the compiled one
 
 
 def _plan(cd):
@@ -59,18 +60,27 @@ def _plan(cd):
 
 
 def decode(data, client_data, element_size, chunk_nbytes):
+    ops, nelmts, size = _checked_plan(tuple(client_data))
+    if ops is None:
+        return data
+    from ..kernels.nbit import nbit_decompress
+    out = np.empty(nelmts * size, np.uint8)
+    nbit_decompress(np.frombuffer(data, np.uint8), out, nelmts, size, ops)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _checked_plan(client_data):
+    """(``_plan`` (read-only: shared by every chunk of the dataset), elements, element
+    size) of ``client_data``, its members checked to lie inside the element; ops None
+    when the filter packs nothing."""
     cd = tuple(int(v) for v in client_data)
     if len(cd) < 5:
         raise FormatError(f"n-bit filter needs at least 5 client data values, has {len(cd)}")
     if cd[1]:
-        return data
-    nelmts, size = cd[2], cd[4]
+        return None, 0, 0
     ops = _plan(cd)
-    for row in ops:
-        if row[1] + row[2] > size:
-            raise FormatError("n-bit member lies outside its element")
-    from ..kernels.nbit import nbit_decompress
-    out = np.empty(nelmts * size, np.uint8)
-    nbit_decompress.run(out.size * _PY_SECONDS_PER_BYTE, np.frombuffer(data, np.uint8), out,
-                        nelmts, size, ops)
-    return out
+    if np.any(ops[:, 1] + ops[:, 2] > cd[4]):
+        raise FormatError("n-bit member lies outside its element")
+    ops.flags.writeable = False
+    return ops, cd[2], cd[4]

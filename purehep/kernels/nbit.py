@@ -5,10 +5,71 @@ The packed stream holds, for every element and every atomic member in order, the
 padding between values; no-op members contribute all their bytes. ``ops`` is the flattened
 member plan: rows of (kind 1 atomic / 4 no-op, byte offset, size, order 0 LE / 1 BE,
 precision, bit offset).
+
+Every element's bits sit at the same places of its stretch of the stream, so the numpy form
+is one gather: the stream unpacked to bits, each output bit taken from its place (``bit_map``,
+made once per plan), packed back to bytes. The loop takes over once a process has decoded
+enough to repay loading it.
 """
+import functools
+
 import numpy as np
 
 from ._jit import loop
+
+_NUMPY_SECONDS_PER_BYTE = 30e-9     # what the numpy form loses against the loop, per byte
+
+
+def nbit_decompress(src, out, nelmts, elsize, ops):
+    """Unpack ``nelmts`` elements of ``elsize`` bytes from ``src`` into ``out``."""
+    if _nbit_loop.worth(out.shape[0] * _NUMPY_SECONDS_PER_BYTE):
+        _nbit_loop(src, out, nelmts, elsize, ops)
+    else:
+        nbit_decompress_numpy(src, out, nelmts, elsize, bit_map(ops, elsize))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_map(key, elsize):
+    return _bit_map(np.frombuffer(key, np.int64).reshape(-1, 6), elsize)
+
+
+def bit_map(ops, elsize):
+    """``_bit_map`` of ``ops``, made once per plan."""
+    return _cached_map(np.ascontiguousarray(ops, np.int64).tobytes(), elsize)
+
+
+def _bit_map(ops, elsize):
+    """(for each bit of an element, most significant first within each byte: its place in
+    the element's stretch of the stream, or the stretch's length for a zero bit; the
+    stretch's length in bits) of the plan ``ops``. A member sets every bit of the bytes it
+    writes (later members win a byte, as the loop's byte stores)."""
+    stretch = int(sum(8 * size if kind == 4 else prec for kind, _, size, _, prec, _ in ops))
+    where = np.full(elsize * 8, -1, np.int64)
+    at = 0
+    for kind, pos, size, order, prec, off in ops.tolist():
+        if kind == 4:
+            where[pos * 8:(pos + size) * 8] = np.arange(at, at + 8 * size)
+            at += 8 * size
+            continue
+        q = np.arange(off, off + prec)                      # value bits, least significant 0
+        byte = q // 8 if order == 0 else size - 1 - q // 8
+        touched = np.unique(byte)
+        where[((pos + touched) * 8)[:, None] + np.arange(8)] = -1
+        where[(pos + byte) * 8 + 7 - q % 8] = at + (off + prec - 1 - q)
+        at += prec
+    where[where < 0] = stretch
+    return where, stretch
+
+
+def nbit_decompress_numpy(src, out, nelmts, elsize, mapped):
+    """``nbit_decompress``'s numpy form, ``mapped`` being ``bit_map``'s answer."""
+    where, stretch = mapped
+    bits = np.zeros(nelmts * stretch + 1, np.uint8)         # (past the stream: zeros)
+    have = np.unpackbits(src[:(nelmts * stretch + 7) // 8])
+    bits[:min(have.shape[0], nelmts * stretch)] = have[:nelmts * stretch]
+    rows = np.arange(nelmts, dtype=np.int64)[:, None] * stretch
+    picked = bits[np.where(where < stretch, rows + where, nelmts * stretch)]
+    out[:nelmts * elsize] = np.packbits(picked, axis=1).reshape(-1)
 
 
 @loop
@@ -48,8 +109,8 @@ def _one_byte(out, pos, k, begin_i, end_i, src, state, size, prec, off):
 
 
 @loop
-def nbit_decompress(src, out, nelmts, elsize, ops):
-    """Unpack ``nelmts`` elements of ``elsize`` bytes from ``src`` into ``out`` (zeroed)."""
+def _nbit_loop(src, out, nelmts, elsize, ops):
+    """``nbit_decompress``'s loop form."""
     state = np.empty(2, np.int64)
     state[0] = 0
     state[1] = 8
