@@ -43,12 +43,13 @@ def test_truncation_error_names_structure_and_offset(sample_bytes):
 def test_flipped_bytes_in_metadata(sample_bytes):
     n = len(sample_bytes)
     outcomes = {}
-    for pos in range(0, min(n, 6000), 29):     # (tests/test_fuzz.py flips far more, in workers)
-        for mask in (0x01, 0xFF):
-            data = bytearray(sample_bytes)
-            data[pos] ^= mask
-            outcome = check_damaged(data)
-            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    # every 29th byte, its low bit or the whole byte in turn (tests/test_fuzz.py flips far
+    # more, in workers)
+    for k, pos in enumerate(range(0, min(n, 6000), 29)):
+        data = bytearray(sample_bytes)
+        data[pos] ^= (0x01, 0xFF)[k % 2]
+        outcome = check_damaged(data)
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert set(outcomes) <= {"ok", "KeyError", "FormatError", "ChecksumError", "TruncatedError",
                              "UnsupportedFeatureError", "AllocationError", "LinkTraversalError",
                              "DimensionScaleError"}, outcomes
