@@ -140,7 +140,7 @@ def test_unpack_bits(minbits):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_nbit_forms(seed):
+def test_nbit_forms(seed, monkeypatch):
     """The n-bit numpy form against the loop on random plans: little- and big-endian
     members of any precision and offset, no-op members, overlapping members (the later
     one wins its bytes), whole and short streams (zeros past the end)."""
@@ -165,8 +165,11 @@ def test_nbit_forms(seed):
         a = np.full(nelmts * elsize, 7, np.uint8)
         b = a.copy()
         NB._nbit_loop(src, a, nelmts, elsize, ops)
-        NB.nbit_decompress_numpy(src, b, nelmts, elsize, NB.bit_map(ops, elsize))
-        assert (a == b).all()
+        for slice_bits in (1 << 21, 8 * elsize * 3 + 5):     # (several slices too)
+            monkeypatch.setattr(NB, "_SLICE_BITS", slice_bits)
+            b[:] = 7
+            NB.nbit_decompress_numpy(src, b, nelmts, elsize, NB.bit_map(ops, elsize))
+            assert (a == b).all()
 
 
 def test_sparse_kernels():
