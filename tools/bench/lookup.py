@@ -5,7 +5,9 @@ h5py and purehep side by side, and the time per read against the number of chunk
 Two regimes, each side by side with h5py:
 
 - steady: best of 3 in a process that has loaded numba's lookup3 kernel, as any process
-  has once it hashed enough metadata to repay loading it (kernels/_jit.py);
+  has once it hashed enough metadata to repay loading it (kernels/_jit.py), the file read
+  through once before (in the page cache: the reference machine's cache holds about 2 GB
+  and drops files within minutes, so a 10 M-chunk file read from disk would time the disk);
 - fresh process: the first open + 1,000 reads of a new interpreter (median of 3
   interpreters), purehep hashing in plain Python until it has hashed enough.
 
@@ -71,6 +73,13 @@ def _fapl_latest(h5py):
     return fapl
 
 
+def _cached(fname):
+    """Read ``fname`` through, so that its pages are in the page cache."""
+    with open(fname, "rb", buffering=0) as fh:
+        while fh.read(1 << 24):
+            pass
+
+
 def _reads(module, fname, starts, two_d):
     def run():
         with module.File(fname, "r") as f:
@@ -120,6 +129,7 @@ def random_reads(max_chunks=1_000_000):
             fname = index_file(kind, nchunks)
             # 4 elements inside one chunk, anywhere in the dataset
             starts = rng.integers(0, nchunks, 1000) * CHUNK + rng.integers(0, CHUNK - 3, 1000)
+            _cached(fname)
             rows = [(m.__name__, best_of(_reads(m, fname, starts, kind == "btree2"), repeat=3))
                     for m in (h5py, purehep)]
             out += report(f"open + 1,000 random 4-element reads, {nchunks:,} chunks ({kind}), "
@@ -133,6 +143,7 @@ def random_reads(max_chunks=1_000_000):
     for kind in KINDS:
         for nchunks in sorted({sizes[0], sizes[-1]}):
             fname = index_file(kind, nchunks)
+            _cached(fname)
             out += report(f"fresh process: import + open + 1,000 random 4-element reads, "
                           f"{nchunks:,} chunks ({kind})",
                           [(m, _fresh(m, fname, nchunks, kind == "btree2"))
