@@ -6,7 +6,7 @@ c >> 5 (7 means an extra length byte follows), offset ((c & 31) << 8) + next byt
 copy length + 2 bytes from that far back.
 
 ``decompress`` and ``decoded_size`` run the compiled loop once a process has decoded enough to
-repay loading numba, else the numpy form (about 80 ns per output byte, against about 1 us
+repay loading numba, else the numpy form (about 50 ns per output byte, against about 0.8 us
 for the loop run as plain Python): the token starts found by pointer doubling over every
 offset's would-be successor, then each output byte's source (a literal byte or an earlier
 output byte) resolved block by block.
@@ -155,12 +155,15 @@ def lzf_compress(src, out):
     return op
 
 
-# what the numpy form loses against the compiled loop, per byte decoded (per byte of the
-# stream for decoded_size): 1 MiB of float64 data (lzf to 0.36-0.40 MiB) decodes in 84-100 ms
-# by the numpy form and about 2 ms by the compiled loop, 16 MiB in 1.2-1.4 s against 20-30 ms
-# (the plain-Python loop: about 0.8 us per byte)
-_NUMPY_SECONDS_PER_BYTE = 80e-9
-_BLOCK = 1 << 16                    # output bytes resolved at a time
+# what the numpy form loses against the compiled loop, per byte decoded (decoded_size: per
+# byte of the stream, where it loses about 30 ns): 1 MiB of float64 data (lzf to 0.36-0.40
+# MiB) decodes in 46-48 ms by the numpy form and 1.4-1.6 ms by the compiled loop; 16 MiB in
+# 0.8-1.0 s against 20-30 ms (the plain-Python loop: 0.7-0.8 us per byte)
+_NUMPY_SECONDS_PER_BYTE = 50e-9
+_BLOCK = 1 << 13                    # output bytes resolved at a time
+_ROUNDS = 6                         # doubling rounds before the token starts are walked
+# a token's size in the stream by its control byte (without an extra length byte's value)
+_STEP = np.array([c + 2 if c < 32 else 3 if c >> 5 == 7 else 2 for c in range(256)], np.uint8)
 
 
 def decompress(src, out):
@@ -183,21 +186,29 @@ def _token_starts(src):
     past the end). A token is a control byte c and what it owns: c < 32 a literal run of c+1
     bytes; c >> 5 == 7 a back reference with an extra length byte and an offset byte; else a
     back reference with an offset byte. Each offset's would-be successor is computed for all
-    offsets at once and the chain from offset 0 is followed by pointer doubling: after k
-    rounds ``reach`` holds the first 2**k tokens and ``jump`` maps an offset 2**k tokens on."""
+    offsets at once; ``_ROUNDS`` rounds of pointer doubling make ``jump``, the offset 2**k
+    tokens on; every 2**k-th token start is then walked to one at a time, and from them all at
+    once, the starts between them."""
     n = src.shape[0]
     it = np.int32 if n < 2 ** 30 else np.int64
-    step = np.where(src < 32, src + np.uint8(2), np.where(src >= 224, np.uint8(3), np.uint8(2)))
     jump = np.arange(n + 1, dtype=it)
-    jump[:n] += step                                 # the next token's offset, unclipped
-    del step
+    jump[:n] += _STEP[src]                           # the next token's offset, unclipped
     cut = jump[:n] > n                               # where a token would be cut short
     np.minimum(jump, n, out=jump)                    # the end n: a fixed point
-    reach = np.zeros(1, it)
-    while jump[0] != n:
-        reach = np.concatenate((reach, jump[reach]))
+    one, k = jump, 0
+    while k < _ROUNDS and jump[0] != n:
         jump = jump[jump]                # (fancy indexing: faster than np.take here)
-    del jump
+        k += 1
+    far = memoryview(jump)
+    x, every = 0, []
+    while x != n:
+        every.append(x)
+        x = far[x]
+    del far, jump
+    reach = [np.array(every, it)]
+    for _ in range((1 << k) - 1):
+        reach.append(one[reach[-1]])
+    reach = np.concatenate(reach)
     is_start = np.zeros(n + 1, bool)
     is_start[reach] = True
     starts = np.flatnonzero(is_start[:n]).astype(it)
