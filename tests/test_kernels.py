@@ -172,6 +172,95 @@ def test_nbit_forms(seed, monkeypatch):
             assert (a == b).all()
 
 
+def _lzf_both(src, cap):
+    """(what the loop returns, what the numpy form returns) decoding ``src`` into ``cap``
+    bytes; where both succeed, their outputs must agree."""
+    from purehep.kernels import lzf as LZ
+    src = np.asarray(src, np.uint8)
+    a, b = np.full(cap, 7, np.uint8), np.full(cap, 9, np.uint8)
+    ra, rb = int(LZ.lzf_decompress(src, a)), LZ.lzf_decompress_numpy(src, b)
+    if ra >= 0 and ra == rb:
+        assert (a[:ra] == b[:rb]).all()
+    assert int(LZ.lzf_decoded_size(src)) == LZ.lzf_decoded_size_numpy(src)
+    return ra, rb
+
+
+def _lzf(data):
+    from purehep.kernels import lzf as LZ
+    data = np.frombuffer(bytes(data), np.uint8)
+    out = np.empty(data.size + data.size // 32 + 64, np.uint8)     # room for literal runs
+    return out[:int(LZ.lzf_compress(data, out))].copy()
+
+
+@pytest.mark.parametrize("case", ["random", "few-symbols", "runs", "float", "ramp", "short"])
+def test_lzf_forms(case):
+    """The LZF numpy form against the loop on streams made by ``lzf_compress``: incompressible
+    and compressible data, long runs (overlapping back references, distance 1), each decoded
+    into an exact, a roomier and a too-small buffer."""
+    r = np.random.default_rng(5)
+    data = {"random": lambda: r.integers(0, 256, 70000).astype(np.uint8).tobytes(),
+            "few-symbols": lambda: r.integers(0, 3, 200000).astype(np.uint8).tobytes(),
+            "runs": lambda: b"a" * 1000 + b"ab" * 700 + bytes(70000) + b"xyz" * 333,
+            "float": lambda: np.round(np.sin(np.arange(30000) / 300), 2).tobytes(),
+            "ramp": lambda: np.arange(100000, dtype="<i4").tobytes(),
+            "short": lambda: b"abcabcabcab"}[case]()
+    src = _lzf(data)
+    for cap in (len(data), len(data) + 100, len(data) - 1, len(data) // 2, 0):
+        ra, rb = _lzf_both(src, cap)
+        assert ra == rb == (len(data) if cap >= len(data) else -2)
+    out = np.empty(len(data), np.uint8)
+    from purehep.kernels import lzf as LZ
+    assert LZ.decompress(src, out) == len(data) and out.tobytes() == data
+    assert LZ.decoded_size(src) == len(data)
+
+
+@pytest.mark.parametrize("src, cap, expect", [
+    ([], 0, 0), ([], 5, 0),
+    ([5, 1, 2], 10, -1),                 # literal run cut short
+    ([5, 1, 2], 0, -1),                  # ... reported before the small buffer
+    ([0, 65, 0x20], 10, -1),             # back reference without its offset byte
+    ([0, 65, 0xE0], 10, -1),             # ... without its extra length byte
+    ([0, 65, 0xE0, 3], 10, -1),          # ... with it, but no offset byte
+    ([0x20, 0], 10, -1),                 # refers before the start
+    ([0, 65, 0x20, 1], 10, -1),          # ... by one byte
+    ([0, 65, 0x20, 5], 1, -1),           # ... reported before the small buffer
+    ([0, 65, 0x20, 0], 4, 4),            # an overlapping copy, exactly fitting
+    ([0, 65, 0x20, 0], 3, -2),           # out too small for the back reference
+    ([1, 65, 66], 1, -2),                # ... for the literal run
+    ([1, 65, 66, 7], 1, -2),             # too small first, cut short later
+    ([0, 65, 0x20, 3, 0, 1], 100, -1),   # bad reference first, valid token after
+    ([0, 65, 0xE0, 255, 0], 300, 265),   # the longest back reference (7 + 255 + 2), after 1
+])
+def test_lzf_corrupt(src, cap, expect):
+    """Hand-made streams: the numpy form returns what the loop returns (-1 corrupt, -2 out
+    too small, in the loop's order), also as plain Python."""
+    from purehep.kernels import lzf as LZ
+    assert _lzf_both(src, cap) == (expect, expect)
+    assert LZ.lzf_decompress.plain(np.asarray(src, np.uint8), np.empty(cap, np.uint8)) == expect
+
+
+def test_lzf_fuzz():
+    """Random bytes and damaged streams (cut, a byte replaced, a bit flipped) decode to the
+    same result in both forms, whatever the buffer size."""
+    r = np.random.default_rng(11)
+    for trial in range(600):
+        if trial % 3 == 0:
+            src = r.integers(0, 256, r.integers(1, 80)).astype(np.uint8)
+        else:
+            src = _lzf(r.integers(0, r.integers(1, 5), r.integers(1, 500)).astype(np.uint8))
+            if trial % 3 == 2:
+                k, at = trial % 9, r.integers(0, src.size)
+                if k < 3:
+                    src = src[:at]
+                elif k < 6:
+                    src[at] = r.integers(0, 256)
+                else:
+                    src[at] ^= 1 << r.integers(0, 8)
+        for cap in (0, 1, 60, 499, 2000):
+            ra, rb = _lzf_both(src, cap)
+            assert ra == rb, (src.tolist(), cap)
+
+
 def test_sparse_kernels():
     dims = (7, 9, 5)
     lin = np.sort(rng.choice(315, 120, replace=False))

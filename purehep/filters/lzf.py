@@ -9,7 +9,8 @@ unfiltered size a structured chunk's index stores for each section, which may ex
 chunk size) are both hints: the buffer takes the larger, and data that decodes to more (as
 h5py's filter does by growing its buffer on E2BIG) is measured by a walk of its control bytes
 and decoded again into a buffer of that exact size, so nothing is allocated beyond what the
-data holds.
+data holds. Decoding runs the compiled loop kernel or, until that repays loading numba (and
+without numba), its vectorised numpy form.
 """
 import numpy as np
 
@@ -25,20 +26,20 @@ def set_local(opts, dtype, chunks):
     return (4, 261, dtype.itemsize * int(np.prod(chunks)))
 
 
-_PY_SECONDS_PER_BYTE = 1e-6     # the plain-Python loop against the compiled one
+_PY_SECONDS_PER_BYTE = 1e-6     # the plain-Python compressor against the compiled one
 
 
 def decode(data, client_data, element_size, chunk_nbytes):
-    from ..kernels.lzf import lzf_decoded_size, lzf_decompress
+    from ..kernels.lzf import decoded_size, decompress
     src = np.frombuffer(data, np.uint8)
     hint = int(client_data[2]) if len(client_data) > 2 else 0
     out = np.empty(max(hint, int(chunk_nbytes or 0), 1), np.uint8)
-    n = lzf_decompress.run(out.size * _PY_SECONDS_PER_BYTE, src, out)
+    n = decompress(src, out)
     if n == -2:
-        size = lzf_decoded_size.run(src.size * _PY_SECONDS_PER_BYTE, src)
+        size = decoded_size(src)
         if size >= 0:
             out = np.empty(max(size, 1), np.uint8)
-            n = lzf_decompress.run(out.size * _PY_SECONDS_PER_BYTE, src, out)
+            n = decompress(src, out)
     if n < 0:
         raise FormatError("corrupt LZF data")
     return out[:n]
