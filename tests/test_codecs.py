@@ -502,3 +502,22 @@ def test_extensible_array_round_trip(total, page_bits):
     again = {i: v for i, v in back.items() if v != CTX.undefined}
     assert extensible_array.encode(CTX, again, element, 8, 0, img2.alloc,
                                    **params) == (haddr, blocks)
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_cursor_cstring(kind):
+    """C strings read in place (bytes) or through growing windows (other buffers): long
+    strings, strings ending at a window's edge, a limit, and no terminator."""
+    for text in (b"", b"a", b"x" * 63, b"y" * 64, b"z" * 1000):
+        buf = kind(b"pre" + text + b"\0tail\0" + b"q" * 300)
+        cur = Cursor(buf, 100, "test")
+        cur.skip(3)
+        assert cur.cstring() == text and cur.pos == 4 + len(text)
+        assert cur.cstring() == b"tail"
+    cur = Cursor(kind(b"abc\0"), 0, "test")
+    with pytest.raises(purehep.TruncatedError):
+        cur.cstring(limit=3)
+    assert cur.cstring(limit=4) == b"abc"
+    with pytest.raises(purehep.TruncatedError) as err:
+        Cursor(kind(b"k" * 500), 100, "test").cstring()
+    assert err.value.offset == 100

@@ -193,12 +193,18 @@ class Cursor:
     def cstring(self, limit=None):
         """Bytes up to a NUL (consumed, not returned); the NUL must lie within ``limit``."""
         end = self.end if limit is None else min(self.end, self.pos + limit)
-        buf = bytes(self.buf[self.pos:end])
-        i = buf.find(b"\0")
+        pos, buf = self.pos, self.buf
+        if isinstance(buf, (bytes, bytearray)):     # (searched in place: no copy of the rest)
+            i = buf.find(b"\0", pos, end)
+        else:                                      # windows of growing size
+            i, at, size = -1, pos, 64
+            while i < 0 and at < end:
+                i = bytes(buf[at:min(end, at + size)]).find(b"\0")
+                i, at, size = (i + at if i >= 0 else -1), at + size, size * 4
         if i < 0:
             raise self.error("string is not null-terminated", TruncatedError)
-        self.pos += i + 1
-        return buf[:i]
+        self.pos = i + 1
+        return bytes(buf[pos:i])
 
     def signature(self, expected):
         sig = bytes(self.bytes(len(expected)))

@@ -8,10 +8,10 @@ from .common import best_of, path, report
 N_SMALL = 20_000_000  # int32 elements in 64-element chunks: ~312k chunks
 
 
-def _filtered_file(name, **filters):
+def _filtered_file(name, mib=256, **filters):
     import h5py
     fname = path(f"{name}.h5")
-    n = 256 * 1024 * 1024 // 4
+    n = mib * 1024 * 1024 // 4
     rng = np.random.default_rng(1)
     data = np.cumsum(rng.normal(size=n)).astype("f4")  # compressible, not trivial
     with h5py.File(fname, "w") as f:

@@ -64,7 +64,9 @@ def numpy_only():
     hidden) against h5py, each timed inside its own fresh process (best of 3)."""
     from .core import _many_file
     from .write import _data
+    from .chunked import _filtered_file
     gz = _gzip_file()
+    lzf = _filtered_file("lzf_16", mib=16, compression="lzf")
     many = _many_file("latest")
     data_file = path("write_src.npy")
     np.save(data_file, _data())
@@ -74,6 +76,8 @@ def numpy_only():
     cases = {
         "256 MiB gzip-4 + shuffle read": (
             "f = M.File({gz!r}, 'r'); ds = f['x']", "    ds[()]", 3),
+        "16 MiB lzf read (h5py's filter)": (
+            "f = M.File({lzf!r}, 'r'); ds = f['x']", "    ds[()]", 3),
         "256 MiB gzip-4 + shuffle write": (
             f"import numpy as np; data = np.load({data_file!r})",
             f"    with M.File({path('w_numpy_only.h5')!r}, 'w') as f:\n"
@@ -88,8 +92,8 @@ def numpy_only():
     for title, (setup, body, n) in cases.items():
         rows = []
         for mod, only in (("h5py", False), ("purehep", True)):
-            code = f"import {mod} as M\n" + timer.format(setup=setup.format(gz=gz), n=n,
-                                                        body=body.format(many=many))
+            code = f"import {mod} as M\n" + timer.format(
+                setup=setup.format(gz=gz, lzf=lzf), n=n, body=body.format(many=many))
             rows.append((mod + (" (numpy only)" if only else ""),
                          float(run_python(code, numpy_only=only)[1])))
         out += report(f"numpy only: {title}", rows)
