@@ -80,8 +80,8 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
         node = self._node       # (a virtual dataset read from the file: layout "other")
         if node is not None and node.layout not in ("virtual", "other"):
             return node.shape
-        if self.is_virtual:     # an unlimited virtual dataset's extent follows its sources
-            return self._storage.shape
+        if self.is_virtual and None in self.maxshape:  # an unlimited virtual dataset's extent
+            return self._storage.shape                 # follows its sources
         return node.shape if node is not None else self._space.shape
 
     @property
