@@ -9,7 +9,6 @@ import pytest
 
 import purehep
 from purehep.chunks import cache
-from purehep.io import source
 
 from test_chunk_lookup import _implicit
 
@@ -47,9 +46,7 @@ def _gap(nchunks):
 
 @pytest.mark.parametrize("nchunks", [2, 300, 6000])
 @pytest.mark.parametrize("kind", KINDS)
-def test_random_small_reads_match_h5py(tmp_path, monkeypatch, kind, nchunks):
-    if nchunks == 6000:           # nodes, pages and chunks copied by pread, as from big files
-        monkeypatch.setattr(source, "PREAD_MIN_FILE", 0)
+def test_random_small_reads_match_h5py(tmp_path, kind, nchunks):
     p = tmp_path / "f.h5"
     _make(p, kind, nchunks)
     rng = np.random.default_rng(nchunks)
@@ -121,13 +118,12 @@ def test_write_session_reads_the_changed_index(tmp_path, kind):
         np.testing.assert_array_equal(got, expect)
 
 
-@pytest.mark.parametrize("pread", [True, False])
-def test_damaged_leaf_of_a_mapped_file(tmp_path, monkeypatch, pread):
-    """A v1 B-tree leaf with a bad signature in a file on disk (nodes read by pread, or
-    from the map): the chunks it indexes fail with a FormatError naming the node and its
-    offset; chunks of other leaves still read."""
+@pytest.mark.parametrize("driver", [None, "core"])
+def test_damaged_leaf(tmp_path, driver):
+    """A v1 B-tree leaf with a bad signature (the file read by pread, or in memory): the
+    chunks it indexes fail with a FormatError naming the node and its offset; chunks of
+    other leaves still read."""
     from purehep.format import btree1
-    monkeypatch.setattr(source, "PREAD_MIN_FILE", 0 if pread else 1 << 40)
     p = tmp_path / "f.h5"
     data = _make(p, "btree1", 3000)
     with purehep.File(p, "r") as f:
@@ -139,20 +135,19 @@ def test_damaged_leaf_of_a_mapped_file(tmp_path, monkeypatch, pread):
     raw = bytearray(p.read_bytes())
     raw[where] ^= 0xFF
     p.write_bytes(bytes(raw))
-    with purehep.File(p, "r") as f:
+    with purehep.File(p, "r", driver=driver) as f:
         np.testing.assert_array_equal(f["x"][:3], data[:3])
         with pytest.raises(purehep.FormatError, match=f"v1 B-tree node at offset {where}: "
                                                       "bad signature"):
             f["x"][-3:]
 
 
-@pytest.mark.parametrize("pread", [True, False])
-def test_read_small_checks_bounds(tmp_path, monkeypatch, pread):
-    from purehep.io.source import MmapSource
-    monkeypatch.setattr(source, "PREAD_MIN_FILE", 0 if pread else 1 << 40)
+@pytest.mark.parametrize("memory", [False, True])
+def test_read_small_checks_bounds(tmp_path, memory):
+    from purehep.io.source import BytesSource, FileSource
     p = tmp_path / "b.bin"
     p.write_bytes(bytes(range(100)))
-    src = MmapSource(p)
+    src = BytesSource(p.read_bytes()) if memory else FileSource(p)
     try:
         assert src.read_small(90, 10) == bytes(range(90, 100))
         with pytest.raises(purehep.TruncatedError, match="node"):

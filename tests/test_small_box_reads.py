@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import purehep
-from purehep.io import source as source_module
 
 SHAPES = {   # name: (shape, chunks, maxshape)
     "r1": ((997,), (16,), None),
@@ -51,14 +50,12 @@ def _boxes(shape, chunks, rng, n=150):
 
 @pytest.mark.parametrize("libver", ["earliest", "latest"])
 @pytest.mark.parametrize("userblock", [False, True])
-@pytest.mark.parametrize("pread", [False, True])
-def test_boxes_in_one_chunk_match_h5py(tmp_path, monkeypatch, libver, userblock, pread):
-    if pread:      # every file read by pread, as files over PREAD_MIN_FILE are
-        monkeypatch.setattr(source_module, "PREAD_MIN_FILE", 0)
+@pytest.mark.parametrize("driver", [None, "core"])      # read by pread, or in memory
+def test_boxes_in_one_chunk_match_h5py(tmp_path, libver, userblock, driver):
     p = tmp_path / "f.h5"
     _write(p, libver, userblock)
     rng = np.random.default_rng(5)
-    with h5py.File(p, "r") as ref, purehep.File(p, "r") as f:
+    with h5py.File(p, "r") as ref, purehep.File(p, "r", driver=driver) as f:
         for name, (shape, chunks, _) in SHAPES.items():
             ds, want = f[name], ref[name]
             for key in _boxes(shape, chunks, rng):

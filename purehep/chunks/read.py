@@ -3,7 +3,8 @@
 No per-element Python: the selection is described per dimension (a dense run or a sorted
 coordinate array), the touched chunks are found with array operations on the decoded index,
 and ``kernels.copy.copy_chunks`` moves each chunk's overlap into the preallocated output.
-Unfiltered chunks of a memory-mapped file are copied straight from the map.
+Unfiltered chunks are gathered by few reads (a buffer in memory: in place) and copied by the
+same kernel.
 """
 import itertools
 import math
@@ -22,6 +23,8 @@ _pools = {}
 _pools_lock = threading.Lock()
 PARALLEL_MIN_BYTES = 1 << 20
 DIRECT_CHUNK_BYTES = 64 << 10
+GATHER_BATCH = 16 << 20     # bytes of unfiltered chunks gathered at once (_copy_gathered)
+IN_PLACE_BYTES = 1 << 20    # runs of chunks read straight into the output (_read_in_place)
 
 
 def _pool(n):
@@ -150,10 +153,9 @@ def read_selection(st, coords):
 
     t = st.table
     ctx = st.ctx
-    from ..io.source import BytesSource
-    if not st.filters and isinstance(ctx.source, BytesSource):
+    if not st.filters and not ctx.source.prefetch_batch:
         del scaled, present
-        _copy_from_map(st, outb, rows, upos, geom)
+        _copy_gathered(st, outb, rows, upos, geom)
         return out
     prow = rows if present is None else rows[present]
     upos_p = upos if present is None or not upos.shape[0] else upos[present]
@@ -232,34 +234,93 @@ def _run(st, tasks):
         raise err
 
 
-def _copy_from_map(st, outb, rows, upos, geom):
-    """Unfiltered chunks of an in-memory/mapped file: kernel passes straight from the map,
-    reading addresses and grid positions from the decoded index (no per-chunk temporaries)."""
+def _copy_gathered(st, outb, rows, upos, geom):
+    """Unfiltered chunks of a local source: their stored bytes gathered
+    (``ByteSource.gather``: the buffer itself in memory, a few coalesced reads of a file), at
+    most GATHER_BATCH bytes at a time, and copied into place by the kernel from the decoded
+    index's grid positions (no per-chunk temporaries)."""
     from ..kernels.copy import copy_table_chunks
     ctx = st.ctx
-    size = ctx.source.size
-    t = st.table
+    _check_inside(st, rows)
+    sel, chunk, cstr, ostr, isz = geom
+    t, cn = st.table, st.chunk_nbytes
+    parts = st.threads if outb.nbytes >= PARALLEL_MIN_BYTES else 1
+    if not ctx.source.zero_copy:
+        rows = _read_in_place(st, outb, rows, upos, geom, parts)
+    per = max(1, GATHER_BATCH // max(cn, 1))
+    scratch = None
+    for a in range(0, rows.shape[0], per):
+        r = rows[a:a + per]
+        held = np.flatnonzero(r >= 0)
+        if not len(held):
+            continue
+        if scratch is None and not ctx.source.zero_copy:
+            scratch = np.empty(min(per, rows.shape[0]) * cn, np.uint8)
+        local = np.full(len(r), -1, np.int64)
+        local[held] = np.arange(len(held))
+        buf, pos = ctx.source.gather(t.addresses[r[held]].astype(np.int64) + ctx.base_address,
+                                     np.full(len(held), cn, np.int64), "raw data chunk",
+                                     scratch)
+        scaled = t.scaled[r[held]]
+        up = upos[a:a + per] if upos.shape[0] else upos
+
+        def run(u, v, buf=buf, pos=pos, local=local, scaled=scaled, up=up):
+            copy_table_chunks(buf, np.int64(0), local, u, v, pos, scaled, up, sel["rlo"],
+                              sel["rhi"], sel["ubase"], sel["coords"], sel["cbase"],
+                              sel["start"], sel["count"], chunk, cstr, outb, ostr, isz)
+
+        _run(st, [(lambda u=u, v=v: run(u, v)) for u, v in _split(len(r), parts)])
+
+
+def _read_in_place(st, outb, rows, upos, geom, parts):
+    """Read the chunks of ``rows`` that land whole as one run of the output's bytes straight
+    into the output, where they also lie side by side in the file in runs of IN_PLACE_BYTES
+    or more (a contiguous dataset chunked, as most are written): one ``readinto`` per run
+    (cut in ``parts`` pieces for the thread pool), no copy through a buffer. Returns
+    ``rows`` with those chunks marked done (-1: the kernel skips them)."""
+    t, cn, base = st.table, st.chunk_nbytes, st.ctx.base_address
+    held = np.flatnonzero(rows >= 0)
+    if len(held) * cn < IN_PLACE_BYTES:
+        return rows
+    target = _contiguous_target(st, t.scaled[rows[held]], upos, geom)
+    if target is None:
+        return rows
+    held, target = held[target >= 0], target[target >= 0]
+    addr = t.addresses[rows[held]].astype(np.int64) + base
+    order = np.argsort(addr, kind="stable")
+    held, target, addr = held[order], target[order], addr[order]
+    cut = np.flatnonzero((np.diff(addr) != cn) | (np.diff(target) != cn)) + 1
+    first, stop = np.concatenate(([0], cut)), np.concatenate((cut, [len(addr)]))
+    long = (stop - first) * cn >= IN_PLACE_BYTES
+    if not long.any():
+        return rows
+    piece = max(cn, -(-int(((stop - first)[long]).sum()) * cn // parts))
+    tasks = []
+    for a, b in zip(first[long].tolist(), stop[long].tolist()):
+        at, to, n = int(addr[a]), int(target[a]), (b - a) * cn
+        for k in range(0, n, piece):
+            m = min(piece, n - k)
+            tasks.append(lambda at=at + k, to=to + k, m=m: st.ctx.source.readinto(
+                at, outb[to:to + m], "raw data chunk"))
+    _run(st, tasks)
+    rows = rows.copy()
+    rows[held[np.repeat(long, stop - first)]] = -1
+    return rows
+
+
+def _check_inside(st, rows):
+    """A TruncatedError naming the first chunk of ``rows`` that lies past the end of the
+    file."""
+    size = st.ctx.source.size
     bad = st.rows_past_eof(size)
     if len(bad):
         hit = np.intersect1d(bad, rows)
         if len(hit):
-            i = int(hit[0])
+            t, i = st.table, int(hit[0])
             raise TruncatedError(f"chunk at {(t.scaled[i] * np.asarray(st.chunk_shape)).tolist()} "
                                  f"({st.chunk_nbytes} bytes) lies past the end of the file "
                                  f"({size} bytes)", "raw data chunk",
-                                 ctx.absolute(int(t.addresses[i])))
-    fbuf = np.frombuffer(ctx.source.read(0, size, "file"), np.uint8)
-    sel, chunk, cstr, ostr, isz = geom
-    n = rows.shape[0]
-    parts = st.threads if outb.nbytes >= PARALLEL_MIN_BYTES else 1
-    base = np.int64(ctx.base_address)
-
-    def run(a, b):
-        copy_table_chunks(fbuf, base, rows, a, b, t.addresses, t.scaled, upos, sel["rlo"],
-                          sel["rhi"], sel["ubase"], sel["coords"], sel["cbase"], sel["start"],
-                          sel["count"], chunk, cstr, outb, ostr, isz)
-
-    _run(st, [(lambda a=a, b=b: run(a, b)) for a, b in _split(n, parts)])
+                                 st.ctx.absolute(int(t.addresses[i])))
 
 
 def _decode_and_copy(st, outb, scaled, upos, addrs, sizes, masks, geom):
@@ -322,8 +383,8 @@ def _contiguous_target(st, scaled, upos, geom):
 
 def decode_chunk_into(st, addr, size, mask, scaled, out):
     """Read the filtered chunk at ``addr`` and decode it straight into the uint8 array
-    ``out`` (its place in the read's output). The stored bytes are a view of the map, not a
-    copy: whatever the filters give ends up copied into ``out``."""
+    ``out`` (its place in the read's output). The stored bytes are a view where the source
+    can give one (a buffer in memory): whatever the filters give ends up copied into ``out``."""
     from ..filters import decode_pipeline
     where = _chunk_name(st, scaled)
     decode_pipeline(st.ctx.view(addr, size, where), st.filters, mask, st.itemsize,
@@ -347,7 +408,7 @@ def decode_chunk(st, addr, size, mask, scaled, filtered=True):
         whole = getattr(ctx.source, "array", None)
         start = ctx.base_address + addr
         if whole is not None and 0 <= start and start + cn <= ctx.source.size:
-            return whole[start:start + cn]  # an unfiltered chunk of an in-memory or mapped file
+            return whole[start:start + cn]  # an unfiltered chunk of a buffer in memory
         data = ctx.read(addr, min(size, cn) if size else cn, "raw data chunk")
     arr = data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else \
         np.frombuffer(data, np.uint8)
@@ -366,16 +427,16 @@ def _chunk_name(st, scaled):
 def box_reader(st):
     """A function ``(starts, stops) -> the elements of that box`` for small reads (None when
     the box touches more than SMALL_BOX_CHUNKS chunks: ``read`` is the path for those). Each
-    touched chunk is found with ``st.record_at`` (no whole-index decode) and taken straight
-    from the map (unfiltered chunks of an in-memory or mapped file), from the decoded-chunk
-    cache, or read and decoded; its overlap is copied by numpy slicing, with no coordinate
+    touched chunk is found with ``st.record_at`` (no whole-index decode) and read where it
+    lies (unfiltered chunks of a local source: only the bytes the box needs when it is one
+    run of them), taken from the decoded-chunk cache, or read and decoded; its overlap is copied by numpy slicing, with no coordinate
     arrays and no thread pool. Unallocated chunks read as the fill value."""
     cs, dtype, cn, shape = st.chunk_shape, st.dtype, st.chunk_nbytes, st.shape
     raw_edges = bool(st.filters) and bool(st.layout.flags & DONT_FILTER_PARTIAL_EDGE_CHUNKS)
-    mapped = not st.filters and hasattr(st.ctx.source, "array")
+    source = st.ctx.source
+    local = not st.filters and not source.prefetch_batch   # unfiltered, read where it lies
     base = st.ctx.base_address
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
-    source = st.ctx.source
     fetch_ahead = source.prefetch if source.prefetch_batch else None
     itemsize = dtype.itemsize
     one, c0 = len(cs) == 1, cs[0]
@@ -389,12 +450,9 @@ def box_reader(st):
         if rec is None:
             return None
         addr, size, mask = rec
-        whole = st.ctx.source.array if mapped else None   # not kept: closing frees the map
-        if whole is not None and 0 <= base + addr and base + addr + cn <= whole.size:
-            if cn <= DIRECT_CHUNK_BYTES:  # a copy: cheaper than faulting in a page of the map
-                return np.frombuffer(st.ctx.read_small(addr, cn, "raw data chunk"),
-                                     dtype).reshape(cs)
-            return whole[base + addr:base + addr + cn].view(dtype).reshape(cs)
+        if local and 0 <= base + addr and base + addr + cn <= source.size:
+            return np.frombuffer(st.ctx.read_small(addr, cn, "raw data chunk"),
+                                 dtype).reshape(cs)
         prev = last               # one read of the pair: other threads may replace it
         if prev[0] == addr:
             return prev[1]
@@ -422,7 +480,7 @@ def box_reader(st):
         return np.frombuffer(raw, dtype).reshape(out_shape).copy()
 
     def read(starts, stops):
-        if one and mapped:        # the commonest small read: ds[a:b] inside one chunk
+        if one and local:        # the commonest small read: ds[a:b] inside one chunk
             s, e = starts[0], stops[0]
             p = s // c0
             if (e - 1) // c0 == p:
@@ -433,7 +491,7 @@ def box_reader(st):
         # the box as one run of the chunk's bytes in C order (unfiltered chunks): every
         # dimension before the first one selected more than once selected once, every one
         # after it whole
-        first, n, run, several = 0, 1, mapped, False
+        first, n, run, several = 0, 1, local, False
         for s, e, c, stride in zip(starts, stops, cs, strides):
             p = s // c
             if (e - 1) // c != p:

@@ -145,40 +145,42 @@ class ContiguousStorage:
         self.storage_size = n * file_dtype.itemsize
         ctx.check_range(address, self.storage_size, "contiguous dataset storage")
 
-    def _rows(self, first, last):
-        """Rows first..last-1 of dimension 0 as an array view (zero-copy over an mmap)."""
+    def _rows(self, first, last, mapped=False):
+        """Rows first..last-1 of dimension 0: an array of its own, or with ``mapped`` a
+        read-only view of the file's memory (``ByteSource.mapped_view``: zero-copy)."""
         row = self.dtype.itemsize * (math.prod(self.shape[1:]) if self.shape else 1)
-        buf = self.ctx.view(self.address + first * row, (last - first) * row, "dataset raw data")
-        arr = np.frombuffer(buf, self.dtype)
-        return arr.reshape((last - first,) + self.shape[1:]) if self.shape else arr.reshape(())
+        shape = (last - first,) + self.shape[1:] if self.shape else ()
+        at = self.ctx.absolute(self.address + first * row)
+        if mapped:
+            buf = self.ctx.source.mapped_view(at, (last - first) * row, "dataset raw data")
+            return np.frombuffer(buf, self.dtype).reshape(shape)
+        out = memory.empty(shape, self.dtype, "dataset read")
+        self.ctx.source.readinto(at, out.reshape(-1).view(np.uint8),  # datetime64 and
+                                 "dataset raw data")                  # timedelta64 have no
+        return out                                                    # buffer protocol
 
     def read(self, sel, copy=True):
         if not self.shape:
-            out = self._rows(0, 1)
-            return np.array(out) if copy else out
+            return self._rows(0, 1, mapped=not copy)
         if sel is None or sel.is_full:
-            if copy:
-                out = memory.empty(self.shape, self.dtype, "dataset read")
-                self.ctx.source.readinto(self.ctx.absolute(self.address),  # datetime64 and
-                                         out.reshape(-1).view(np.uint8),   # timedelta64 have
-                                         "dataset raw data")                # no buffer protocol
-                return out
-            return self._rows(0, self.shape[0])
+            return self._rows(0, self.shape[0], mapped=not copy)
         if sel.nselected == 0:
             return memory.zeros(sel.read_shape, self.dtype, "dataset read")
         d0 = sel.dims[0]
         first, last = (d0.start, d0.stop) if isinstance(d0, slice) else (int(d0[0]), int(d0[-1]) + 1)
-        block = self._rows(first, last)
+        block = self._rows(first, last, mapped=not copy)
         local0 = slice(0, last - first, d0.step) if isinstance(d0, slice) else d0 - first
         local = Selection(block.shape, (local0,) + tuple(sel.dims[1:]), [], None)
         out = _index(block, local)
-        return np.array(out) if (copy or out.base is not None) else out
+        if out.base is None or (out.base is block and out.shape == block.shape and copy):
+            return out            # an array of its own (fancy indexing), or the rows read
+        return np.array(out)
 
     def read_box(self, starts, stops):
         """A copy of the box [starts, stops): only its rows of dimension 0 are read."""
         rows = self._rows(starts[0], stops[0])
-        return np.array(rows[(slice(None),) + tuple(slice(a, b) for a, b in
-                                                     zip(starts[1:], stops[1:]))])
+        box = rows[(slice(None),) + tuple(slice(a, b) for a, b in zip(starts[1:], stops[1:]))]
+        return rows if box.shape == rows.shape else np.array(box)
 
 
 class ExternalStorage:

@@ -40,25 +40,12 @@ def read_csr(st):
 
 
 def _chunk_bytes(st, order):
-    """(uint8 array, position of each chunk (in ``order``) in it): the mapped or in-memory
-    file itself when it holds every chunk, else the chunks read one after the other."""
-    from ..io.source import BytesSource
+    """(read-only uint8 array, position of each chunk (in ``order``) in it), as
+    ``ByteSource.gather`` gives them: the buffer itself in memory, a few coalesced reads of
+    a file."""
     t, ctx = st.table, st.ctx
-    sizes = t.sizes[order].astype(np.int64)
-    src = ctx.source
-    if isinstance(src, BytesSource):
-        ends = t.addresses[order].astype(np.float64) + ctx.base_address + sizes
-        if not np.any(ends > src.size):     # (else the general path names the truncation)
-            whole = np.frombuffer(src.read(0, src.size, "file"), np.uint8)
-            whole.flags.writeable = False   # (a buffer in memory too: one compiled form)
-            return whole, t.addresses[order].astype(np.int64) + ctx.base_address
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    buf = np.empty(int(sizes.sum()), np.uint8)
-    view = memoryview(buf)
-    for addr, at, n in zip(t.addresses[order].tolist(), starts.tolist(), sizes.tolist()):
-        ctx.source.readinto(ctx.absolute(addr), view[at:at + n], "structured chunk")
-    buf.flags.writeable = False     # (as the map)
-    return buf, starts
+    return ctx.source.gather(t.addresses[order].astype(np.int64) + ctx.base_address,
+                             t.sizes[order].astype(np.int64), "structured chunk")
 
 
 def _plan(st, order):

@@ -52,12 +52,11 @@ class Context:
 
     def read(self, addr, n, structure):
         """Bytes of a structure at relative address ``addr`` (bounds-checked), as a copy the
-        caller owns: decoded structures then never pin a file's memory map, which closes
-        with the file as h5py's does."""
+        caller owns: decoded structures then never pin a buffer in memory."""
         return bytes(self.view(addr, n, structure))
 
     def view(self, addr, n, structure):
-        """``read`` without the copy (a view of the map where the source is mapped), for
+        """``read`` without the copy (a view where the source is a buffer in memory), for
         callers that copy what they need out of it at once."""
         if addr is None:
             self.defined(addr, structure)

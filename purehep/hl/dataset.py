@@ -423,7 +423,10 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
 
     def read(self, args=(), copy=True, names=(), structured=False):
         """``ds[args]``; with ``copy=False`` a contiguous dataset whose bytes need no
-        conversion is returned as a read-only view of the file's memory map (zero-copy)."""
+        conversion is returned as a read-only view of a memory map of the file (zero-copy;
+        like any view of a map, numpy's memmap, it kills the process with SIGBUS if touched
+        after another process shortened the file: other reads copy by pread and fail with a
+        TruncatedError instead)."""
         whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
         if self.shape is None:
             if not whole or names:

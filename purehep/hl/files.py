@@ -173,7 +173,7 @@ def _trim_caches(kept, budget):
 
 def _remote_source(name, mode, storage_options, size, block_size):
     """The byte source of an fsspec URL or file object (io.fsspec), read-only;
-    None for anything else (a path on disk stays memory-mapped)."""
+    None for anything else (a path on disk is read by pread)."""
     looks_remote = isinstance(name, str) and "://" in name or \
         "fsspec" in sys.modules and hasattr(name, "fs")
     if not looks_remote and storage_options is None:

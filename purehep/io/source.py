@@ -12,7 +12,7 @@ from collections import OrderedDict
 from ..errors import PurehepError, TruncatedError
 
 _PREAD_SLICE = 64 << 20
-PREAD_MIN_FILE = 4 << 20      # MmapSource.read_small copies by pread from bigger files
+GATHER_GAP = 4 << 10          # gather: ranges this close are read by one request
 
 
 class ByteSource:
@@ -21,6 +21,7 @@ class ByteSource:
     size = 0
     path = None
     prefetch_batch = 0      # bytes of raw data a chunked read fetches ahead at once (0: none)
+    zero_copy = False       # gather gives the source's own memory (a buffer), no copy
 
     def prefetch(self, ranges):
         """A context manager under which the absolute ``(offset, n)`` byte ranges are read
@@ -50,6 +51,40 @@ class ByteSource:
         view = _byte_view(out)
         view[:] = self.read(offset, len(view), structure)
 
+    def mapped_view(self, offset, n, structure="data"):
+        """``read``, zero-copy where the source can give a view of its memory (a buffer, or a
+        map of a file on disk)."""
+        return self.read(offset, n, structure)
+
+    def gather(self, offsets, sizes, structure="data", scratch=None):
+        """(uint8 array, position of each range in it) holding the ``sizes[i]`` bytes at
+        absolute ``offsets[i]`` (int64 arrays, each range inside the file): ranges closer
+        than GATHER_GAP are read together, by one ``readinto`` of the span they cover, into
+        the uint8 array ``scratch`` where it is big enough (then the result views it)."""
+        import numpy as np
+        offsets = np.asarray(offsets, np.int64)
+        sizes = np.asarray(sizes, np.int64)
+        if not len(offsets):
+            return np.empty(0, np.uint8), offsets
+        order = np.argsort(offsets, kind="stable")
+        lo, hi = offsets[order], offsets[order] + sizes[order]
+        reach = np.maximum.accumulate(hi)
+        first = np.concatenate(([True], lo[1:] > reach[:-1] + GATHER_GAP))
+        run = np.cumsum(first) - 1
+        run_lo = lo[first]
+        run_hi = np.maximum.reduceat(hi, np.flatnonzero(first))
+        at = np.concatenate(([0], np.cumsum(run_hi - run_lo)))
+        need = int(at[-1])
+        buf = scratch[:need] if scratch is not None and len(scratch) >= need else \
+            np.empty(need, np.uint8)
+        for a, b, p in zip(run_lo.tolist(), run_hi.tolist(), at[:-1].tolist()):
+            self.readinto(a, buf[p:p + b - a], structure)
+        positions = np.empty(len(offsets), np.int64)
+        positions[order] = at[run] + lo - run_lo[run]
+        buf = buf.view()
+        buf.flags.writeable = False       # (one compiled form of the kernels that read it)
+        return buf, positions
+
     def close(self):
         pass
 
@@ -70,6 +105,8 @@ def _byte_view(out):
 class BytesSource(ByteSource):
     """An in-memory buffer (bytes, bytearray, memoryview, mmap)."""
 
+    zero_copy = True
+
     def __init__(self, buf):
         self._buf = memoryview(buf).cast("B")
         self.size = len(self._buf)
@@ -87,6 +124,19 @@ class BytesSource(ByteSource):
     def _read(self, offset, n):
         return self._buf[offset:offset + n]
 
+    def gather(self, offsets, sizes, structure="data", scratch=None):
+        """The buffer itself (zero-copy) and the offsets, once every range is checked."""
+        import numpy as np
+        offsets = np.asarray(offsets, np.int64)
+        ends = offsets + np.asarray(sizes, np.int64)
+        if len(offsets) and (offsets.min() < 0 or ends.max() > self.size):
+            i = int(np.argmax((offsets < 0) | (ends > self.size)))
+            raise TruncatedError(f"{int(ends[i] - offsets[i])} bytes requested but the file "
+                                 f"has {self.size} bytes", structure, int(offsets[i]))
+        whole = self.array.view()
+        whole.flags.writeable = False     # (one compiled form of the kernels that read it)
+        return whole, offsets
+
     def close(self):
         self._array = None
         try:
@@ -95,36 +145,36 @@ class BytesSource(ByteSource):
             pass  # arrays handed out still view the buffer; it is freed with them
 
 
-class MmapSource(BytesSource):
-    """A file on disk, memory-mapped; reads are zero-copy views of the map."""
+class FileSource(ByteSource):
+    """A file on disk, read by pread (``os.pread``; a seek and a read under a lock where the
+    platform has no pread).
+
+    Reads copy the file's bytes instead of viewing a memory map of it: when another process
+    truncates a file (libhdf5 truncates a file it opens with mode "w" before it fails to lock
+    it), touching a page of a map past the new end kills the reading process (SIGBUS), where
+    a pread returns short and becomes a ``TruncatedError``. The map is made only for what
+    asks for it by name (``mapped_view``: ``Dataset.read(copy=False)``)."""
 
     def __init__(self, path):
         self.path = os.fspath(path)
-        self._fh = open(self.path, "rb")
-        size = os.fstat(self._fh.fileno()).st_size
-        if size == 0:
-            self._map = None
-            super().__init__(b"")
-        else:
-            self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-            super().__init__(self._map)
+        self._fh = open(self.path, "rb", buffering=0)
+        self._fd = self._fh.fileno()
+        self.size = os.fstat(self._fd).st_size
+        self._map = None
+        self._seek_lock = None if hasattr(os, "preadv") else threading.Lock()
 
-    if hasattr(os, "pread"):      # not on Windows: views of the map there
-        def read_small(self, offset, n, structure="data"):
-            """A copy by pread from a file bigger than PREAD_MIN_FILE: the first touch of a
-            page of the map is a page fault, which costs several times a small pread, and
-            scattered reads through a big file touch a new page each time (a smaller file
-            is soon all touched: views of the map are cheaper there)."""
-            if self.size <= PREAD_MIN_FILE:
-                return self.read(offset, n, structure)
-            if offset < 0 or n < 0 or offset + n > self.size:
-                raise TruncatedError(f"{n} bytes requested but the file has {self.size} "
-                                     "bytes", structure, offset)
-            return os.pread(self._fh.fileno(), n, offset)
+    def _read(self, offset, n):
+        if n <= _PREAD_SLICE and self._seek_lock is None:
+            data = os.pread(self._fd, n, offset)
+            if len(data) != n:
+                raise _ended(offset + len(data))
+            return data
+        buf = bytearray(n)
+        self.readinto(offset, buf)
+        return memoryview(buf)
 
     def readinto(self, offset, out, structure="data"):
-        """Copy into ``out`` with pread (no page-fault per page as a copy out of the map
-        would take), in slices so that each system call stays bounded."""
+        """Copy into ``out`` in slices of at most 64 MiB (each system call stays bounded)."""
         view = _byte_view(out)
         n = len(view)
         if offset < 0 or offset + n > self.size:
@@ -132,19 +182,43 @@ class MmapSource(BytesSource):
                                  structure, offset)
         done = 0
         while done < n:
-            got = os.preadv(self._fh.fileno(), [view[done:done + _PREAD_SLICE]], offset + done)
-            if got <= 0:
-                raise TruncatedError("the file ended while reading", structure, offset + done)
+            part = view[done:done + _PREAD_SLICE]
+            if self._seek_lock is None:
+                got = os.preadv(self._fd, [part], offset + done)
+            else:
+                with self._seek_lock:
+                    self._fh.seek(offset + done)
+                    got = self._fh.readinto(part)
+            if not got:
+                raise _ended(offset + done, structure)
             done += got
 
+    def mapped_view(self, offset, n, structure="data"):
+        """``n`` bytes at ``offset`` as a read-only view of a memory map of the file (made
+        on first use, closed with the file): zero-copy, and like any view of a map (numpy's
+        memmap) fatal to touch past the end of a file another process truncated."""
+        if offset < 0 or n < 0 or offset + n > self.size:
+            raise TruncatedError(f"{n} bytes requested but the file has {self.size} bytes",
+                                 structure, offset)
+        if self._map is None:
+            if self.size == 0:
+                return memoryview(b"")
+            self._map = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
+        return memoryview(self._map)[offset:offset + n]
+
     def close(self):
-        super().close()
         if self._map is not None:
             try:
                 self._map.close()
             except BufferError:
                 pass  # numpy views of the map are still alive; the GC closes it with them
+            self._map = None
         self._fh.close()
+
+
+def _ended(offset, structure="data"):
+    return TruncatedError("the file ended while reading (shortened by another process?)",
+                          structure, offset)
 
 
 class BlockCachedSource(ByteSource):
@@ -303,7 +377,7 @@ def open_source(obj, size=None, block_size=64 * 1024):
     if isinstance(obj, ByteSource):
         return obj
     if isinstance(obj, (str, os.PathLike)):
-        return MmapSource(obj)
+        return FileSource(obj)
     if isinstance(obj, (bytes, bytearray, memoryview, mmap.mmap)):
         return BytesSource(obj)
     if hasattr(obj, "read") and hasattr(obj, "seek"):
