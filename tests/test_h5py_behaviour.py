@@ -1049,6 +1049,22 @@ def values_no_type_stores_raise_when_given(lib, tmp):
 
 
 @behaviour
+def nan_to_integers_as_libhdf5(lib, tmp):
+    """NaN given for an integer type: libhdf5's C cast (0 for uint32, where numpy gives
+    2**31; the most negative value for int32 and int64)."""
+    src = np.array([np.nan, -np.nan, np.inf, 1.5], "f8")
+    out = []
+    with _file(lib, tmp) as fh:
+        for dt in ["i1", "u1", "i2", "u2", "i4", "u4", ">u4", "i8", "u8"]:
+            d = fh.create_dataset(f"d{dt}", (4,), dt)
+            d[...] = src
+            fh.attrs.create(f"a{dt}", np.zeros(4, dt), dtype=dt)
+            fh.attrs.modify(f"a{dt}", src)
+            out.append((d[()].tolist(), fh.attrs[f"a{dt}"].tolist()))
+    return out
+
+
+@behaviour
 def arrays_of_other_types_convert_as_libhdf5(lib, tmp):
     """An array given for another type is converted by libhdf5's rules, not numpy's:
     integers saturate (but not between one size's opposite byte orders), floats to integers

@@ -44,9 +44,8 @@ def copy_object(source, dest, name, options):
     copier = _Copier(dest, options)
     if not isinstance(source, Group):
         return copier.copy(source, dest, name, depth=0)
-    from ..write import model
     from .writing import bind
-    node = model.GroupNode(track_order=_tracks_order(source))
+    node = group_node(source)
     top = bind(dest.file, node, dest._wpath(name))
     copier.fill_group(source, top, depth=0)
     return dest._link_new(name, node)
@@ -66,7 +65,7 @@ class _Copier:
             group[name] = self.copied[key]
             return self.copied[key]
         if isinstance(source, Group):
-            out = group.create_group(name, track_order=_tracks_order(source))
+            out = group._link_new(name, group_node(source))
             self.fill_group(source, out, depth)
             return out
         if isinstance(source, Dataset):
@@ -220,11 +219,16 @@ def _identity(obj):
     return id(obj.file), id(obj._node) if obj._node is not None else obj._address
 
 
-def _tracks_order(group):
-    if group._node is not None:
-        return group._node.track_order
-    from .group import native_links
-    return native_links(group._ctx, group._oh)[1]
+def group_node(group):
+    """A new, empty group node with the creation order settings of ``group``, which H5Ocopy
+    keeps with its header: whether its links' and its attributes' orders are tracked."""
+    from ..write import model
+    node = group._node
+    if node is not None:
+        return model.GroupNode(track_order=node.track_order, link_order=node.link_order)
+    plist = group.id.get_create_plist()
+    return model.GroupNode(track_order=bool(plist.get_attr_creation_order()),
+                           link_order=bool(plist.get_link_creation_order()))
 
 
 def _has_refs(dtype):

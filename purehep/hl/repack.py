@@ -10,6 +10,7 @@ import numpy as np
 
 from ..filters import FilterRef
 from .base import LINK_INFO, Empty, ExternalLink, HardLink, SoftLink, message
+from .copy import group_node
 from .dataset import Dataset
 from .files import File
 from .group import Group
@@ -59,7 +60,7 @@ def _copy_group(src, dst, done, block_bytes):
         path = (dst.name.rstrip("/") + "/" + name)
         done[obj._address] = path
         if isinstance(obj, Group):
-            new = dst.create_group(name, track_order=_tracks_order(obj))
+            new = dst._link_new(name, group_node(obj))
             _copy_attrs(obj, new)
             _copy_group(obj, new, done, block_bytes)
         elif isinstance(obj, Dataset):

@@ -94,9 +94,11 @@ class WritableObject:
 
 class GroupWriter(WritableObject):
 
-    def _wlookup(self, path, create=False, track_order=None):
+    def _wlookup(self, path, create=False, attr_order=False):
         """(parent GroupNode, leaf name, node or None) for ``path`` (relative or absolute);
-        intermediate groups are created when ``create``."""
+        intermediate groups are created when ``create``, as libhdf5 creates them: tracking
+        link creation order as their parent does, attribute creation order as ``attr_order``
+        says (the new group's setting when create_group makes them, else not)."""
         self._live()
         path = link_name(path)
         model = _wmodel()
@@ -111,7 +113,7 @@ class GroupWriter(WritableObject):
             if entry is None:
                 if not create:
                     raise KeyError(f"Unable to open object (component '{part}' not found)")
-                child = model.GroupNode(track_order=self._default_order(track_order))
+                child = model.GroupNode(track_order=attr_order, link_order=node.link_order)
                 node.add_link(part, model.LinkEntry(model.HARD, node=child))
                 self._writer.touch()
                 node = child
@@ -178,7 +180,7 @@ class GroupWriter(WritableObject):
 
     def _wnames(self):
         links = self._node.links
-        if self._node.track_order:
+        if self._node.link_order:
             return list(links)
         return sorted(links, key=lambda n: n.encode("utf-8", "surrogateescape"))
 
@@ -197,14 +199,20 @@ class GroupWriter(WritableObject):
         return ExternalLink if getclass else ExternalLink(entry.filename, entry.path)
 
     # -- creation ----------------------------------------------------------------------------
-    def _link_new(self, name, node):
+    def _link_new(self, name, node, require_parent=False, attr_order=False):
         """The hl object of the new ``node`` linked at ``name``; with ``name`` None, an
-        anonymous object (h5py's), linked later if ever (``group[name] = obj``)."""
+        anonymous object (h5py's), linked later if ever (``group[name] = obj``). With
+        ``require_parent`` the group holding it is made by ``require_group``, as h5py's
+        create_dataset makes it (a group of default properties, not an intermediate one);
+        ``attr_order``: intermediate groups track attribute creation order."""
         model = _wmodel()
         if name is None:
             self._writer.add_anonymous(node)
             return bind(self._file, node, None)
-        parent, leaf, existing = self._wlookup(name, create=True)
+        path = link_name(name)
+        if require_parent and "/" in path.lstrip("/"):
+            self.require_group(path.rsplit("/", 1)[0])
+        parent, leaf, existing = self._wlookup(name, create=True, attr_order=attr_order)
         if not leaf:
             raise ValueError("Unable to create object (empty name)")
         if leaf in parent.links:
@@ -220,7 +228,7 @@ class GroupWriter(WritableObject):
             raise _no_write(self)
         model = _wmodel()
         node = model.GroupNode(track_order=self._default_order(track_order))
-        return self._link_new(name, node)
+        return self._link_new(name, node, attr_order=node.track_order)
 
     def _existing(self, name, kind):
         """The node at ``name``, None if there is none, TypeError if it is not a ``kind``."""
@@ -268,7 +276,8 @@ class GroupWriter(WritableObject):
             "efile", prefixes.get("efile"), self._file.filename), **kwds)
         if named is not None and node.dtype == named.dtype:
             node.named = named        # shares the committed datatype (h5py links the two)
-        return self._link_new(name, node)._with_chunk_cache(cache)._with_prefixes(prefixes)
+        return self._link_new(name, node, require_parent=True)._with_chunk_cache(cache) \
+            ._with_prefixes(prefixes)
 
     def create_virtual_dataset(self, name, layout, fillvalue=None):
         """h5py's create_virtual_dataset: a dataset of ``layout``'s mappings (VirtualLayout)."""
@@ -282,7 +291,7 @@ class GroupWriter(WritableObject):
                  for path in {m[0] for m in layout.mappings}}
         node.virtual = [(files[path], name, sdims, vdims)
                         for path, name, sdims, vdims in layout.mappings]
-        return self._link_new(name, node)
+        return self._link_new(name, node, require_parent=True)
 
     @contextlib.contextmanager
     def build_virtual_dataset(self, name, shape, dtype, maxshape=None, fillvalue=None):

@@ -273,7 +273,7 @@ class Emitter:
         if p.old_style:
             stab = m_simple.SymbolTable(p.side.get("btree", 0), p.side.get("heap", 0))
             return [(STAB, 0, m_simple.encode_symbol_table(stab, self.ctx))]
-        track = node.track_order
+        track = node.link_order
         info = m_linfo.LinkInfo(track, track, node.link_counter if track else None,
                                 p.side.get("link_heap"), p.side.get("link_name"),
                                 p.side.get("link_order"))
@@ -523,7 +523,7 @@ class Emitter:
 
     def _dense_links(self, p, R):
         node = p.node
-        track = node.track_order
+        track = node.link_order
         items = list(node.links.items())
         bodies = [self._link_body(n, e, track, R) for n, e in items]
         heap, blocks, ids = fractal_heap.encode_heap(self.ctx, bodies, self.meta.alloc,

@@ -122,7 +122,8 @@ class ExistingGroup(Existing, model.GroupNode):
         info_raw = h.first(LINK_INFO)
         self.link_info = M.decode(session.ctx, info_raw) if info_raw is not None else None
         self.old_style = h.first(STAB) is not None
-        self.track_order = bool(self.link_info and self.link_info.track_order)
+        self.link_order = bool(self.link_info and self.link_info.track_order)
+        self.track_order = bool(h.flags & 0x04)     # (attributes: _load_attrs knows more)
         self.link_counter = (self.link_info.max_creation_index or 0) if self.link_info else 0
         self.attr_counter = 0
 
@@ -171,7 +172,7 @@ class ExistingGroup(Existing, model.GroupNode):
                                  filename=lk.filename, order=lk.creation_order or 0,
                                  raw=bytes(body))
                 links.append((lk.name, e))
-            if self.track_order:
+            if self.link_order:
                 links.sort(key=lambda x: x[1].order)
             else:
                 links.sort(key=lambda x: x[0].encode("utf-8", "surrogateescape"))

@@ -43,7 +43,7 @@ class Node:
     def __init__(self, track_order=False, track_times=False):
         self.attrs = {}            # name -> AttrEntry, in creation order
         self.attr_counter = 0
-        self.track_order = track_order
+        self.track_order = track_order   # attribute creation order tracked and indexed
         self.track_times = track_times
         self.times = None
 
@@ -56,10 +56,14 @@ class Node:
 
 
 class GroupNode(Node):
+    """A group; ``link_order``: link creation order tracked and indexed (by default as the
+    attributes' ``track_order``: libhdf5 sets the two apart only for the groups it creates
+    on the way to a new object, which track their links as their parent does)."""
     kind = "group"
 
-    def __init__(self, track_order=False, track_times=False):
+    def __init__(self, track_order=False, track_times=False, link_order=None):
         super().__init__(track_order, track_times)
+        self.link_order = track_order if link_order is None else link_order
         self.links = {}            # name -> LinkEntry, in creation order
         self.link_counter = 0
 

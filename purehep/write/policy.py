@@ -67,7 +67,7 @@ class Policy:
         """Whether the new group ``node`` is written as a symbol-table group (spec III.C,
         IV.A.2.r): the earliest format, no creation order tracked, every link one a symbol
         table entry holds."""
-        return not (self.new_style_groups or node.track_order or
+        return not (self.new_style_groups or node.link_order or
                     not all(model.fits_symbol_table(n, e) for n, e in node.links.items()))
 
     @property

@@ -89,7 +89,7 @@ def _update_links(w, em, node, R, replace_types, extra):
         graw = node.header.first(GROUP_INFO)
         ginfo = M.decode(w.ctx, graw) if graw is not None else m_ginfo.GroupInfo()
         replace_types.update((LINK_INFO, LINK))
-    track = node.track_order
+    track = node.link_order
     info = node.link_info
     was_dense = bool(info and info.dense)
     dense = len(links) > ginfo.max_compact or (was_dense and len(links) >= ginfo.min_dense)

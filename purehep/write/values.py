@@ -165,6 +165,8 @@ def cast(arr, dt):
             (float(info.max), float(info.min))
         out[arr >= top] = info.max
         out[arr <= bottom] = info.min
+        if src == "float" and dt.kind == "u" and dt.itemsize == 4:
+            out[np.isnan(arr)] = 0   # C's cast through a 64-bit integer (numpy's: 2**31)
     return out
 
 
