@@ -78,3 +78,30 @@ def test_gather_coalesces_and_matches_the_buffer(tmp_path):
             src.gather([len(raw) - 10], [11], "ranges")
     finally:
         src.close()
+
+
+def test_gathered_lends_one_spare_at_a_time(tmp_path, monkeypatch):
+    """FileSource.gathered reads into the file's spare buffer, lent to one caller at a
+    time (a caller meanwhile gets another), kept up to SPARE_BYTES and dropped on close."""
+    from purehep.io import source
+    raw = bytes(range(256)) * 64
+    p = tmp_path / "b.bin"
+    p.write_bytes(raw)
+    src = FileSource(p)
+    try:
+        with src.gathered([100, 5000], [10, 20]) as (a, pos_a):
+            with src.gathered([7], [3]) as (b, pos_b):     # while the spare is lent
+                assert not np.shares_memory(a, b)
+                assert b[pos_b[0]:pos_b[0] + 3].tobytes() == raw[7:10]
+            assert a[pos_a[1]:pos_a[1] + 20].tobytes() == raw[5000:5020]
+        kept = src._spare
+        assert kept is not None and len(kept) >= a.nbytes
+        with src.gathered([0], [8]) as (c, _):
+            assert np.shares_memory(c, kept)                # lent again
+        monkeypatch.setattr(source, "SPARE_BYTES", 100)
+        with src.gathered([0], [1000]):
+            pass
+        assert src._spare is kept                           # a bigger one is not kept
+    finally:
+        src.close()
+    assert src._spare is None

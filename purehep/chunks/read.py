@@ -248,28 +248,26 @@ def _copy_gathered(st, outb, rows, upos, geom):
     if not ctx.source.zero_copy:
         rows = _read_in_place(st, outb, rows, upos, geom, parts)
     per = max(1, GATHER_BATCH // max(cn, 1))
-    scratch = None
     for a in range(0, rows.shape[0], per):
         r = rows[a:a + per]
         held = np.flatnonzero(r >= 0)
         if not len(held):
             continue
-        if scratch is None and not ctx.source.zero_copy:
-            scratch = np.empty(min(per, rows.shape[0]) * cn, np.uint8)
         local = np.full(len(r), -1, np.int64)
         local[held] = np.arange(len(held))
-        buf, pos = ctx.source.gather(t.addresses[r[held]].astype(np.int64) + ctx.base_address,
-                                     np.full(len(held), cn, np.int64), "raw data chunk",
-                                     scratch)
         scaled = t.scaled[r[held]]
         up = upos[a:a + per] if upos.shape[0] else upos
+        with ctx.source.gathered(t.addresses[r[held]].astype(np.int64) + ctx.base_address,
+                                 np.full(len(held), cn, np.int64), "raw data chunk") \
+                as (buf, pos):
 
-        def run(u, v, buf=buf, pos=pos, local=local, scaled=scaled, up=up):
-            copy_table_chunks(buf, np.int64(0), local, u, v, pos, scaled, up, sel["rlo"],
-                              sel["rhi"], sel["ubase"], sel["coords"], sel["cbase"],
-                              sel["start"], sel["count"], chunk, cstr, outb, ostr, isz)
+            def run(u, v, buf=buf, pos=pos, local=local, scaled=scaled, up=up):
+                copy_table_chunks(buf, np.int64(0), local, u, v, pos, scaled, up,
+                                  sel["rlo"], sel["rhi"], sel["ubase"], sel["coords"],
+                                  sel["cbase"], sel["start"], sel["count"], chunk, cstr,
+                                  outb, ostr, isz)
 
-        _run(st, [(lambda u=u, v=v: run(u, v)) for u, v in _split(len(r), parts)])
+            _run(st, [(lambda u=u, v=v: run(u, v)) for u, v in _split(len(r), parts)])
 
 
 def _read_in_place(st, outb, rows, upos, geom, parts):

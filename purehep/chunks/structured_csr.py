@@ -3,7 +3,8 @@
 
 Unfiltered chunks whose section 0 is a point list (what the writer stores for scattered
 elements; sparse RFC Table 5, an H5Sencode image of a version 1 or 2 point selection) are read
-where they lie in a mapped (or in-memory) file, else read into one buffer, and put in CSR
+where they lie in a file in memory, else by few reads into the file's spare buffer
+(``ByteSource.gathered``), and put in CSR
 order by a loop kernel (kernels/sparse.py ``points_csr``), rows of chunks split among the
 storage's threads: each row of chunks has its section 0 checksums (RFC Table 4) verified,
 then its points and values are written straight into the final arrays (rows counted per
@@ -35,37 +36,34 @@ def read_csr(st):
     guess = int(t.sizes.sum()) // (st.dtype.itemsize + 4) if len(t) else 0   # elements
     if st.filtered or not len(t) or not K.points_csr.worth(guess * _POINT_SECONDS):
         return _general(st)
-    plan = _plan(st, np.lexsort((t.scaled[:, 1], t.scaled[:, 0])))
-    return _general(st) if plan is None else _gathered(st, plan)
-
-
-def _chunk_bytes(st, order):
-    """(read-only uint8 array, position of each chunk (in ``order``) in it), as
-    ``ByteSource.gather`` gives them: the buffer itself in memory, a few coalesced reads of
-    a file."""
-    t, ctx = st.table, st.ctx
-    return ctx.source.gather(t.addresses[order].astype(np.int64) + ctx.base_address,
-                             t.sizes[order].astype(np.int64), "structured chunk")
-
-
-def _plan(st, order):
-    """(buffer, section 0 positions, first coordinate positions, value positions, counts,
-    encode size, origins, ``order``) of the chunks (in ``order``); None when one of them is
-    not an unfiltered point list of one encode size, 2 or 4 bytes (a coordinate pair the
-    kernel loads as one word), or does not parse as one (the general path then raises the
-    precise error). Checksums are verified by the kernel."""
-    t = st.table
-    itemsize = st.dtype.itemsize
+    order = np.lexsort((t.scaled[:, 1], t.scaled[:, 0]))
     sizes = t.sizes[order].astype(np.int64)
     sec1 = t.offsets[order, 0].astype(np.int64)
-    if itemsize not in (1, 2, 4, 8) or np.any(sec1 < 4) or np.any(sec1 > sizes):
-        return None
-    buf, starts = _chunk_bytes(st, order)
+    if st.dtype.itemsize in (1, 2, 4, 8) and not np.any(sec1 < 4) and \
+            not np.any(sec1 > sizes):
+        with st.ctx.source.gathered(t.addresses[order].astype(np.int64) + st.ctx.base_address,
+                                    sizes, "structured chunk") as (buf, starts):
+            plan = _plan(st, order, buf, starts)
+            if plan is not None:
+                return _gathered(st, plan)
+    return _general(st)
+
+
+def _plan(st, order, buf, starts):
+    """(buffer, section 0 positions, first coordinate positions, value positions, counts,
+    encode size, origins, ``order``) of the chunks (in ``order``, their bytes at ``starts``
+    in ``buf``); None when one of them is not an unfiltered point list of one encode size,
+    2 or 4 bytes (a coordinate pair the kernel loads as one word), or does not parse as one
+    (the general path then raises the precise error). Checksums are verified by the
+    kernel."""
+    t = st.table
+    sizes = t.sizes[order].astype(np.int64)
+    sec1 = t.offsets[order, 0].astype(np.int64)
     parsed = _headers(buf, starts, sec1, st.chunk_shape)
     if parsed is None:
         return None
     coords_at, counts, enc = parsed
-    if enc == 8 or np.any(sizes - sec1 != counts * itemsize) or \
+    if enc == 8 or np.any(sizes - sec1 != counts * st.dtype.itemsize) or \
             np.any(coords_at + counts * 2 * enc > starts + sec1 - 4):
         return None
     origins = (t.scaled[order] * np.asarray(st.chunk_shape, np.int64)).astype(np.int64)
