@@ -97,6 +97,9 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     def twig(got):
         firsts = got[2]
         j = bisect.bisect_left(twig_lo, firsts[0])
+        if j < len(twig_lo) and twig_lo[j] == firsts[0] and twig_hi[j] == firsts[-1]:
+            twig_nodes[j] = got       # read again (the node cache let it go): not twice
+            return
         twig_lo.insert(j, firsts[0])
         twig_hi.insert(j, firsts[-1])
         twig_nodes.insert(j, got)
