@@ -116,3 +116,26 @@ def test_damaged_page_fails_alone(tmp_path):
         assert f["x"][10:12].tolist() == [10, 11]
         with pytest.raises(purehep.ChecksumError, match="fixed array data block page"):
             f["x"][2 * 3 * pn + 6]
+
+
+def test_bt2_every_position_in_random_order(tmp_path):
+    """Every grid position of a depth-2 v2 B-tree of several level-1 nodes (keys sharing
+    first offsets across node boundaries), looked up in random order: from the root, from
+    a level-1 node met before (its range of first offsets) or from the leaf searched last,
+    as the decoded table says."""
+    p = tmp_path / "bt2_deep.h5"
+    with h5py.File(p, "w", libver="latest") as f:
+        ds = f.create_dataset("x", shape=(100, 200), dtype="<i4", chunks=(1, 1),
+                              maxshape=(None, None))
+        ds[:] = np.arange(20000, dtype="<i4").reshape(100, 200)
+    st = open_storage(p, "x")
+    grid = st.grid
+    positions = [(a, b) for a in range(grid[0]) for b in range(grid[1])]
+    np.random.default_rng(3).shuffle(positions)
+    got = [st.record_at(pos) for pos in positions]
+    t = st.table
+    for pos, rec in zip(positions, got):
+        row = st.row_at(pos, grid)
+        expect = None if row < 0 else (int(t.addresses[row]), int(t.sizes[row]),
+                                       int(t.masks[row]))
+        assert rec == expect, pos

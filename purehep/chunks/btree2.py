@@ -57,8 +57,11 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
     """``find(scaled)`` -> (address, size, filter mask) or None, descending the tree from
     the root (records ordered by their scaled offsets as tuples, as the library compares
     them); only the nodes on the way are read (their checksums verified), each kept in a
-    NodeCache as (level, its records' bytes, their keys' first offsets, its children), and
-    a key in the range of the leaf searched last is looked for there first."""
+    NodeCache as (level, its records' bytes, their keys' first offsets, its children). A
+    key in the range of the leaf searched last is looked for there first; else, below a
+    root of depth 2 or more, from the level-1 node read before whose range holds it (the
+    ``twigs``, by first offsets: random reads through a large tree meet the few level-1
+    nodes again and again, and start there instead of at the root)."""
     if layout.address is None:
         return None
     rank = len(layout.chunk_shape)
@@ -76,17 +79,30 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
 
     def node(addr, nrec, level, parent):
         buf = verified.pop((addr, nrec, level), None) if verified else None
-        if buf is None and parent and ctx.verify_checksums and not lookup3_is_compiled() and \
-                nrec <= tree.node_info[level].max_nrec:
+        if buf is None and parent is not None and not lookup3_is_compiled() and \
+                ctx.verify_checksums and nrec <= tree.node_info[level].max_nrec:
             buf = batched(addr, nrec, level, parent)
         if buf is None:
             raw, children, _ = tree._read_node(addr, nrec, level)
         else:
             raw, children, _ = tree.node_parts(buf, addr, nrec, level)
-        return keep(addr, nrec, level, raw, children)
+        got = nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
+        if level == 1 and parent is not None and nrec > 1:
+            twig(got)
+        return got
 
-    def keep(addr, nrec, level, raw, children):
-        return nodes.put(addr, level, (level, raw, recs.firsts(raw, nrec), children))
+    twig_lo, twig_hi, twig_nodes = [], [], []   # level-1 nodes: first offsets of their
+    # first and last keys, sorted; ranges never overlap (the nodes are disjoint subtrees)
+
+    def twig(got):
+        firsts = got[2]
+        j = bisect.bisect_left(twig_lo, firsts[0])
+        if j < len(twig_lo) and twig_lo[j] == firsts[0] and twig_hi[j] == firsts[-1]:
+            twig_nodes[j] = got       # read again (the node cache let it go): not twice
+            return
+        twig_lo.insert(j, firsts[0])
+        twig_hi.insert(j, firsts[-1])
+        twig_nodes.insert(j, got)
 
     batches = {}                  # (node bytes, level) -> checksum.Batches
     verified = {}                 # (address, nrec, level) -> node bytes verified with others
@@ -116,52 +132,59 @@ def lookup(ctx, layout, shape, maxshape, chunk_nbytes, filtered):
 
     def record(r):
         """(address, size, filter mask) of the unpacked record ``r`` (None: unallocated)."""
-        a = as_int(r[0])
+        a = r[0]
+        if type(a) is not int:
+            a = as_int(a)
         if a == undefined:
             return None
         return (a, as_int(r[1]), r[2]) if filtered_records else (a, chunk_nbytes, 0)
 
     last = [(0, b"", (0,), ())]    # the leaf searched last
+    root = (tree.root_address, tree.root_nrecords, tree.depth)
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
 
     def find(scaled):
-        key = (int(scaled[0]),) if one else tuple([int(s) for s in scaled])
+        key = (int(scaled[0]),) if one else tuple(map(int, scaled))
         k0 = key[0]
         got = last[0]
         firsts = got[2]
         # a key whose first offset lies inside a leaf's is in that leaf if anywhere
         if firsts[0] < k0 < firsts[-1] or (one and firsts[0] <= k0 <= firsts[-1]):
             level = 0
+        elif twig_lo and (j := bisect_right(twig_lo, k0) - 1) >= 0 and \
+                (twig_lo[j] < k0 < twig_hi[j] or (one and k0 <= twig_hi[j])):
+            got, level = twig_nodes[j], 1
+            firsts = got[2]
         else:
-            got, addr, nrec, level = None, tree.root_address, tree.root_nrecords, tree.depth
-        parent = None
+            got, (addr, nrec, level), parent = None, root, None
+            if addr is None:
+                return None
         while True:
             if got is None:
-                if addr is None:
-                    return None
                 got = cached(addr)
                 if got is None or got[0] != level:   # levels fall by one a step: loops end
                     got = node(addr, nrec, level, parent)
-                if not level and len(got[2]):
+                firsts = got[2]
+                if not level and len(firsts):
                     last[0] = got
-            raw, firsts = got[1], got[2]
-            n = len(firsts)
-            i = bisect.bisect_left(firsts, k0)
-            if i < n and firsts[i] == k0:           # keys sharing the first offset
-                if one or i + 1 == n or firsts[i + 1] != k0:   # only one: compare it
+            i = bisect_left(firsts, k0)
+            if i < len(firsts) and firsts[i] == k0:    # keys sharing the first offset
+                raw = got[1]
+                if one or i + 1 == len(firsts) or firsts[i + 1] != k0:   # only one: compare it
                     r = unpack(raw, i * size)
                     if r[kk:] == key:
                         return record(r)
                     i += r[kk:] < key
                 else:
                     i = search(raw, firsts, key, "left")
-                    if i < n:
+                    if i < len(firsts):
                         r = unpack(raw, i * size)
                         if r[kk:] == key:
                             return record(r)
             if not level:
                 return None
             parent = got[3]
-            addr, nrec, _ = parent[i]
+            addr, nrec, _ = parent.done.get(i) or parent[i]
             got, level = None, level - 1
 
     return find

@@ -391,6 +391,22 @@ class BTree2:
             below = self.node_info[level - 1].cum_max_nrec
             cum = (max_nrec + 1) * below + max_nrec
             self.node_info.append(NodeInfo(max_nrec, cum, limit_enc_size(cum)))
+        # per level, what reading a node needs: its first 6 bytes (signature, version, type)
+        # as they may be, its most records and the bytes of a child pointer (0 in leaves)
+        self._levels = [(frozenset((SIGNATURE_INTERNAL if level else SIGNATURE_LEAF)
+                                   + bytes((v, self.type)) for v in VERSIONS),
+                         self.node_info[level].max_nrec,
+                         self.pointer_size(level) if level else 0)
+                        for level in range(self.depth + 1)]
+        # per internal level, how its child pointers decode: (unpack or None, field widths,
+        # most records of a child, most records of a child's subtree)
+        self._pointers = [None]
+        for level in range(1, self.depth + 1):
+            below = self.node_info[level - 1]
+            widths = (self.ctx.sizeof_offsets, self.max_nrec_size,
+                      below.cum_max_nrec_size if level > 1 else 0)
+            self._pointers.append((_pointer_struct(widths), widths, below.max_nrec,
+                                   below.cum_max_nrec))
 
     def pointer_size(self, level):
         """Bytes of one child pointer triplet in an internal node at ``level`` (>= 1)."""
@@ -402,16 +418,12 @@ class BTree2:
     def node_bytes(self, nrec, level):
         """Bytes of a node at ``level`` holding ``nrec`` records, its checksum included (the
         part a node's checksum covers; the rest of its allocation is unused)."""
-        used = 6 + nrec * self.record_size
-        if level:
-            used += (nrec + 1) * self.pointer_size(level)
-        return used + 4
+        return 10 + nrec * self.record_size + (nrec + 1) * self._levels[level][2]
 
     def check_prefix(self, buf, addr, level):
         """Raise unless the node bytes ``buf`` (at relative address ``addr``) begin with the
         signature of a node at ``level``, a known version and the tree's type."""
-        if buf[:4] != (SIGNATURE_INTERNAL if level else SIGNATURE_LEAF) or \
-                buf[4] not in VERSIONS or buf[5] != self.type:
+        if bytes(buf[:6]) not in self._levels[level][0]:
             structure = "v2 B-tree internal node" if level else "v2 B-tree leaf node"
             _bad_prefix(Cursor(buf, self.ctx.absolute(addr), structure, self.ctx),
                         level > 0, self.type)
@@ -421,13 +433,14 @@ class BTree2:
         each decoded and checked when first used), absolute offset) of a node."""
         ctx = self.ctx
         structure = "v2 B-tree internal node" if level else "v2 B-tree leaf node"
-        if nrec > self.node_info[level].max_nrec:
-            raise FormatError(f"{nrec} records exceed the {self.node_info[level].max_nrec} that "
-                              "fit a node", structure, ctx.absolute(addr))
-        buf = ctx.read_small(addr, self.node_bytes(nrec, level), structure)
-        self.check_prefix(buf, addr, level)
-        base = ctx.absolute(addr)
-        checksum.verify(ctx, buf, structure, base)
+        prefixes, max_nrec, ptr = self._levels[level]
+        if nrec > max_nrec:
+            raise FormatError(f"{nrec} records exceed the {max_nrec} that fit a node",
+                              structure, ctx.absolute(addr))
+        buf = ctx.read_small(addr, 10 + nrec * self.record_size + (nrec + 1) * ptr, structure)
+        if bytes(buf[:6]) not in prefixes:
+            self.check_prefix(buf, addr, level)
+        checksum.verify(ctx, buf, structure, ctx.absolute(addr))
         return self.node_parts(buf, addr, nrec, level)
 
     def node_parts(self, buf, addr, nrec, level):
@@ -598,45 +611,57 @@ class _Children:
     """The child pointers of an internal node (spec VII.E, "Version 2 B-tree Internal
     Node": child address, its number of records, and below level 1 the total records of its
     subtree), a sequence of (address, records, total) decoded one at a time: a lookup that
-    descends the tree decodes and checks only the child it takes."""
+    descends the tree decodes and checks only the child it takes. ``done`` maps an index to
+    its pointer once decoded and checked."""
 
-    __slots__ = ("tree", "buf", "pos", "base", "level", "n", "widths", "done")
+    __slots__ = ("tree", "buf", "pos", "base", "level", "n", "done")
 
     def __init__(self, tree, buf, pos, base, level, n):
         self.tree, self.buf, self.pos, self.base, self.level, self.n = \
             tree, buf, pos, base, level, n
-        cs = tree.node_info[level - 1].cum_max_nrec_size if level > 1 else 0
-        self.widths = (tree.ctx.sizeof_offsets, tree.max_nrec_size, cs)
-        self.done = {}                    # index -> the pointer, decoded and checked
+        self.done = {}
 
     def __len__(self):
         return self.n
 
     def __getitem__(self, i):
         got = self.done.get(i)
-        if got is None:
-            got = self.done[i] = self._decode(i)
-        return got
-
-    def _decode(self, i):
+        if got is not None:
+            return got
         if i < 0:
             i += self.n
         if not 0 <= i < self.n:
             raise IndexError(i)
-        so, ms, cs = self.widths
+        tree = self.tree
+        unpack, widths, max_nrec, cum_max = tree._pointers[self.level]
+        so, ms, cs = widths
         p = self.pos + i * (so + ms + cs)
-        buf = self.buf
-        caddr = int.from_bytes(buf[p:p + so], "little")
-        cn = int.from_bytes(buf[p + so:p + so + ms], "little")
-        ctotal = int.from_bytes(buf[p + so + ms:p + so + ms + cs], "little") if cs else cn
-        info = self.tree.node_info[self.level - 1]
-        if caddr == self.tree.ctx.undefined:
+        if unpack is not None:
+            caddr, cn, *total = unpack(self.buf, p)
+        else:
+            buf = self.buf
+            caddr = int.from_bytes(buf[p:p + so], "little")
+            cn = int.from_bytes(buf[p + so:p + so + ms], "little")
+            total = [int.from_bytes(buf[p + so + ms:p + so + ms + cs], "little")] if cs else ()
+        ctotal = total[0] if total else cn
+        if caddr == tree.ctx.undefined:
             raise FormatError("undefined child node address", "v2 B-tree internal node",
                               self.base + p)
-        if cn > info.max_nrec or ctotal > info.cum_max_nrec or ctotal < cn:
+        if cn > max_nrec or ctotal > cum_max or ctotal < cn:
             raise FormatError(f"child node record counts ({cn}, total {ctotal}) out of range",
                               "v2 B-tree internal node", self.base + p + so)
-        return caddr, cn, ctotal
+        got = self.done[i] = (caddr, cn, ctotal)
+        return got
+
+
+def _pointer_struct(widths):
+    """A struct for a child pointer of fields ``widths`` (a 0 width: no field), or None when
+    a width has no struct code (3, 5, 6, 7 bytes)."""
+    import struct
+    codes = {1: "B", 2: "H", 4: "I", 8: "Q"}
+    if any(w and w not in codes for w in widths):
+        return None
+    return struct.Struct("<" + "".join(codes[w] for w in widths if w)).unpack_from
 
 
 def _node_limits(ctx, node_size, record_size, depth):
