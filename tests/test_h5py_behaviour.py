@@ -1049,6 +1049,37 @@ def values_no_type_stores_raise_when_given(lib, tmp):
 
 
 @behaviour
+def compounds_with_vlen_members_laid_out_as_h5py(lib, tmp):
+    """Compounds whose members change size in the file (variable-length, 16 bytes against
+    numpy's 8-byte object): members at their numpy offset or after the member before,
+    by offset; the size at least numpy's itemsize; an aligned struct refused (TypeError)."""
+    vlen = lib.vlen_dtype(np.uint8)
+    text = lib.string_dtype()
+    dtypes = [np.dtype([("a", "u1"), ("v", vlen), ("w", vlen), ("b", "u1")]),
+              np.dtype({"names": ["a", "v"], "formats": ["u1", vlen], "offsets": [0, 8],
+                        "itemsize": 40}),
+              np.dtype({"names": ["v", "a", "s"], "formats": [vlen, "i4", text],
+                        "offsets": [16, 0, 30], "itemsize": 48}),
+              np.dtype([("a", "u1"), ("v", vlen)], align=True),
+              np.dtype([("a", "u1"), ("s", text), ("b", "u2")], align=True),
+              np.dtype([("a", "u1"), ("b", "i8")], align=True)]
+    out = []
+    with _file(lib, tmp) as fh:
+        for i, dt in enumerate(dtypes):
+            try:
+                fh.create_dataset(f"d{i}", (2,), dt)
+                out.append("created")
+            except TypeError:
+                out.append("TypeError")
+    with h5py.File(os.path.join(tmp, "f.h5"), "r") as fh:
+        for name in sorted(fh):
+            t = fh[name].id.get_type()
+            out.append((name, t.get_size(), [(t.get_member_name(i), t.get_member_offset(i))
+                                             for i in range(t.get_nmembers())]))
+    return out
+
+
+@behaviour
 def nan_to_integers_as_libhdf5(lib, tmp):
     """NaN given for an integer type: libhdf5's C cast (0 for uint32, where numpy gives
     2**31; the most negative value for int32 and int64)."""

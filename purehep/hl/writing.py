@@ -422,11 +422,13 @@ def _complex_as_compound(val, dtype):
     """Complex values for a dataset of ('r', 'i') compounds (h5py's complex_compat_dtype):
     their real and imaginary parts as the two members (numpy's cast would put the real part
     in both)."""
-    if dtype.names is None or not np.iscomplexobj(val):
+    if dtype.names is None:
         return val
     from ..dtypes import check_complex_dtype
-    cdt = check_complex_dtype(dtype)
-    return val if cdt is None else np.ascontiguousarray(val, cdt).view(dtype)
+    cdt = check_complex_dtype(dtype)     # (before iscomplexobj: other compounds' values,
+    if cdt is None or not np.iscomplexobj(val):      # tuples of ragged members, are no
+        return val                                   # numpy arrays)
+    return np.ascontiguousarray(val, cdt).view(dtype)
 
 
 def _encoded_strings(val, dtype):

@@ -4,7 +4,8 @@
 (length u32, collection address, object index u32), object references 8-byte addresses, region
 references (collection address, index) of a global heap object holding the target address and
 the selection; bools their int8 enum value. A compound whose members change size in storage
-(vlen, region references) is stored packed, members in order, as h5py stores it.
+(vlen, region references) is laid out as h5py and libhdf5 lay it out
+(format.messages.compound_layout).
 
 ``to_file(values, dt, resolver)`` converts; ``resolver`` places variable-length data
 (``resolver.heap(bytes) -> (collection address, index)``) and resolves references
@@ -51,12 +52,10 @@ def stored_dtype(dt, so=SIZEOF_OFFSETS):
         if all(s.itemsize == f.itemsize for (_, s), (_, f, _) in zip(stored, fields)):
             return np.dtype({"names": [n for n, _ in stored], "formats": [s for _, s in stored],
                              "offsets": [o for _, _, o in fields], "itemsize": dt.itemsize})
-        offsets, pos = [], 0
-        for _, s in stored:
-            offsets.append(pos)
-            pos += s.itemsize
+        from ..format.messages.compound_layout import member_layout
+        offsets, size = member_layout(dt, [s.itemsize for _, s in stored])
         return np.dtype({"names": [n for n, _ in stored], "formats": [s for _, s in stored],
-                         "offsets": offsets, "itemsize": pos})
+                         "offsets": offsets, "itemsize": size})
     if dt.subdtype is not None:
         base, dims = dt.subdtype
         return np.dtype((stored_dtype(base, so), dims))

@@ -33,6 +33,7 @@ import numpy as np
 from ...errors import UnsupportedFeatureError
 from ...reference import Reference, RegionReference
 from ..convert import from_file
+from .compound_layout import is_region, member_layout, needs_conversion_in_file
 
 FIXED, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, ARRAY, \
     COMPLEX = range(12)
@@ -641,10 +642,10 @@ def _enc_compound(dt, latest, ctx):
     size = dt.itemsize
     sizes = [int.from_bytes(m[2][4:8], "little") for m in members]
     if any(sz != dt.fields[m[0]][0].itemsize for sz, m in zip(sizes, members)):
-        # members change size in storage (vlen, region references): stored packed, in order
-        offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+        offsets, size = member_layout(dt, sizes)
         members = [(n, o, b) for (n, _, b), o in zip(members, offsets)]
-        size = sum(sizes)
+    if needs_conversion_in_file(dt):       # libhdf5 sorts these by offset (H5T__set_loc)
+        members.sort(key=lambda m: m[1])
     out = bytearray()
     width = _offset_width(size)
     for name, off, mbytes in members:
@@ -709,8 +710,7 @@ def _encode(dt, latest, ctx):
     if "vlen" in meta:
         return _enc_vlen(meta["vlen"], latest, ctx)
     if "ref" in meta:
-        if meta["ref"] is RegionReference or (isinstance(meta["ref"], type) and
-                                              issubclass(meta["ref"], RegionReference)):
+        if is_region(meta["ref"]):
             so = ctx.sizeof_offsets if ctx is not None else 8
             return _head(REFERENCE, 1, 1, so + 4), 1
         return _head(REFERENCE, 1, 0, 8), 1
