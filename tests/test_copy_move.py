@@ -171,6 +171,47 @@ def test_copy_nulls_references_as_h5ocopy(tmp_path):
     assert made[purehep] == made[h5py]
 
 
+def _expanded_copies(lib, tmp_path):
+    """Copies with expand_refs of objects holding references (an attribute, a dataset of
+    object references with a null one, region references), within a file, to another
+    file, and of the root (the target copied in the tree as well)."""
+    import re
+    first, second = tmp_path / f"{lib.__name__}_1.h5", tmp_path / f"{lib.__name__}_2.h5"
+    with lib.File(first, "w") as f1, lib.File(second, "w") as f2:
+        f1["foo"], f1["bar"], f1["grp/x"] = [1, 2, 3], [4, 5, 6], np.arange(10)
+        f1["foo"].attrs["bar"] = f1["bar"].ref
+        f1.create_dataset("refs", data=np.array([f1["bar"].ref, f1["grp"].ref, None],
+                                                object), dtype=lib.ref_dtype)
+        f1.create_dataset("rrefs", (2,), dtype=lib.regionref_dtype)
+        f1["rrefs"][0] = f1["grp/x"].regionref[2:5]
+        f1.copy(f1["foo"], "baz", expand_refs=True)
+        f1.copy("foo", f2, "baz", expand_refs=True)
+        f1.copy("/", f2, "qux", expand_refs=True)
+        for name in ("refs", "rrefs"):
+            f1.copy(name, f2, name, expand_refs=True)
+    out = []
+    for path in (first, second):
+        with h5py.File(path, "r") as h:
+            seen = []
+            h.visititems(lambda name, obj: seen.append((name, obj[()].tolist() if isinstance(
+                obj, h5py.Dataset) and obj.dtype.kind != "O" else None)))
+            deref = lambda r: (h[r].name, h[r][r].tolist() if isinstance(r, h5py.RegionReference)  # noqa: E731
+                               else None) if r else None
+            refs = [deref(h[k].attrs["bar"]) for k in ("baz", "qux/foo") if k in h] + \
+                [[deref(r) for r in h[k][()]] for k in ("refs", "rrefs", "qux/refs") if k in h]
+            seen = sorted(re.sub(r"~obj_pointed_by_\d+", "~obj", repr(s)) for s in seen)
+            out.append((seen, refs, h[h["qux/foo"].attrs["bar"]] == h["qux/bar"]
+                        if "qux" in h else None))
+    return re.sub(r"~obj_pointed_by_\d+", "~obj", repr(out))   # (libhdf5's are addresses)
+
+
+def test_copy_expanding_references_as_h5ocopy(tmp_path):
+    """H5Ocopy's expand_refs: each object a reference points to is copied once (linked in
+    the copy's destination group as "~obj_pointed_by_..." unless the copy meets it too),
+    the references point to the copies, regions keep their selection."""
+    assert _expanded_copies(purehep, tmp_path) == _expanded_copies(h5py, tmp_path)
+
+
 @pytest.mark.parametrize("track_order", [False, True])
 def test_move_link_messages(tmp_path, track_order):
     """A link moved in a group of link messages (libver 'latest') is written again under its

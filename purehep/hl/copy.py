@@ -28,11 +28,9 @@ SLAB_BYTES = 64 << 20        # values are copied in slabs of about this size
 class Options:
     def __init__(self, shallow=False, expand_soft=False, expand_external=False,
                  expand_refs=False, without_attrs=False):
-        if expand_refs:
-            raise UnsupportedFeatureError("copying with expand_refs (objects that references "
-                                          "point to are not copied)")
         self.shallow, self.without_attrs = shallow, without_attrs
         self.expand_soft, self.expand_external = expand_soft, expand_external
+        self.expand_refs = expand_refs
 
 
 def copy_object(source, dest, name, options):
@@ -41,7 +39,7 @@ def copy_object(source, dest, name, options):
     group linked only when complete, so that copying a group into its own subtree does not
     copy the copy (as H5Ocopy)."""
     from .group import Group
-    copier = _Copier(dest, options)
+    copier = _Copier(dest, options)   # (objects copied for references are linked in dest)
     if not isinstance(source, Group):
         return copier.copy(source, dest, name, depth=0)
     from .writing import bind
@@ -54,6 +52,7 @@ def copy_object(source, dest, name, options):
 class _Copier:
     def __init__(self, dest, options):
         self.options = options
+        self.dest = dest
         self.file = dest.file
         self.copied = {}          # (source file, address) -> the copy (hard links kept)
 
@@ -64,6 +63,8 @@ class _Copier:
         if key in self.copied:
             group[name] = self.copied[key]
             return self.copied[key]
+        if name is None and not isinstance(source, (Group, Dataset)):
+            return self._type_copy(source.file, source._address)
         if isinstance(source, Group):
             out = group._link_new(name, group_node(source))
             self.fill_group(source, out, depth)
@@ -119,8 +120,9 @@ class _Copier:
 
     def _dataset(self, ds, group, name):
         from ..format.messages import committed_address
-        foreign_refs = _is_ref(ds.dtype) and not self._same_file(ds)   # copied as null
-        if not foreign_refs:                                            # references
+        expand = _is_ref(ds.dtype) and self.options.expand_refs
+        foreign_refs = _is_ref(ds.dtype) and not self._same_file(ds) and not expand
+        if not (foreign_refs or expand):                                # (copied as null)
             self._refuse_foreign_refs(ds, ds.dtype)
         named = self._shared(ds, committed_address(ds._ctx, ds._oh.first(DATATYPE)))
         if ds.shape is None:
@@ -148,7 +150,8 @@ class _Copier:
         if external:
             return out
         for sel in _slabs(ds.shape, ds.chunks, ds.dtype.itemsize) if not foreign_refs else ():
-            out._write_read_values(sel, ds[sel])
+            values = ds[sel]
+            out._write_read_values(sel, self._expanded(ds.file, values) if expand else values)
         return out
 
     def _virtual(self, ds, group, name, named):
@@ -167,8 +170,8 @@ class _Copier:
         return group._link_new(name, node)
 
     def _attributes(self, source, out):
-        """Copy the attributes; one of a reference type is copied as null references
-        (H5Ocopy zeroes them unless expanding references, which purehep does not)."""
+        """Copy the attributes; one of a reference type is copied as null references, as
+        H5Ocopy copies it, unless references are expanded."""
         for attr in source.attrs:
             dtype = source.attrs.get_dtype(attr)
             named = self._shared(source, source.attrs.get_id(attr)._attr.type_address)
@@ -176,9 +179,38 @@ class _Copier:
                 self._refuse_foreign_refs(source, dtype)
             value = source.attrs[attr]
             if _is_ref(dtype) and not isinstance(value, Empty):
-                value = np.full(source.attrs.get_id(attr).shape, None, object)
+                value = self._expanded(source.file, value) if self.options.expand_refs else \
+                    np.full(source.attrs.get_id(attr).shape, None, object)
             out.attrs.create(attr, value, dtype=dtype)
             _share(out._node.attrs[attr], named)
+
+    def _expanded(self, file, refs):
+        """``refs`` (references of ``file``: one, or an array) pointing to the copies of their
+        targets instead (H5Ocopy's expand_refs): each target copied once, linked in the
+        copy's destination group as "~obj_pointed_by_<n>" unless the copy already met it;
+        a region keeps its selection; null stays null."""
+        if not isinstance(refs, np.ndarray):
+            return self._expanded_one(file, refs)
+        out = np.empty(refs.shape, object)
+        for i, ref in np.ndenumerate(refs):
+            out[i] = self._expanded_one(file, ref)
+        return out
+
+    def _expanded_one(self, file, ref):
+        from ..reference import RegionReference
+        if not ref:
+            return None
+        target = file[ref]
+        key = _identity(target)
+        if key not in self.copied:        # linked in the copy's destination group, as
+            n = 0                         # libhdf5 links it (named by the address of the
+            while f"~obj_pointed_by_{n}" in self.dest:      # copy there: purehep numbers
+                n += 1                                      # them, having no address yet)
+            self.copy(target, self.dest, f"~obj_pointed_by_{n}", depth=0)
+        copy = self.copied[key]
+        if isinstance(ref, RegionReference):
+            return copy.regionref.of_selection(ref.selection)
+        return copy.ref
 
     def _same_file(self, obj):
         return obj.file == self.file
