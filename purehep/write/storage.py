@@ -62,6 +62,48 @@ def h5py_order(args, values, shape, dtype):
     return index, np.expand_dims(np.broadcast_to(values, mshape + dtype.shape), tuple(ints))
 
 
+WINDOW_BYTES = 64 << 20      # a contiguous dataset's rows updated at once by a partial write
+
+
+def row_window(args, shape):
+    """(lo, hi, local): the rows lo..hi-1 of dimension 0 a numpy index ``args`` of an
+    array of ``shape`` touches, and ``args`` for those rows alone (a write reads, changes and
+    writes back only them). Every row when the first index is not a plain int, slice, 1-D
+    integer list or boolean mask (or fails: numpy then raises its own error)."""
+    args = args if isinstance(args, tuple) else (args,)
+    whole = (0, shape[0] if shape else 1, args)
+    if not shape or not args or args[0] is Ellipsis or not shape[0]:
+        return whole
+    first, n = args[0], shape[0]
+    if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+        i = int(first) + n if first < 0 else int(first)
+        return (i, i + 1, (0,) + args[1:]) if 0 <= i < n else whole
+    if isinstance(first, slice):
+        start, stop, step = first.indices(n)
+        rows = range(start, stop, step)
+        if not rows:
+            return 0, 0, (slice(0, 0, 1),) + args[1:]
+        lo, hi = min(rows[0], rows[-1]), max(rows[0], rows[-1]) + 1
+        local = slice(start - lo, stop - lo if stop - lo >= 0 else None, step)
+        return lo, hi, (local,) + args[1:]
+    index = np.asarray(first) if isinstance(first, (list, np.ndarray)) else None
+    if index is None or index.ndim != 1 or not index.size:
+        return whole
+    if index.dtype == bool:
+        picked = np.flatnonzero(index)
+        if len(index) != n or not len(picked):
+            return whole
+        lo, hi = int(picked[0]), int(picked[-1]) + 1
+        return lo, hi, (index[lo:hi],) + args[1:]
+    if index.dtype.kind not in "iu":
+        return whole
+    index = np.where(index < 0, index + n, index)
+    if index.min() < 0 or index.max() >= n:
+        return whole
+    lo, hi = int(index.min()), int(index.max()) + 1
+    return lo, hi, (index - lo,) + args[1:]
+
+
 def _bare(dt):
     if dt.metadata is None:
         return dt
@@ -169,21 +211,30 @@ class ContiguousStore:
             return
         if self.address is None:
             self._allocate()
-        sink, start = self.writer.sink, self.writer.absolute(self.address)
         args, values = h5py_order(args, values, self.shape, self.dtype)
-        if sink.path is None:           # a file object: read, update, write back
-            arr = np.frombuffer(bytearray(sink.read(start, self.nbytes)),
-                                self.dtype).reshape(self.shape)
-            arr[args] = values
-            sink.write(start, arr.reshape(-1).view(np.uint8))
+        lo, hi, local = row_window(args, self.shape)
+        row = self.nbytes // self.shape[0] if self.shape else self.nbytes
+        if not (hi - lo > 1 and isinstance(local[0], slice) and local[0].step == 1 and
+                not any(isinstance(a, (list, np.ndarray)) for a in local[1:])):
+            self._update_rows(lo, hi, local, values)
             return
-        mm = np.memmap(self.writer.sink.path, dtype=self.dtype, mode="r+",
-                       offset=self.writer.absolute(self.address), shape=self.shape)
-        try:
-            mm[args] = values
-            mm.flush()
-        finally:
-            del mm
+        step = max(1, WINDOW_BYTES // row)        # a run of rows: in bounded blocks, the
+        values = np.broadcast_to(values, np.broadcast_to(    # values' rows along
+            np.zeros((), np.uint8), (hi - lo,) + self.shape[1:])[local].shape)
+        for a in range(lo, hi, step):
+            b = min(a + step, hi)
+            self._update_rows(a, b, (slice(0, b - a),) + local[1:], values[a - lo:b - lo])
+
+    def _update_rows(self, lo, hi, local, values):
+        """Rows lo..hi-1 read, ``[local] = values`` applied to them, written back (no map
+        of the file: a page of a map past the end of a file another process shortened
+        kills the process)."""
+        row = self.nbytes // self.shape[0] if self.shape else self.nbytes
+        sink, start = self.writer.sink, self.writer.absolute(self.address) + lo * row
+        window = np.frombuffer(bytearray(sink.read(start, (hi - lo) * row)), self.dtype)
+        window = window.reshape((hi - lo,) + self.shape[1:] if self.shape else ())
+        window[local] = values
+        sink.write(start, window.reshape(-1).view(np.uint8))
 
 
 class ExternalStore:
