@@ -40,20 +40,24 @@ def _writes(rng, shape):
         yield key
 
 
+@pytest.mark.parametrize("dtype", ["i8", "(2,)i4"])      # an array type: its dimensions last
 @pytest.mark.parametrize("window", [1 << 20, 40])        # one block, and blocks of a row
 @pytest.mark.parametrize("shape", [(17,), (9, 5), (6, 4, 3)])
-def test_partial_writes_as_h5py(tmp_path, monkeypatch, shape, window):
+def test_partial_writes_as_h5py(tmp_path, monkeypatch, shape, window, dtype):
     monkeypatch.setattr(storage, "WINDOW_BYTES", window)
     rng = np.random.default_rng(len(shape) * 7 + window)
     keys = list(_writes(rng, shape))
+    dt = np.dtype(dtype)
     for lib in (h5py, purehep):
         with lib.File(tmp_path / f"{lib.__name__}.h5", "w") as f:
-            f.create_dataset("x", data=np.arange(np.prod(shape), dtype="i8").reshape(shape))
+            f.create_dataset("x", shape, dt)[...] = np.arange(
+                np.prod(shape + dt.shape), dtype=dt.base).reshape(shape + dt.shape)
         with lib.File(tmp_path / f"{lib.__name__}.h5", "r+") as f:
             ds = f["x"]
             for i, key in enumerate(keys):
-                target = np.empty(shape)[key].shape
-                value = (np.arange(int(np.prod(target))) + 1000 * (i + 1)).reshape(target)
+                target = np.empty(shape)[key].shape + dt.shape
+                value = (np.arange(int(np.prod(target))) + 1000 * (i + 1)).reshape(target) \
+                    .astype(dt.base)
                 ds[key] = value
     with h5py.File(tmp_path / "h5py.h5") as a, h5py.File(tmp_path / "purehep.h5") as b:
         np.testing.assert_array_equal(b["x"][()], a["x"][()])

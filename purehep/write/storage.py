@@ -62,6 +62,17 @@ def h5py_order(args, values, shape, dtype):
     return index, np.expand_dims(np.broadcast_to(values, mshape + dtype.shape), tuple(ints))
 
 
+def _without_ellipsis(args, rank):
+    """``args`` with an Ellipsis spelled out as the whole of the dimensions it stands for:
+    an array type's dimensions come after the dataset's, where numpy would also put some."""
+    args = args if isinstance(args, tuple) else (args,)
+    if not any(a is Ellipsis for a in args):
+        return args
+    at = next(i for i, a in enumerate(args) if a is Ellipsis)
+    fill = (slice(None),) * max(0, rank - len(args) + 1)
+    return args[:at] + fill + args[at + 1:]
+
+
 WINDOW_BYTES = 64 << 20      # a contiguous dataset's rows updated at once by a partial write
 
 
@@ -212,7 +223,7 @@ class ContiguousStore:
         if self.address is None:
             self._allocate()
         args, values = h5py_order(args, values, self.shape, self.dtype)
-        lo, hi, local = row_window(args, self.shape)
+        lo, hi, local = row_window(_without_ellipsis(args, len(self.shape)), self.shape)
         row = self.nbytes // self.shape[0] if self.shape else self.nbytes
         if not (hi - lo > 1 and isinstance(local[0], slice) and local[0].step == 1 and
                 not any(isinstance(a, (list, np.ndarray)) for a in local[1:])):
@@ -220,7 +231,7 @@ class ContiguousStore:
             return
         step = max(1, WINDOW_BYTES // row)        # a run of rows: in bounded blocks, the
         values = np.broadcast_to(values, np.broadcast_to(    # values' rows along
-            np.zeros((), np.uint8), (hi - lo,) + self.shape[1:])[local].shape)
+            np.zeros((), np.uint8), (hi - lo,) + self.shape[1:] + self.dtype.shape)[local].shape)
         for a in range(lo, hi, step):
             b = min(a + step, hi)
             self._update_rows(a, b, (slice(0, b - a),) + local[1:], values[a - lo:b - lo])
@@ -232,7 +243,8 @@ class ContiguousStore:
         row = self.nbytes // self.shape[0] if self.shape else self.nbytes
         sink, start = self.writer.sink, self.writer.absolute(self.address) + lo * row
         window = np.frombuffer(bytearray(sink.read(start, (hi - lo) * row)), self.dtype)
-        window = window.reshape((hi - lo,) + self.shape[1:] if self.shape else ())
+        window = window.reshape(((hi - lo,) + self.shape[1:] if self.shape else ()) +
+                                self.dtype.shape)       # (an array type's dimensions last)
         window[local] = values
         sink.write(start, window.reshape(-1).view(np.uint8))
 
