@@ -15,7 +15,8 @@ minute at load 6. 2026-11-24, file space options (fs_strategy, page buffer, meta
 and complex types, dcpl/dapl in h5d.create and virtual mappings, h5l, h5g, h5o, h5i, h5a,
 point selections, DatasetID.read/write, h5f.open/create/open_file_image, ids' close):
 843 passed (793 before; failures via the low-level layer 11, 59 before); the floor is 10
-below.
+below. 2026-11-24, Group.copy(expand_refs=True), compounds with variable-length members laid
+out as h5py's: 845 passed, 593 of the 597 high-level tests h5py passes.
 """
 import pytest
 
@@ -24,7 +25,7 @@ pytest.importorskip("pytest_timeout")
 
 from tools.h5py_suite import run_suite  # noqa: E402
 
-FLOOR = 833
+FLOOR = 835
 
 
 def test_h5py_suite_passes_floor():
