@@ -105,3 +105,27 @@ def test_gathered_lends_one_spare_at_a_time(tmp_path, monkeypatch):
     finally:
         src.close()
     assert src._spare is None
+
+
+def test_file_source_without_pread(tmp_path):
+    """Where the platform has no preadv (Windows), FileSource seeks and reads under a lock:
+    the same bytes, and a short read is a TruncatedError."""
+    import threading
+    raw = np.random.default_rng(4).integers(0, 256, 300_000).astype(np.uint8).tobytes()
+    p = tmp_path / "b.bin"
+    p.write_bytes(raw)
+    src = FileSource(p)
+    src._seek_lock = threading.Lock()
+    try:
+        assert bytes(src.read(1000, 5000)) == raw[1000:6000]
+        out = np.empty(70_000, np.uint8)
+        src.readinto(200_000, out)
+        assert out.tobytes() == raw[200_000:270_000]
+        buf, pos = src.gather([10, 250_000], [5, 100])
+        assert buf[pos[1]:pos[1] + 100].tobytes() == raw[250_000:250_100]
+        with open(p, "r+b") as fh:      # shortened by another writer
+            fh.truncate(100_000)
+        with pytest.raises(purehep.TruncatedError, match="ended"):
+            src.read(90_000, 20_000)
+    finally:
+        src.close()
