@@ -224,23 +224,28 @@ class ContiguousStore:
             self._allocate()
         args, values = h5py_order(args, values, self.shape, self.dtype)
         lo, hi, local = row_window(_without_ellipsis(args, len(self.shape)), self.shape)
-        row = self.nbytes // self.shape[0] if self.shape else self.nbytes
         if not (hi - lo > 1 and isinstance(local[0], slice) and local[0].step == 1 and
                 not any(isinstance(a, (list, np.ndarray)) for a in local[1:])):
             self._update_rows(lo, hi, local, values)
             return
-        step = max(1, WINDOW_BYTES // row)        # a run of rows: in bounded blocks, the
-        values = np.broadcast_to(values, np.broadcast_to(    # values' rows along
+        # a run of rows: in blocks of at most WINDOW_BYTES, the values' rows along with them
+        step = max(1, WINDOW_BYTES // self._row_bytes)
+        values = np.broadcast_to(values, np.broadcast_to(
             np.zeros((), np.uint8), (hi - lo,) + self.shape[1:] + self.dtype.shape)[local].shape)
         for a in range(lo, hi, step):
             b = min(a + step, hi)
             self._update_rows(a, b, (slice(0, b - a),) + local[1:], values[a - lo:b - lo])
 
+    @property
+    def _row_bytes(self):
+        """Bytes of one row of dimension 0 (the whole for a scalar)."""
+        return self.nbytes // self.shape[0] if self.shape else self.nbytes
+
     def _update_rows(self, lo, hi, local, values):
         """Rows lo..hi-1 read, ``[local] = values`` applied to them, written back (no map
         of the file: a page of a map past the end of a file another process shortened
         kills the process)."""
-        row = self.nbytes // self.shape[0] if self.shape else self.nbytes
+        row = self._row_bytes
         sink, start = self.writer.sink, self.writer.absolute(self.address) + lo * row
         window = np.frombuffer(bytearray(sink.read(start, (hi - lo) * row)), self.dtype)
         window = window.reshape(((hi - lo,) + self.shape[1:] if self.shape else ()) +

@@ -18,6 +18,19 @@ def member_layout(dt, sizes):
     (``align=True``) that this changes is refused (TypeError, as h5py). libhdf5 then moves
     the members after one that grows in the file (a string, to 16 bytes) by its growth, and
     the whole (H5T__set_loc)."""
+    at, size, mem, by_offset = _memory_layout(dt)
+    grown = 0
+    for i in by_offset:
+        at[i] += grown
+        grown += sizes[i] - mem[i]
+    return at, size + grown
+
+
+def _memory_layout(dt):
+    """(member offsets, size, member sizes, members by numpy offset) of the compound ``dt``
+    in h5py's memory (its py_create): each member at its numpy offset or after the member
+    before, the whole at least numpy's itemsize; TypeError for an aligned struct this
+    changes."""
     mem = [_memory_size(dt.fields[name][0]) for name in dt.names]
     at, end = [0] * len(mem), 0
     by_offset = sorted(range(len(mem)), key=lambda i: dt.fields[dt.names[i]][1])
@@ -29,11 +42,7 @@ def member_layout(dt, sizes):
         end = at[i] + mem[i]
     if dt.isalignedstruct and end > dt.itemsize:
         raise TypeError("Enforced alignment not compatible with HDF5 type")
-    grown = 0
-    for i in by_offset:
-        at[i] += grown
-        grown += sizes[i] - mem[i]
-    return at, max(end, dt.itemsize) + grown
+    return at, max(end, dt.itemsize), mem, by_offset
 
 
 def _memory_size(dt):
@@ -47,12 +56,7 @@ def _memory_size(dt):
         base, dims = dt.subdtype
         return int(np.prod(dims)) * _memory_size(base)
     if dt.names is not None and needs_conversion_in_file(dt):
-        at, end = 0, 0
-        for name in sorted(dt.names, key=lambda n: dt.fields[n][1]):
-            member, off = dt.fields[name][:2]
-            at = max(end, off)
-            end = at + _memory_size(member)
-        return max(end, dt.itemsize)
+        return _memory_layout(dt)[1]
     return dt.itemsize
 
 
