@@ -338,10 +338,12 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                 raise ValueError("compact datasets are limited to 64 KiB of data")
     elif layout == "contiguous":
         node.store = ContiguousStore(writer, shape, dtype, None if never else fill)
+        writer.track_new(node)
         if early:
             node.store._allocate()
     else:
         node.store = ChunkStore(writer, node)
+        writer.track_new(node)
         if node.index[0] == 2:       # implicit: early allocation of every chunk
             node.store.allocate_all()
     if arr is not None:

@@ -294,6 +294,7 @@ def make_sparse_node(writer, shape, dtype, data, chunks, maxshape, compression,
     if track_times:
         node.times = writer.now()
     node.store = SparseStore(writer, node)
+    writer.track_new(node)
     if data is not None:
         arr = np.asarray(data, dtype=node.store.dtype)
         if arr.shape != shape:

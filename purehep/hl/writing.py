@@ -60,6 +60,7 @@ def bind(file, node, name):
     obj._header = None
     obj._node = node
     obj._gen = -1
+    file._writer.handles.add(obj)
     return obj
 
 
@@ -414,8 +415,10 @@ class GroupWriter(WritableObject):
         parent, leaf, node = self._wlookup(name)
         if parent is None or leaf not in parent.links:
             raise KeyError(f"Couldn't delete link (object '{name}' doesn't exist)")
-        del parent.links[leaf]
+        entry = parent.links.pop(leaf)
         self._writer.touch()
+        if entry.kind == _wmodel().HARD:
+            self._writer.unlinked_node(entry.node)
 
 
 def _complex_as_compound(val, dtype):

@@ -62,22 +62,22 @@ class Allocator:
         self.recycled = set()     # fresh blocks released since the last commit
         self.staged = []          # fresh blocks released, free at the end of the stage
 
-    def alloc(self, n, reuse=True, kind="meta"):
-        return self.alloc_slot(n, 0, reuse, kind)[0]
+    def alloc(self, n, kind="meta"):
+        return self.alloc_slot(n, 0, kind)[0]
 
-    def alloc_slot(self, n, room=0, reuse=True, kind="raw"):
+    def alloc_slot(self, n, room=0, kind="raw"):
         """(address, size) of a block of ``n`` bytes and up to ``room`` more: the first free
         block that holds ``n`` gives what it has up to ``n + room``, the end of the file
         gives ``n + room`` (blocks of the alignment threshold or more start aligned). ``kind``
         ("meta" or "raw") matters in a paged file only."""
         n = max(int(n), 1)
         if self.page:
-            got = self._paged(n, kind, reuse)
+            got = self._paged(n, kind)
             self.fresh[got[0]] = got[1]
             self.recycled.discard(got[0])
             return got
         want = n + max(int(room), 0)
-        got = self._take(n, want, kind) if reuse else None
+        got = self._take(n, want, kind)
         if got is None and kind == "meta" and self.meta_block:
             got = self._from_meta_block(n)
         if got is None:
@@ -117,11 +117,11 @@ class Allocator:
             self._insert(self.block[0], self.block[1] - self.block[0])
         self.block = None
 
-    def _paged(self, n, kind, reuse):
+    def _paged(self, n, kind):
         """(address, n) in a page of ``kind`` this session opened, else in new pages at the
         end of the file (the rest of a new page's first ``page`` bytes free for its kind)."""
         page = self.page
-        if n < page and reuse:
+        if n < page:
             got = self._take_in_page(n, kind)
             if got is not None:
                 return got
@@ -230,6 +230,14 @@ class Allocator:
             self.staged.append((addr, n))
         elif addr not in self.recycled:        # (a fresh block released twice: once)
             self.pending.append((addr, n))
+
+    def release_unused(self, addr, n):
+        """Free at once a block allocated since the last commit that nothing staged refers
+        to (the raw data of an object unlinked before it was staged)."""
+        if self.fresh.get(addr) == n:
+            del self.fresh[addr]
+            self.recycled.add(addr)
+            self._insert(addr, n)
 
     def end_stage(self):
         """The stage is written: the fresh blocks it released are free (returned, so that

@@ -126,13 +126,14 @@ def named_types(node):
     return out
 
 
-def walk(root):
+def walk(root, skip=lambda node: False):
     """Every node reachable from ``root`` through hard links, each once, depth first in link
-    creation order (the root first)."""
+    creation order (the root first), leaving out the nodes ``skip`` names and what is only
+    reachable through them."""
     out, seen, stack = [], set(), [root]
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen or skip(node):
             continue
         seen.add(id(node))
         out.append(node)

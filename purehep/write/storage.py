@@ -195,9 +195,14 @@ class ContiguousStore:
         self.fill_bytes = fill_bytes
         self.address = None
 
+    def raw_blocks(self):
+        """The raw-data blocks this store holds: (address, size)."""
+        return [(self.address, self.nbytes)] if self.address is not None else []
+
     def _allocate(self, initialize=True):
-        self.address = self.writer.alloc_raw(self.nbytes)
-        if initialize and self.fill_bytes is not None and any(self.fill_bytes):
+        filled = self.fill_bytes is not None and any(self.fill_bytes)
+        self.address = self.writer.alloc_raw(self.nbytes, zero=initialize and not filled)
+        if initialize and filled:
             fill = np.frombuffer(self.fill_bytes, np.uint8)
             block = np.tile(fill, min(self.nbytes // len(fill), 1 << 20) or 1)
             pos = 0
@@ -205,9 +210,6 @@ class ContiguousStore:
                 part = block[:self.nbytes - pos]
                 self.writer.sink.write(self.writer.absolute(self.address) + pos, part)
                 pos += part.size
-        elif initialize:
-            self.writer.sink.truncate(max(self.writer.sink.size,
-                                          self.writer.absolute(self.address) + self.nbytes))
 
     def write(self, args, values):
         if self.nbytes == 0:
@@ -313,6 +315,13 @@ class ChunkStore:
     def grid(self, shape=None):
         shape = self.shape if shape is None else shape
         return tuple(-(-s // c) for s, c in zip(shape, self.chunks))
+
+    def raw_blocks(self):
+        """The raw-data blocks this store holds: (address, size)."""
+        if self.implicit_base is not None:
+            return [(self.implicit_base, int(np.prod(self.grid(self.node.maxshape))) *
+                     self.chunk_nbytes)]
+        return [(r[0], r[3]) for r in self.records.values()]
 
     def allocate_all(self):
         """Early allocation (implicit index): every chunk of the maximum grid, back to back,
@@ -504,7 +513,7 @@ class ChunkStore:
             w.touch()
         else:
             if own:
-                w.release(rec[0], rec[3])   # not on disk: free once this stage is written
+                w.release(rec[0], rec[3], self.node)     # (not on disk: free)
             addr, slot = w.alloc_slot(n, room)
             self.records[scaled] = [addr, n, mask, slot]
         w.sink.write(w.absolute(addr), view)
@@ -515,7 +524,10 @@ class ChunkStore:
         grid = self.grid(new_shape)
         for scaled in list(self.records) + list(self.dirty):
             if any(s >= g for s, g in zip(scaled, grid)):
-                self.records.pop(scaled, None)
+                rec = self.records.pop(scaled, None)
+                if rec is not None and self.implicit_base is None and \
+                        self.writer.alloc.fresh.get(rec[0]) == rec[3]:
+                    self.writer.release(rec[0], rec[3], self.node)
                 if self.dirty.pop(scaled, None) is not None:
                     self.dirty_bytes -= self.chunk_nbytes
         shrunk = [n < o for n, o in zip(new_shape, old_shape)]

@@ -58,6 +58,18 @@ class SparseStore:
     def shape(self):
         return self.node.shape
 
+    def raw_blocks(self):
+        """The raw-data blocks this store holds: (address, size)."""
+        return [(r[0], r[1]) for r in self.records.values()]
+
+    def _drop_record(self, scaled):
+        """Forget chunk ``scaled``'s record; a block written since the last commit is free
+        once this stage is written (the committed ones: when the commit no longer refers to
+        them, purehep.write.update)."""
+        rec = self.records.pop(scaled, None)
+        if rec is not None and self.writer.alloc.fresh.get(rec[0]) == rec[1]:
+            self.writer.release(rec[0], rec[1], self.node)
+
     def grid(self, shape=None):
         shape = self.shape if shape is None else shape
         return tuple(-(-int(s) // c) for s, c in zip(shape, self.chunks))
@@ -192,6 +204,7 @@ class SparseStore:
             raise ValueError(f"{len(vals)} values for {len(lin)} defined elements")
         u, idx = np.unique(lin[::-1], return_index=True)
         self.mem[scaled] = (u, vals[::-1][idx].copy())
+        self._drop_record(scaled)
         addr = self.writer.alloc_raw(len(raw))
         self.writer.sink.write(self.writer.absolute(addr), raw)
         filtered = bool(pipelines)
@@ -218,8 +231,8 @@ class SparseStore:
         filtered = bool(self.pipelines())
         for scaled in sorted(self.dirty):
             lin, vals = self.mem.get(scaled, (np.zeros(0, np.int64), None))
+            self._drop_record(scaled)
             if not len(lin):
-                self.records.pop(scaled, None)
                 self.mem.pop(scaled, None)
                 continue
             raw, offs, unf, masks = self.encode_chunk(lin, vals)

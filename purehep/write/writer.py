@@ -45,6 +45,7 @@ exclusive ``flock`` on the file keeps other writers, purehep's and libhdf5's, ou
 import os
 import struct
 import time
+import weakref
 
 from ..chunks.storage import external_segments
 from ..io.prefix import in_force
@@ -64,6 +65,7 @@ from .header import HeaderLayout
 from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES,
                      GROUP_LEAF_K, GROUP_INTERNAL_K)
 
+ZERO_BLOCK = 1 << 20          # reused raw-data space is zeroed in writes of this size at most
 
 def _remove(path):
     try:
@@ -141,6 +143,11 @@ class Writer:
         self.ending = False          # closing: the anonymous objects still unlinked go
         self.addresses = {}          # id(node) -> address
         self.owned = {}              # (id(node), what) -> blocks of this session's structures
+        self.created = {}            # id(node) -> dataset created here with raw data, unstaged
+        self.unlinked = {}           # id(node) -> node new here whose link went since
+        self.unlinked_bytes = 0      # their raw data
+        self.new_nodes_seen = 0      # how many new objects the last search for them visited
+        self.handles = weakref.WeakSet()   # the open objects (hl) of the session's nodes
         self.generation = 0
         self.dirty = False
         self.durable = True
@@ -152,18 +159,25 @@ class Writer:
     def absolute(self, addr):
         return self.base + addr
 
-    def alloc_raw(self, n):
-        """Space for raw data; reused space is zeroed (unwritten parts must read as zeros)."""
-        return self.alloc_slot(n)[0]
+    def alloc_raw(self, n, zero=False):
+        """Space for ``n`` bytes of raw data (:meth:`alloc_slot`)."""
+        return self.alloc_slot(n, zero=zero)[0]
 
-    def alloc_slot(self, n, room=0):
-        """(address, size) of zeroed space for ``n`` bytes of raw data and up to ``room``
-        more (:meth:`Allocator.alloc_slot`)."""
-        addr, size = self.alloc.alloc_slot(n, room, reuse=n <= (1 << 22))
-        end = self.absolute(addr) + size
-        if end <= self.sink.size:
-            self.sink.write(self.absolute(addr), bytes(size))
-        else:
+    def alloc_slot(self, n, room=0, zero=False):
+        """(address, size) of space for ``n`` bytes of raw data and up to ``room`` more
+        (:meth:`Allocator.alloc_slot`): reused space is zeroed when ``zero`` (for a caller
+        that leaves parts unwritten which must read as zeros); space past the end of the
+        file reads as zeros. The raw data of datasets unlinked since are freed first
+        (:meth:`_release_unlinked`), so that a dataset replaced in a loop takes its
+        predecessor's place."""
+        if self.unlinked and self.unlinked_bytes >= 64 * self.new_nodes_seen:
+            self._release_unlinked()
+        addr, size = self.alloc.alloc_slot(n, room)
+        start, end = self.absolute(addr), self.absolute(addr) + size
+        if zero:
+            for pos in range(start, min(end, self.sink.size), ZERO_BLOCK):
+                self.sink.write(pos, bytes(min(ZERO_BLOCK, end - pos)))
+        if end > self.sink.size:
             self.sink.truncate(end)
         self.dirty = True
         return addr, size
@@ -180,11 +194,68 @@ class Writer:
             self.sink.truncate(end)
         return True
 
-    def release(self, addr, n):
-        self.alloc.release(addr, n)
+    def release(self, addr, n, node=None):
+        """Free a block no longer used: at once if it is raw data of ``node``, a dataset
+        created in this session and not staged (nothing but its store refers to it)."""
+        if node is not None and id(node) in self.created:
+            self.alloc.release_unused(addr, n)
+        else:
+            self.alloc.release(addr, n)
 
     def touch(self):
         self.dirty = True
+
+    # -- raw data of objects unlinked before they were staged ----------------------------------
+    def track_new(self, node):
+        """``node``, a dataset created in this session, has raw data of its own
+        (``node.store.raw_blocks()``), to be freed if it is unlinked before it is staged."""
+        self.created[id(node)] = node
+
+    def unlinked_node(self, node):
+        """A hard link to ``node`` went: if the session created it and has not staged it, its
+        raw data (and its members', for a group) may be free (:meth:`_release_unlinked`)."""
+        if isinstance(node, Existing) or id(node) in self.addresses:
+            return
+        for member in model.walk(node, lambda n: isinstance(n, Existing)):
+            if id(member) in self.created and id(member) not in self.unlinked:
+                self.unlinked[id(member)] = member
+                self.unlinked_bytes += sum(n for _, n in member.store.raw_blocks())
+
+    def _held(self):
+        """ids of the nodes an open object of the session stands for."""
+        return {id(obj._node) for obj in self.handles}
+
+    def _release_unlinked(self):
+        """Free at once the raw data of the unlinked datasets no link or open object reaches
+        any more: nothing staged or committed refers to it (libhdf5 frees an object when its
+        last link and its last open handle are gone; h5py's handle of an unlinked object
+        keeps it, and so does purehep's, for linking again)."""
+        reachable = self._new_nodes(list(self.nodes.values()))
+        self.new_nodes_seen = len(reachable)
+        gone = set(self.unlinked) - {id(n) for n in reachable} - self._held()
+        for key in gone:
+            self._free_unstaged(self.created.pop(key))
+        self.unlinked, self.unlinked_bytes = {}, 0
+
+    def _drop_unreached(self, new):
+        """At a stage, which writes the new objects ``new``: the datasets created here that
+        it leaves out (no link reaches them) and no open object holds lose their raw data;
+        the others are written, the file's from now on."""
+        self.new_nodes_seen = len(new)
+        staged, held = {id(n) for n in new}, None
+        for key in list(self.created):
+            if key in staged:
+                del self.created[key]
+                continue
+            held = self._held() if held is None else held
+            if key not in held:
+                self._free_unstaged(self.created.pop(key))
+        self.unlinked, self.unlinked_bytes = {}, 0
+
+    def _free_unstaged(self, node):
+        for addr, n in node.store.raw_blocks():
+            self.alloc.release_unused(addr, n)
+        node.store = None
 
     @staticmethod
     def now():
@@ -296,6 +367,7 @@ class Writer:
                 st.flush_dirty()
         # new objects: reachable from loaded groups through links to nodes without an address
         new = self._new_nodes(loaded)
+        self._drop_unreached(new)
         refdelta = self._refcount_changes(loaded, new)
         self._anonymous_handles(refdelta)
         dummy, real = Resolver(em, False), Resolver(em, True)
