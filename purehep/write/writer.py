@@ -140,6 +140,7 @@ class Writer:
         self.staged = False          # changes emitted that the file does not refer to yet
         self.nodes = {}              # address -> Existing node
         self.anonymous = {}          # id(node) -> node created with no link (h5py's name None)
+        self.open_only = set()       # ids of those kept only while open (unlinked since)
         self.ending = False          # closing: the anonymous objects still unlinked go
         self.addresses = {}          # id(node) -> address
         self.owned = {}              # (id(node), what) -> blocks of this session's structures
@@ -222,8 +223,9 @@ class Writer:
                 self.unlinked_bytes += sum(n for _, n in member.store.raw_blocks())
 
     def _held(self):
-        """ids of the nodes an open object of the session stands for."""
-        return {id(obj._node) for obj in self.handles}
+        """The nodes the open objects stand for, by id (references do not hold theirs: h5py
+        cannot follow one to an object deleted since)."""
+        return {id(obj._node): obj._node for obj in self.handles}
 
     def _release_unlinked(self):
         """Free at once the raw data of the unlinked datasets no link or open object reaches
@@ -232,7 +234,7 @@ class Writer:
         keeps it, and so does purehep's, for linking again)."""
         reachable = self._new_nodes(list(self.nodes.values()))
         self.new_nodes_seen = len(reachable)
-        gone = set(self.unlinked) - {id(n) for n in reachable} - self._held()
+        gone = set(self.unlinked) - {id(n) for n in reachable} - set(self._held())
         for key in gone:
             self._free_unstaged(self.created.pop(key))
         self.unlinked, self.unlinked_bytes = {}, 0
@@ -242,14 +244,11 @@ class Writer:
         it leaves out (no link reaches them) and no open object holds lose their raw data;
         the others are written, the file's from now on."""
         self.new_nodes_seen = len(new)
-        staged, held = {id(n) for n in new}, None
+        staged = {id(n) for n in new}
         for key in list(self.created):
-            if key in staged:
-                del self.created[key]
-                continue
-            held = self._held() if held is None else held
-            if key not in held:
-                self._free_unstaged(self.created.pop(key))
+            node = self.created.pop(key)
+            if key not in staged:
+                self._free_unstaged(node)
         self.unlinked, self.unlinked_bytes = {}, 0
 
     def _free_unstaged(self, node):
@@ -366,10 +365,11 @@ class Writer:
             if getattr(st, "flush_before_emit", False):
                 st.flush_dirty()
         # new objects: reachable from loaded groups through links to nodes without an address
-        new = self._new_nodes(loaded)
+        held = {} if self.ending else self._held()
+        new = self._new_nodes(loaded, held)
         self._drop_unreached(new)
         refdelta = self._refcount_changes(loaded, new)
-        self._anonymous_handles(refdelta)
+        self._anonymous_handles(refdelta, held)
         dummy, real = Resolver(em, False), Resolver(em, True)
         plans = [em.plan(n) for n in new]
         em.plans = {id(p.node): p for p in plans}
@@ -387,7 +387,7 @@ class Writer:
             meta.owner = None
         for p in plans:
             meta.put(p.address, em.encode_header(p, em.messages(p, real)))
-        deleted = self._deletions(refdelta)
+        deleted = self._deletions(refdelta, held)
         for node in list(self.nodes.values()):
             if id(node) in deleted:
                 self._free_object(node)
@@ -466,9 +466,25 @@ class Writer:
         self.ctx.cache.clear()
         self.ctx.source = self.sink.source()
 
-    def _new_nodes(self, loaded):
+    def _new_nodes(self, loaded, held=None):
         """The nodes to emit as new objects: those without an address reachable through hard
-        links from loaded groups or from the session's anonymous objects."""
+        links from loaded groups or from the session's anonymous objects. With ``held`` (the
+        nodes of open objects, :meth:`_held`), first: a new object open and reachable from
+        none of these is kept as an anonymous object (:meth:`_anonymous_handles`), as an
+        open object unlinked stays in libhdf5's file; one made anonymous and no longer open
+        goes unless linked."""
+        if held is not None:
+            for key in [k for k in self.open_only if k not in held and k not in self.addresses]:
+                self.open_only.discard(key)
+                del self.anonymous[key]
+            new = self._new_nodes(loaded)
+            seen = {id(n) for n in new}
+            kept = {k: n for k, n in held.items() if k not in seen and k not in self.addresses
+                    and not isinstance(n, Existing)}
+            if not kept:
+                return new
+            self.anonymous.update(kept)
+            self.open_only.update(kept)
         out, seen = [], set()
         stack = []
         for node in loaded:
@@ -533,18 +549,22 @@ class Writer:
         self.anonymous[id(node)] = node
         self.touch()
 
-    def _anonymous_handles(self, refdelta):
+    def _anonymous_handles(self, refdelta, held):
         """Count the session's hold on its anonymous objects in ``refdelta``. An anonymous
         object is written (staged) with a reference count of 1, its handle, where libhdf5
         counts 0 (spec IV.A.1 and IV.A.2.w: a version 2 header without a reference count
         message counts 1); the handle goes when the object gains a reference (a hard link,
         or a use as a committed datatype), so that it then counts its references as any
-        object; at close it goes too, so that an object left unlinked is deleted (the
-        committed file does not keep it, where libhdf5 leaves it there with a count of 0)."""
+        object; at close it goes too, and before for an object only kept while open
+        (``open_only``: unlinked since, :meth:`_new_nodes`, :meth:`_deletions`) once no open
+        object (of ``held``) stands for it, so that an object left unlinked is deleted (the committed file does not
+        keep it, where libhdf5 leaves it there with a count of 0)."""
         for key, node in list(self.anonymous.items()):
             staged = key in self.addresses
-            if refdelta.get(key, 0) > 0 or self.ending:
+            if refdelta.get(key, 0) > 0 or self.ending or (key in self.open_only and
+                                                          key not in held):
                 del self.anonymous[key]
+                self.open_only.discard(key)
                 if staged:
                     refdelta[key] = refdelta.get(key, 0) - 1
             elif not staged:
@@ -566,9 +586,10 @@ class Writer:
             return 1
         return int.from_bytes(bytes(rc.data[1:5]), "little")
 
-    def _deletions(self, refdelta):
+    def _deletions(self, refdelta, held):
         """Objects whose last hard link goes in this commit (id -> node), their members with
-        them (libhdf5 frees such objects; their space joins the free list)."""
+        them (libhdf5 frees such objects; their space joins the free list). One still open
+        (in ``held``) stays, as an anonymous object, until it is closed (libhdf5's too)."""
         deleted = {}
         queue = [k for k, v in refdelta.items() if v < 0]
         by_id = {id(n): n for n in self.nodes.values()}
@@ -578,6 +599,11 @@ class Writer:
             if node is None or k in deleted or node is self.root:
                 continue
             if self._refcount(node) + refdelta.get(k, 0) > 0:
+                continue
+            if k in held:
+                self.anonymous[k] = node
+                self.open_only.add(k)
+                refdelta[k] = refdelta.get(k, 0) + 1
                 continue
             deleted[k] = node
             gone = model.named_types(node)     # the committed types it uses lose a use
@@ -731,8 +757,8 @@ class Writer:
         try:
             if self.anonymous:       # staged first: deleting them frees all their space
                 self.stage()
-                self.ending = True
-                self.dirty = self.dirty or bool(self.anonymous)
+            self.ending = True        # (and open objects hold nothing now)
+            self.dirty = self.dirty or bool(self.anonymous)
             self.flush(durable=True)
             self._trim_end()
         finally:
