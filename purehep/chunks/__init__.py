@@ -241,10 +241,11 @@ class ChunkedStorage:
         from .read import read_selection
         return read_selection(self, coords)
 
-    def read_box(self, starts, stops):
-        """The elements of the box [starts, stops) (file dtype), or None when it touches more
-        than ``SMALL_BOX_CHUNKS`` chunks (``read`` is the path for those)."""
-        return self.box_reader()(starts, stops)
+    def read_box(self, starts, stops, shape=None):
+        """The elements of the box [starts, stops) (file dtype; as an array of ``shape``
+        when given), or None when it touches more than ``SMALL_BOX_CHUNKS`` chunks
+        (``read`` is the path for those)."""
+        return self.box_reader()(starts, stops, shape)
 
     def box_reader(self):
         """``read_box`` specialised for this storage (see ``read.box_reader``), made once."""
