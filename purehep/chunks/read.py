@@ -437,7 +437,9 @@ def box_reader(st):
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
     fetch_ahead = source.prefetch if source.prefetch_batch else None
     itemsize = dtype.itemsize
-    record_at, read_small = st.record_at, source.read_small
+    # (the lookup itself unless the index is decoded already: the same records)
+    record_at = st.finder() if st._table is None else st.record_at
+    read_small = source.read_small
     one, c0 = len(cs) == 1, cs[0]
     strides = [math.prod(cs[d + 1:]) for d in range(len(cs))]   # elements per step in a chunk
 
@@ -445,7 +447,7 @@ def box_reader(st):
         """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
         unallocated."""
         nonlocal last
-        rec = st.record_at(pos)
+        rec = record_at(pos)
         if rec is None:
             return None
         addr, size, mask = rec
