@@ -118,19 +118,23 @@ class ChunkedStorage:
         index when there is one; else the index module's ``lookup`` reads only the nodes or
         pages on the way to it (and keeps them)."""
         if self._table is None:
-            find = self.__dict__.get("_find")
-            if find is None:
-                with self._index_lock:
-                    find = self.__dict__.get("_find")
-                    if find is None:
-                        find = self._find = self._index_call("lookup") or \
-                            (lambda scaled: None)
-            return find(scaled)
+            return self.finder()(scaled)
         row = self.row_at(scaled, self.grid)
         if row < 0:
             return None
         t = self._table
         return int(t.addresses[row]), int(t.sizes[row]), int(t.masks[row])
+
+    def finder(self):
+        """``record_at`` by the index module's ``lookup`` alone (made on first use, kept),
+        decoded index or not: what the small reads call, one call less a chunk."""
+        find = self.__dict__.get("_find")
+        if find is None:
+            with self._index_lock:
+                find = self.__dict__.get("_find")
+                if find is None:
+                    find = self._find = self._index_call("lookup") or (lambda scaled: None)
+        return find
 
     def chunk_info(self):
         """dict of numpy arrays: offsets (n, rank) in elements, addresses, sizes, filter_masks."""
@@ -241,10 +245,11 @@ class ChunkedStorage:
         from .read import read_selection
         return read_selection(self, coords)
 
-    def read_box(self, starts, stops):
-        """The elements of the box [starts, stops) (file dtype), or None when it touches more
-        than ``SMALL_BOX_CHUNKS`` chunks (``read`` is the path for those)."""
-        return self.box_reader()(starts, stops)
+    def read_box(self, starts, stops, shape=None):
+        """The elements of the box [starts, stops) (file dtype; as an array of ``shape``
+        when given), or None when it touches more than ``SMALL_BOX_CHUNKS`` chunks
+        (``read`` is the path for those)."""
+        return self.box_reader()(starts, stops, shape)
 
     def box_reader(self):
         """``read_box`` specialised for this storage (see ``read.box_reader``), made once."""

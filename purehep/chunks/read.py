@@ -437,6 +437,9 @@ def box_reader(st):
     last = (-1, None)             # the chunk read last: row-by-row reads stay in one chunk
     fetch_ahead = source.prefetch if source.prefetch_batch else None
     itemsize = dtype.itemsize
+    # (the lookup itself unless the index is decoded already: the same records)
+    record_at = st.finder() if st._table is None else st.record_at
+    read_small = source.read_small
     one, c0 = len(cs) == 1, cs[0]
     strides = [math.prod(cs[d + 1:]) for d in range(len(cs))]   # elements per step in a chunk
 
@@ -444,7 +447,7 @@ def box_reader(st):
         """The chunk at grid position ``pos`` (file dtype, chunk shape), or None:
         unallocated."""
         nonlocal last
-        rec = st.record_at(pos)
+        rec = record_at(pos)
         if rec is None:
             return None
         addr, size, mask = rec
@@ -467,22 +470,26 @@ def box_reader(st):
 
     def run_of(pos, first, n, out_shape):
         """The ``n`` elements from element ``first`` of the unfiltered chunk at ``pos`` (read
-        alone) as an array of ``out_shape``; False when its address lies outside the file."""
-        rec = st.record_at(pos)
+        alone) as an array of ``out_shape`` (a list); False when its address lies outside the
+        file."""
+        rec = record_at(pos)
         if rec is None:
             return np.full(out_shape, st.fill, dtype)
         at = base + rec[0]
         if not (0 <= at and at + cn <= source.size):
             return False
-        raw = source.read_small(at + first * itemsize, n * itemsize, "raw data chunk")
-        return np.frombuffer(raw, dtype).reshape(out_shape).copy()
+        got = np.frombuffer(read_small(at + first * itemsize, n * itemsize, "raw data chunk"),
+                            dtype).copy()
+        return got if len(out_shape) == 1 else got.reshape(out_shape)
 
-    def read(starts, stops):
+    def read(starts, stops, shape=None):
+        """The box [starts, stops) as an array of ``shape`` (a list of as many elements;
+        by default the box's own shape), or None (more than SMALL_BOX_CHUNKS chunks)."""
         if one and local:        # the commonest small read: ds[a:b] inside one chunk
             s, e = starts[0], stops[0]
             p = s // c0
             if (e - 1) // c0 == p:
-                got = run_of((p,), s - p * c0, e - s, e - s)
+                got = run_of((p,), s - p * c0, e - s, [e - s] if shape is None else shape)
                 if got is not False:
                     return got
         pos, ext = [], []
@@ -493,7 +500,7 @@ def box_reader(st):
         for s, e, c, stride in zip(starts, stops, cs, strides):
             p = s // c
             if (e - 1) // c != p:
-                return read_several(starts, stops)
+                return read_several(starts, stops, shape)
             pos.append(p)
             k = e - s
             ext.append(k)
@@ -504,16 +511,18 @@ def box_reader(st):
             else:
                 several = k > 1
         if run:
-            got = run_of(pos, first, n, ext)
+            got = run_of(pos, first, n, ext if shape is None else shape)
             if got is not False:
                 return got
         chunk = chunk_at(pos)
         if chunk is None:
-            return np.full(ext, st.fill, dtype)
-        return chunk[tuple([slice(s - p * c, e - p * c) for s, e, c, p in
-                            zip(starts, stops, cs, pos)])].copy()
+            got = np.full(ext, st.fill, dtype)
+        else:
+            got = chunk[tuple([slice(s - p * c, e - p * c) for s, e, c, p in
+                               zip(starts, stops, cs, pos)])].copy()
+        return got if shape is None else got.reshape(shape)
 
-    def read_several(starts, stops):
+    def read_several(starts, stops, shape):
         if st.chunks_touched(starts, stops) > SMALL_BOX_CHUNKS:
             return None
         out = np.empty([e - s for s, e in zip(starts, stops)], dtype)
@@ -528,7 +537,7 @@ def box_reader(st):
                 pos, src, dst = zip(*parts)
                 chunk = chunk_at(pos)
                 out[dst] = st.fill if chunk is None else chunk[src]
-        return out
+        return out if shape is None else out.reshape(shape)
 
     def fetched_ahead(positions):
         """The source's prefetch of the chunks at ``positions`` (a no-op for local files)."""

@@ -18,8 +18,8 @@ from . import ChunkedStorage
 
 
 def fast_box(args, shape, read_box):
-    """``read_box(starts, stops)`` reshaped for basic indexing ``args`` (ints and step-1
-    slices, h5py's rules), or None when ``args`` needs the general path (steps, fancy or
+    """``read_box(starts, stops, shape of the result)`` for basic indexing ``args`` (ints
+    and step-1 slices, h5py's rules), or None when ``args`` needs the general path (steps, fancy or
     boolean indices, ellipsis, out-of-range or empty selections) or ``read_box`` declines."""
     if type(args) is slice and len(shape) == 1 and args.step is None:  # ds[a:b], the commonest
         lo, hi, _ = args.indices(shape[0])
@@ -54,10 +54,9 @@ def fast_box(args, shape, read_box):
         starts.append(0)
         stops.append(n)
         out.append(n)
-    raw = read_box(starts, stops)
+    raw = read_box(starts, stops, out)
     if raw is None:
         return None
-    raw = raw.reshape(out)
     return raw[()] if not out else raw
 
 
@@ -176,11 +175,13 @@ class ContiguousStorage:
             return out            # an array of its own (fancy indexing), or the rows read
         return np.array(out)
 
-    def read_box(self, starts, stops):
-        """A copy of the box [starts, stops): only its rows of dimension 0 are read."""
+    def read_box(self, starts, stops, shape=None):
+        """A copy of the box [starts, stops) (as an array of ``shape`` when given): only its
+        rows of dimension 0 are read."""
         rows = self._rows(starts[0], stops[0])
         box = rows[(slice(None),) + tuple(slice(a, b) for a, b in zip(starts[1:], stops[1:]))]
-        return rows if box.shape == rows.shape else np.array(box)
+        box = rows if box.shape == rows.shape else np.array(box)
+        return box if shape is None else box.reshape(shape)
 
 
 class ExternalStorage:

@@ -437,16 +437,20 @@ class BTree2:
         if nrec > max_nrec:
             raise FormatError(f"{nrec} records exceed the {max_nrec} that fit a node",
                               structure, ctx.absolute(addr))
-        buf = ctx.read_small(addr, 10 + nrec * self.record_size + (nrec + 1) * ptr, structure)
+        base = ctx.base_address + addr    # (defined: callers read no root of an empty tree,
+        # and a child pointer to the undefined address fails as it decodes)
+        buf = ctx.source.read_small(base, 10 + nrec * self.record_size + (nrec + 1) * ptr,
+                                    structure)
         if bytes(buf[:6]) not in prefixes:
             self.check_prefix(buf, addr, level)
-        checksum.verify(ctx, buf, structure, ctx.absolute(addr))
+        if ctx.verify_checksums and not checksum.intact(buf):
+            checksum.verify(ctx, buf, structure, base)
         return self.node_parts(buf, addr, nrec, level)
 
     def node_parts(self, buf, addr, nrec, level):
         """``_read_node``'s result for the checked bytes ``buf`` of the node at ``addr``."""
         end = 6 + nrec * self.record_size
-        base = self.ctx.absolute(addr)
+        base = self.ctx.base_address + addr
         children = _Children(self, buf, end, base, level, nrec + 1) if level else ()
         return memoryview(buf)[6:end], children, base
 

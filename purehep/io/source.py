@@ -195,6 +195,19 @@ class FileSource(ByteSource):
         self.readinto(offset, buf)
         return memoryview(buf)
 
+    def read_small(self, offset, n, structure="data"):
+        """``read`` in one call for the small scattered reads of lookups (an index node or
+        page, a few elements of a chunk: one a read, where three calls cost as much as the
+        system call)."""
+        if offset < 0 or n < 0 or offset + n > self.size:
+            return self.read(offset, n, structure)     # (raises)
+        if n > _PREAD_SLICE or self._seek_lock is not None:
+            return self._read(offset, n)
+        data = os.pread(self._fd, n, offset)
+        if len(data) != n:
+            raise _ended(offset + len(data), structure)
+        return data
+
     def readinto(self, offset, out, structure="data"):
         """Copy into ``out`` in slices of at most 64 MiB (each system call stays bounded)."""
         view = _byte_view(out)
