@@ -369,6 +369,12 @@ SCALEOFFSET_CHUNKS = {
     "lossy_i2": dict(data=np.array([3, 60, -20, 77, 5, 5], "<i2"), fillvalue=5,
                      scaleoffset=2),
     "lossy_u8": dict(data=np.array([3, 900, 20, 77, 5], ">u8"), scaleoffset=3),
+    # bits asked for = the type's width: the chunk stored unprocessed, without a header
+    "full_width_i1": dict(data=np.array([-114, 3, 9], "i1"), scaleoffset=8),
+    "full_width_be_i2": dict(data=np.array([-114, 3, 9], ">i2"), scaleoffset=16, fillvalue=3),
+    # more bits than the type has: the (optional) filter fails, the chunk is stored
+    # unfiltered with its mask bit set
+    "too_wide_u1": dict(data=np.array([1, 3, 9], "u1"), scaleoffset=9),
 }
 
 
