@@ -640,6 +640,13 @@ def test_writes_match_h5py(tmp_path, seed):
     Fuzz(seed, str(tmp_path)).run(steps=40)
 
 
+def test_deleted_copy_releases_its_space_once(tmp_path):
+    """Seed 2057: a dataset copied in the session, its data rewritten (the old block
+    released) and the copy deleted released that block a second time, when it already held
+    another dataset's data (a fixed array's data block was then written over it)."""
+    Fuzz(2057, str(tmp_path)).run(steps=50)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(1000, 1200))
 def test_writes_match_h5py_long(tmp_path, seed):
