@@ -1,35 +1,35 @@
 """A differential fuzz of dataset and attribute writes: one random sequence of operations
 (create_dataset with every layout, dtype and filter h5py has, partial writes, resize,
-attributes created, modified and deleted, dense attribute storage, delete, copy, move, hard
-and soft links, datasets of no dataspace, compound fields read and written, reads converted
-by astype, flush and reopen) applied to one file through h5py and to another through purehep;
-both calls must succeed or both fail, reads inside the session must agree, and both files,
-read back by h5py, must hold the same objects, settings and values; ``purehep check`` finds
-nothing wrong in purehep's.
+attributes created, modified and deleted, dense attribute storage, delete, copy, move, hard and
+soft links, datasets of no dataspace, compound fields read and written, reads converted by
+astype, flush and reopen) applied to one file through h5py and to another through purehep; both
+calls must succeed or both fail, reads inside the session must agree, and both files, read back
+by h5py, must hold the same objects, settings and values; ``purehep check`` finds nothing wrong
+in purehep's.
 
 Left out because h5py or libhdf5 2.0 misbehave (found by this fuzz, not purehep's): resizing
-and copying datasets of references (libhdf5 then writes over other objects' data or fails
-the copy); writes of variable-length sequences and their attributes (h5py's object-array
-handling refuses or reshapes them); scalar broadcasts into fancy selections and fancy
-selections of no elements (h5py refuses them); writes of a compound field that is itself a
-compound (h5py: "Size must be positive"); writes of compound fields to every element of a
-contiguous dataset (libhdf5 skips filling the space it allocates for a write of every
-element, and the other fields keep the stale bytes of reused space: seed 2314); contiguous datasets without fill value whose
-space libhdf5 reused (their unwritten part reads stale bytes: the fuzz asks
-fill_time='alloc'); resizing a chunked dataset to no elements (after that, libhdf5 2.0
-wrote over other objects' data or global heaps, or read stale chunks back: h5py read its own
-file back damaged; datasets made with no elements still grow). Lossy integer scale-offset
-(values wider than the bits asked for): each pass through the filter quantizes a chunk
-against its minimum again, and libhdf5's values then depend on when its chunk cache evicts
-(a resize that changes the chunk grid filters and reads back the cached chunks), which
-purehep does not imitate (it may also pass a chunk through the filter fewer times, where
-libhdf5 passes it each time the dataset is closed); floats in fewer decimals than their own
-alike (seed 2096). The fuzz asks for bits and decimals its values fit in (test_filters
-compares lossy chunks written once), and compares floats stored by scale-offset rounded to
-their decimals: each pass moves them by some units in the last place. Python's garbage
-collection runs before each operation: h5py's objects kept by the tracebacks of failed calls
-are closed at once (seeds 1012-1016 in one process: libhdf5's copy of a dataset then held
-zeros where the data written was, purehep's the data, depending on when the collector ran)."""
+and copying datasets of references (libhdf5 then writes over other objects' data or fails the
+copy); writes of variable-length sequences and their attributes (h5py's object-array handling
+refuses or reshapes them); scalar broadcasts into fancy selections and fancy selections of no
+elements (h5py refuses them); writes of a compound field that is itself a compound (h5py: "Size
+must be positive"); writes of compound fields to every element of a contiguous dataset (libhdf5
+skips filling the space it allocates for a write of every element, and the other fields keep
+the stale bytes of reused space: seed 2314); contiguous datasets without fill value whose space
+libhdf5 reused (their unwritten part reads stale bytes: the fuzz asks fill_time='alloc');
+resizing a chunked dataset to no elements (after that, libhdf5 2.0 wrote over other objects'
+data or global heaps, or read stale chunks back: h5py read its own file back damaged; datasets
+made with no elements still grow). Lossy integer scale-offset (values wider than the bits asked
+for): each pass through the filter quantizes a chunk against its minimum again, and libhdf5's
+values then depend on when its chunk cache evicts (a resize that changes the chunk grid filters
+and reads back the cached chunks), which purehep does not imitate (it may also pass a chunk
+through the filter fewer times, where libhdf5 passes it each time the dataset is closed);
+floats in fewer decimals than their own alike (seed 2096). The fuzz asks for bits and decimals
+its values fit in (test_filters compares lossy chunks written once), and compares floats stored
+by scale-offset rounded to their decimals: each pass moves them by some units in the last
+place. Python's garbage collection runs before each operation: h5py's objects kept by the
+tracebacks of failed calls are closed at once (seeds 1012-1016 in one process: libhdf5's copy
+of a dataset then held zeros where the data written was, purehep's the data, depending on when
+the collector ran)."""
 import gc
 import os
 import random
