@@ -365,6 +365,16 @@ SCALEOFFSET_CHUNKS = {
     "fill_f8": dict(data=np.array([1.5, 2.25, -9, 3.0], "f8"), fillvalue=-9.0),
     "fill_be_f4": dict(data=np.array([1.5, 2.5], ">f4"), fillvalue=2.5),
     "random_f4": dict(data=np.random.default_rng(2).random(64).astype("f4")),
+    # integers wider than the bits asked for: lossy, as libhdf5 quantizes them
+    "lossy_i2": dict(data=np.array([3, 60, -20, 77, 5, 5], "<i2"), fillvalue=5,
+                     scaleoffset=2),
+    "lossy_u8": dict(data=np.array([3, 900, 20, 77, 5], ">u8"), scaleoffset=3),
+    # bits asked for = the type's width: the chunk stored unprocessed, without a header
+    "full_width_i1": dict(data=np.array([-114, 3, 9], "i1"), scaleoffset=8),
+    "full_width_be_i2": dict(data=np.array([-114, 3, 9], ">i2"), scaleoffset=16, fillvalue=3),
+    # more bits than the type has: the (optional) filter fails, the chunk is stored
+    # unfiltered with its mask bit set
+    "too_wide_u1": dict(data=np.array([1, 3, 9], "u1"), scaleoffset=9),
 }
 
 
@@ -373,8 +383,8 @@ def test_scaleoffset_chunks_as_libhdf5(tmp_path, name):
     """Scale-offset chunks byte for byte as libhdf5 writes them: the fill value (passed in
     native order) left out of the minimum and maximum and coded all-ones, minval
     sign-extended, the packed part n * minbits // 8 + 1 bytes."""
-    kw = SCALEOFFSET_CHUNKS[name]
-    so = 2 if kw["data"].dtype.kind == "f" else 0
+    kw = dict(SCALEOFFSET_CHUNKS[name])
+    so = kw.pop("scaleoffset", 2 if kw["data"].dtype.kind == "f" else 0)
     paths = {lib: str(tmp_path / f"{lib.__name__}.h5") for lib in (purehep, h5py)}
     for lib, path in paths.items():
         with lib.File(path, "w") as f:

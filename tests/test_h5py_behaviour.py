@@ -332,6 +332,31 @@ def _view_files(lib, fh, shape):
 
 
 @behaviour
+def astype_reads_convert_as_libhdf5(lib, tmp):
+    """dset.astype(t) reads convert by libhdf5's rules, not numpy's: out-of-range integers
+    and floats saturate (but not between one size's opposite byte orders), native float16
+    to a wider unsigned type wraps negative values (libhdf5 2.0's C cast); without a
+    conversion path (to complex, floats to bool) the read raises OSError."""
+    sources = {"i1": [-100, 5, 127], "<i4": [-70, 300, 70000], ">i4": [-70, 300, 70000],
+               "<u8": [0, 300, 2**40], "<f4": [-1.5, 2.7, 1e6], ">f8": [-1e20, 2.5, 300.7],
+               "<f2": [-3.5, -0.5, 300], ">f2": [-3.5, -0.5, 300], "?": [True, False, True],
+               ">u2": [1, 400, 65000]}
+    out = []
+    with _file(lib, tmp) as fh:
+        for k, v in sources.items():
+            d = fh.create_dataset(k, data=np.array(v, k))
+            for t in ["<f8", "<i8", "i1", "<u2", ">f4", "u1", ">i4", "<u4", "<u8", "?",
+                      "<c16"]:
+                try:
+                    r = d.astype(t)
+                    out.append((r[()].dtype.str, r[()].tolist(), r[1:].tolist(),
+                                type(r[0]).__name__))
+                except OSError as e:
+                    out.append(type(e).__name__)
+    return out
+
+
+@behaviour
 def view_properties(lib, tmp):
     with _file(lib, tmp) as fh:
         return [(v.dtype.str, v.dtype.names, v.ndim, v.shape, v.size, len(v))

@@ -126,6 +126,10 @@ def encode(data, client_data, element_size, chunk_nbytes):
     cd = [int(v) for v in client_data]
     scale_type, factor, nelmts, cls, size, sign, order = cd[:7]
     factor = factor - (1 << 32) if factor >= 1 << 31 else factor
+    if cls == 0 and factor == size * 8:
+        return bytes(data)      # as the library: bits asked for = full width, unprocessed
+    if cls == 0 and factor > size * 8:
+        return None             # the library fails: the (optional) filter is skipped
     raw = np.frombuffer(bytes(data), np.uint8)
     order_c = ">" if order == 1 else "<"
     if cls == 0:
@@ -136,7 +140,7 @@ def encode(data, client_data, element_size, chunk_nbytes):
         kept = [x for x, f in zip(vals, is_fill) if not f] or [0]
         lo, hi = min(kept), max(kept)
         span = hi - lo + (fill is not None)
-        minbits = span.bit_length() if factor == 0 else min(factor, 8 * size)
+        minbits = span.bit_length() if factor == 0 else factor
         if minbits >= 8 * size:
             return _header(8 * size, bytes(8)) + \
                 raw.view(dt).astype(dt.newbyteorder("<")).tobytes()

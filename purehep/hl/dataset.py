@@ -607,7 +607,11 @@ class _AsType(_Wrapper):
         data = np.asarray(data)
         if self._dtype.kind == "T" and data.dtype == object:   # variable-length strings
             data = _decoded(data)
-        out = data.astype(self._dtype)
+        if data.dtype.kind in "OT" or self._dtype.kind in "OT":
+            out = data.astype(self._dtype)
+        else:       # as libhdf5 converts the read: out-of-range integers saturate, ...
+            from ..write.values import cast
+            out = cast(data, self._dtype)
         return out[()] if scalar else out     # a scalar stays a scalar
 
 

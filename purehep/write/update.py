@@ -335,7 +335,7 @@ def _update_dataset(w, em, node, R, replace_types, extra):
     if isinstance(st, ChunkStore):
         em.meta.owner = (id(node), "index")
         if (id(node), "index") not in w.owned and old is not None:
-            w.owned[(id(node), "index")] = index_blocks(w, node, old)
+            w.owned[(id(node), "index")] = _disowned(w, node, index_blocks(w, node, old))
         _release_replaced_chunks(w, node, st)
         em._chunk_index(p)
         em.meta.owner = None
@@ -345,7 +345,7 @@ def _update_dataset(w, em, node, R, replace_types, extra):
     elif st is not None:
         em.meta.owner = (id(node), "data")
         if old is not None and (id(node), "data") not in w.owned:
-            w.owned[(id(node), "data")] = _data_blocks(w, node, old)
+            w.owned[(id(node), "data")] = _disowned(w, node, _data_blocks(w, node, old))
         em._dataset_side(p, R)
         if node.layout == "chunked":
             em._chunk_index(p)
@@ -456,6 +456,18 @@ def _release_replaced_chunks(w, node, st):
     for a, _, _, slot in snap.values():
         if a not in live:
             w.alloc.release(a, slot)
+
+
+def _disowned(w, node, blocks):
+    """``blocks`` (a dataset's data or chunk index, released when this stage replaces
+    them) are no longer among the side structures the dataset was emitted with this
+    session: deleting the dataset later would release them a second time, when they may
+    have been given to another object (fuzz seed 2057)."""
+    side = w.owned.get((id(node), "side"))
+    if side:
+        gone = {a for a, n in blocks}
+        w.owned[(id(node), "side")] = [b for b in side if b[0] not in gone]
+    return blocks
 
 
 def _data_blocks(w, node, lay):

@@ -162,10 +162,17 @@ def cast(arr, dt):
         info = np.iinfo(dt)
         top, bottom = (info.max, info.min) if src == "int" else \
             (float(info.max), float(info.min))
-        out[arr >= top] = info.max
-        out[arr <= bottom] = info.min
+        with np.errstate(over="ignore"):    # (the bounds in a float16: inf)
+            out[arr >= top] = info.max
+            out[arr <= bottom] = info.min
         if src == "float" and dt.kind == "u" and dt.itemsize == 4:
             out[np.isnan(arr)] = 0   # C's cast through a 64-bit integer (numpy's: 2**31)
+        if arr.dtype.itemsize == 2 and src == "float" and dt.kind == "u" and \
+                dt.itemsize > 1 and arr.dtype.isnative and dt.isnative:
+            # libhdf5 2.0's hard conversion of native _Float16 to a wider unsigned type is
+            # C's cast (through a 64-bit integer): negative values wrap, not saturate
+            neg = arr < 0
+            out[neg] = np.trunc(arr[neg]).astype(np.int64).astype(dt)
     return out
 
 
