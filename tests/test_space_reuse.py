@@ -182,3 +182,23 @@ def test_an_unlinked_dataset_goes_when_its_handle_does(tmp_path):
             f.flush()
     assert _h5py_objects(path) == {"x": (np.arange(N, dtype="f8") + 6).tolist()}
     assert os.path.getsize(path) < 3.5 * N * 8
+
+
+def test_a_reference_to_a_deleted_object_is_written_null(tmp_path):
+    """A reference kept to an object deleted since (no handle open) is written as a null
+    reference; the flush succeeds and keeps the rest (h5py writes the freed address, which a
+    later object may take)."""
+    path = tmp_path / "p.h5"
+    with purehep.File(path, "w") as f:
+        f["keep"] = np.arange(5)
+        x = f.create_dataset("x", data=np.arange(30).reshape(5, 6))
+        refs = (x.ref, x.regionref[1:3, 2])
+        del x
+        del f["x"]
+        f.attrs["r"] = refs[0]
+        f.create_dataset("rr", (1,), dtype=purehep.regionref_dtype)[0] = refs[1]
+        f["other"] = np.ones(3)
+    with h5py.File(path) as f:
+        assert sorted(f) == ["keep", "other", "rr"]
+        assert not f.attrs["r"] and not f["rr"][0]
+        assert f["keep"][...].tolist() == list(range(5))

@@ -45,7 +45,9 @@ class RegionMaker:
 
 
 def _node_address(ref):
-    return ref._file._writer.address_of(ref._node)
+    """The address of the object, once staged; 0 when it was deleted since (written as a
+    null reference, purehep.write.emit)."""
+    return ref._file._writer.address_of(ref._node) or 0
 
 
 

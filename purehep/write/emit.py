@@ -135,6 +135,8 @@ class Resolver:
             return b""
         from ..format import selection
         addr = self.em.address_of_ref(ref)
+        if not addr:
+            return None
         return self.em.ctx.pack_address(addr) + selection.encode(ref.selection)
 
 
@@ -168,9 +170,9 @@ class Emitter:
         if node is None:
             return ref.address or 0
         addr = self.addresses.get(id(node))
-        if addr is None:
-            raise ValueError("reference to an object that is no longer linked in the file")
-        return addr
+        # an object deleted since: a null reference (libhdf5 writes the freed address, which
+        # a later object may take; a reference read back then leads to it)
+        return 0 if addr is None else addr
 
     # --- plan -------------------------------------------------------------------------------
     def plan(self, node):

@@ -9,7 +9,8 @@ the selection; bools their int8 enum value. A compound whose members change size
 
 ``to_file(values, dt, resolver)`` converts; ``resolver`` places variable-length data
 (``resolver.heap(bytes) -> (collection address, index)``) and resolves references
-(``resolver.address(ref) -> int``, ``resolver.region(ref) -> bytes`` of the heap object).
+(``resolver.address(ref) -> int``, ``resolver.region(ref) -> bytes`` of the heap object, or None
+for a reference to an object deleted since: a null reference).
 """
 import numpy as np
 
@@ -234,8 +235,9 @@ def _convert(arr, dt, resolver, so):
         region = sdt.names is not None
         for i in range(flat.size):
             ref = flat[i]
-            if region:
-                oflat[i] = resolver.heap(resolver.region(ref)) if ref else (0, 0)
+            if region:            # (None: to an object deleted since, a null reference)
+                data = resolver.region(ref) if ref else None
+                oflat[i] = resolver.heap(data) if data is not None else (0, 0)
             else:
                 oflat[i] = resolver.address(ref) if ref else 0
         return out
