@@ -25,10 +25,39 @@ import struct
 import numpy as np
 
 from ..format import checksum
+from ..format.superblock import superblock_size
 
 SIGNATURE = b"PUREHEP-FREE-V1\x00"
 HEAD = struct.Struct("<16sQQ")
 MAX_BLOCKS = 1 << 16          # the biggest blocks are kept when there are more (1 MiB at most)
+RECORDED = 4096               # recorded at close when at least this much is free
+
+
+def kept(writer, paged):
+    """Whether free space is recorded at close and taken at open: in a file of the file
+    system, not paged, that does not persist free space itself."""
+    space = writer.space
+    return writer.sink.path is not None and not paged and not (space is not None and
+                                                                space.persist)
+
+
+def recorded(writer, sb, paged):
+    """At open: the free blocks the last session recorded past the end of the file of
+    ``writer`` (superblock ``sb``), cut off; None when there are none to take."""
+    if not kept(writer, paged):
+        return None
+    protected = [(0, superblock_size(sb.version, writer.ctx)), (sb.root_address, 1)]
+    if sb.extension_address is not None:
+        protected.append((sb.extension_address, 1))
+    return take(writer.sink, writer.absolute(sb.eof_address), sb.eof_address, protected)
+
+
+def record(writer):
+    """At close, after the last commit: ``writer``'s free blocks, for the next session."""
+    free, eoa = writer.alloc.free, writer.alloc.eoa
+    if eoa == writer.eoa_on_disk and kept(writer, writer.alloc.page) and \
+            sum(n for _, n in free) >= RECORDED:
+        writer.sink.write(writer.absolute(eoa), encode(eoa, free))
 
 
 def encode(eoa, blocks):

@@ -66,7 +66,6 @@ from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EX
                      GROUP_LEAF_K, GROUP_INTERNAL_K)
 
 ZERO_BLOCK = 1 << 20          # reused raw-data space is zeroed in writes of this size at most
-RECORDED_FREE = 4096          # free space recorded at close for the next session: this much
 
 def _remove(path):
     try:
@@ -128,7 +127,7 @@ class Writer:
         self.space, self.space_at = file_space_info(ctx, sb.extension_address)
         paged = self.space is not None and self.space.version >= 1 and \
             self.space.strategy == PAGE_STRATEGY
-        recorded = None if new else self._recorded_free(sb, paged)
+        recorded = None if new else free_record.recorded(self, sb, paged)
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment,
                                (self.space.page_size or 0) if paged else 0, meta_block,
                                self.base)
@@ -754,28 +753,6 @@ class Writer:
         raw[field - start:field - start + len(value)] = value
         self.sink.write(start, bytes(raw) + struct.pack("<I", checksum.lookup3(bytes(raw))))
 
-    # -- free space across sessions (purehep.write.free_record) --------------------------------
-    def _records_free(self, paged):
-        """Whether free space is recorded at close and taken at open: in a file of the
-        file system, not paged, that does not persist free space itself."""
-        return self.sink.path is not None and not paged and \
-            not (self.space is not None and self.space.persist)
-
-    def _recorded_free(self, sb, paged):
-        """The free blocks the last session recorded past the end of the file (cut off)."""
-        if not self._records_free(paged):
-            return None
-        protected = [(0, SB.superblock_size(sb.version, self.ctx)), (sb.root_address, 1)] +             ([(sb.extension_address, 1)] if sb.extension_address is not None else [])
-        return free_record.take(self.sink, self.absolute(sb.eof_address), sb.eof_address,
-                                protected)
-
-    def _record_free(self):
-        """At close, after the last commit: the free blocks, for the next session."""
-        free, eoa = self.alloc.free, self.alloc.eoa
-        if eoa == self.eoa_on_disk and self._records_free(self.alloc.page) and \
-                sum(n for _, n in free) >= RECORDED_FREE:
-            self.sink.write(self.absolute(eoa), free_record.encode(eoa, free))
-
     # -- closing -------------------------------------------------------------------------------
     def close(self):
         if self.closed:
@@ -787,7 +764,7 @@ class Writer:
             self.dirty = self.dirty or bool(self.anonymous)
             self.flush(durable=True)
             self._trim_end()
-            self._record_free()
+            free_record.record(self)
         finally:
             self.closed = True
             self.sink.close()
