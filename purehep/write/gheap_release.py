@@ -166,6 +166,7 @@ class DeadObjects:
         self.w = w
         self.dead = {}           # collection address -> set of dead object indexes
         self.staging = {}        # the same, released by the stage under way
+        self.erase = []          # collections freed at the next commit: signatures to erase
 
     def begin(self):
         self.staging = {}
@@ -205,7 +206,24 @@ class DeadObjects:
             if not live or not dead <= live:
                 continue         # an ID of no object: something is off, keep the collection
             if live <= dead:
+                fresh = w.alloc.fresh.get(coll) == size
                 w.alloc.release(coll, size)
+                # its signature erased once it is free (before any of it is taken again),
+                # so that no stale collection is found in free space (purehep check scans
+                # unclaimed bytes for collections); at once for one the last commit did not
+                # have, which no commit on disk refers to
+                if fresh:
+                    w.sink.write(w.absolute(coll), bytes(4))
+                else:
+                    self.erase.append(coll)
                 del self.dead[coll]
                 freed.append(coll)
         return freed
+
+    def erase_freed(self):
+        """After a commit: erase the signatures of the collections it freed (free space now,
+        that nothing has taken yet)."""
+        w = self.w
+        for coll in self.erase:
+            w.sink.write(w.absolute(coll), bytes(4))
+        self.erase = []

@@ -475,6 +475,7 @@ class Writer:
             self.sink.sync()
         self.overlay.clear()
         self.alloc.commit()
+        self.gheap_dead.erase_freed()
         self.staged = False
         self.ctx.cache.clear()
         self.ctx.source = self.sink.source()
