@@ -65,12 +65,15 @@ class GlobalHeaps:
     a collection of this stage, the first with room (a tail changed is then rewritten in
     place, ``patch(order, address, bytes)``; its objects keep their indexes), as libhdf5
     fills its collections with free space before it starts another: a collection made for
-    one large object does not end the filling of the one before it."""
+    one large object does not end the filling of the one before it. ``dead``
+    (purehep.write.gheap_release.DeadObjects) holds the collections with objects released
+    in the session: the tail takes no object once it is one of them (it may be freed)."""
 
-    def __init__(self, ctx, meta, tail=None, patch=None):
+    def __init__(self, ctx, meta, tail=None, patch=None, dead=()):
         self.ctx, self.meta, self.patch = ctx, meta, patch
         self.collections = []        # [address, size, objects, used] of new collections
         self.tail, self.tail_changed = tail, False
+        self.dead = dead
 
     def put(self, data):
         head = 8 + self.ctx.sizeof_lengths
@@ -91,7 +94,8 @@ class GlobalHeaps:
 
     def _open(self):
         """The collections new objects may go to, latest first."""
-        return self.collections[::-1] + ([self.tail] if self.tail is not None else [])
+        tail = self.tail is not None and self.tail[0] not in self.dead
+        return self.collections[::-1] + ([self.tail] if tail else [])
 
     def finish(self):
         for addr, size, objects, _ in self.collections:

@@ -253,6 +253,11 @@ def _rebuild_symbol_table(w, em, node):
 def _update_attrs(w, em, node, R, replace_types, extra):
     ctx = w.ctx
     attrs = sorted(node._attrs.values(), key=lambda a: a.order)
+    # every attribute message is written again: the heap objects of the old ones die, but
+    # those of messages kept as they are (purehep.write.gheap_release)
+    from .gheap_release import attribute_ids
+    w.gheap_dead.release(attribute_ids(w, node, [
+        (a.raw, a.flags) for a in attrs if isinstance(a, ExistingAttr) and a.value is None]))
     bodies = []
     for a in attrs:
         if isinstance(a, ExistingAttr) and a.value is None:
@@ -306,8 +311,12 @@ def _update_attrs(w, em, node, R, replace_types, extra):
 
 def _update_dataset(w, em, node, R, replace_types, extra):
     from .emit import Plan
-    from .storage import ChunkStore, ContiguousStore
+    from .storage import ChunkStore, ContiguousStore, MemoryStore
+    from .gheap_release import dataset_ids
     ctx = w.ctx
+    # values kept in memory are all written again, as new heap objects: those of the values
+    # as staged die (read now, before the dataspace and layout change)
+    old_ids = dataset_ids(w, node) if isinstance(node._store, MemoryStore) else None
     space = node.space_msg
     version = space.version if space is not None else w.policy.dataspace_version
     kind = m_space.SCALAR if node.shape == () else m_space.SIMPLE
@@ -343,6 +352,8 @@ def _update_dataset(w, em, node, R, replace_types, extra):
     elif isinstance(st, ContiguousStore):
         p.side["data_address"] = st.address
     elif st is not None:
+        if isinstance(st, MemoryStore):
+            w.gheap_dead.release(old_ids)
         em.meta.owner = (id(node), "data")
         if old is not None and (id(node), "data") not in w.owned:
             w.owned[(id(node), "data")] = _disowned(w, node, _data_blocks(w, node, old))

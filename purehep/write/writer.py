@@ -59,6 +59,7 @@ from . import model
 from . import policy as P
 from . import free_record, update
 from .allocator import Allocator, BlockMeta
+from .gheap_release import DeadObjects, attribute_ids, dataset_ids
 from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGroup,
                        ExistingLink, TrackedMemoryStore, _Addresses)
 from .header import HeaderLayout
@@ -140,6 +141,7 @@ class Writer:
         self.eoa_on_disk = sb.eof_address
         self.overlay = Overlay()     # in-place patches staged, not yet committed
         self.gheap_tail = None       # the global heap collection this session fills
+        self.gheap_dead = DeadObjects(self)     # heap objects released (gheap_release)
         self.staged = False          # changes emitted that the file does not refer to yet
         self.nodes = {}              # address -> Existing node
         self.anonymous = {}          # id(node) -> node created with no link (h5py's name None)
@@ -356,8 +358,10 @@ class Writer:
         meta = BlockMeta(self.alloc)
         em.meta = meta
         from .emit import GlobalHeaps
+        self.gheap_dead.begin()
         em.gheaps = GlobalHeaps(ctx, meta, self.gheap_tail,
-                                lambda order, a, data: self.patches.append((order, a, data)))
+                                lambda order, a, data: self.patches.append((order, a, data)),
+                                self.gheap_dead)
         em.addresses = _Addresses(self.addresses)
         em.plans = {}
         self.patches = []            # (order, address, bytes): heaps 0, B-tree roots 1, headers 2
@@ -398,6 +402,11 @@ class Writer:
             update.update_existing(self, em, node, real, refdelta.pop(id(node), 0))
         em.gheaps.finish()
         self.gheap_tail = em.gheaps.last()
+        # collections all of whose objects this stage or an earlier one released: free
+        # after the next commit (or at the end of the stage, if the last commit had none)
+        freed = self.gheap_dead.free(em.gheaps)
+        if self.gheap_tail is not None and self.gheap_tail[0] in freed:
+            self.gheap_tail = None
         # new structures go to unused space at once; patches wait in the overlay
         for a in sorted(meta.blocks):
             self.sink.write(self.absolute(a), meta.blocks[a])
@@ -465,6 +474,7 @@ class Writer:
             self.sink.sync()
         self.overlay.clear()
         self.alloc.commit()
+        self.gheap_dead.erase_freed()
         self.staged = False
         self.ctx.cache.clear()
         self.ctx.source = self.sink.source()
@@ -624,6 +634,10 @@ class Writer:
         """Release the space of a deleted object (at commit)."""
         ctx, rel = self.ctx, self.alloc.release
         h = node.header
+        # the heap objects of its values and attributes die with it (gheap_release)
+        if isinstance(node, ExistingDataset):
+            self.gheap_dead.release(dataset_ids(self, node))
+        self.gheap_dead.release(attribute_ids(self, node))
         lay = HeaderLayout(ctx, h)
         rel(node.address, lay.prefix + lay.chunk0 + (4 if h.version == 2 else 0))
         for what in ("header", "links", "attrs", "index", "data", "side"):
