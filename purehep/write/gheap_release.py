@@ -12,7 +12,8 @@ Which heap objects die (the heap IDs of the staged state a stage replaces):
   had, but those of messages kept as they are (an attribute read from the file and not
   written since); a changed attribute's value is a new heap object, and so is that of an
   unchanged attribute created in the session (its message is encoded again);
-* an object deleted (``Writer._free_object``): the heap IDs of its values and attributes.
+* an object deleted (``purehep.write.deletion.free_object``): the heap IDs of its values
+  and attributes.
 
 Only the heap IDs of variable-length values are counted, at any depth of compound and array
 types, but not inside another variable-length value (the inner objects are left, unreferenced).

@@ -50,21 +50,18 @@ import weakref
 from ..chunks.storage import external_segments
 from ..io.prefix import in_force
 from ..errors import UnsupportedFeatureError
-from ..format import checksum, local_heap, symbol_table, superblock as SB
-from ..format import btree1 as B1
+from ..format import checksum, superblock as SB
 from ..format import messages as M
 from ..format.messages import layout as L
 from ..format.object_header import header_of, object_kind
 from . import model
 from . import policy as P
-from . import free_record, update
+from . import deletion, free_record, update
 from .allocator import Allocator, BlockMeta
-from .gheap_release import DeadObjects, attribute_ids, dataset_ids
+from .gheap_release import DeadObjects
 from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGroup,
                        ExistingLink, TrackedMemoryStore, _Addresses)
-from .header import HeaderLayout
-from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES,
-                     GROUP_LEAF_K, GROUP_INTERNAL_K)
+from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES)
 
 ZERO_BLOCK = 1 << 20          # reused raw-data space is zeroed in writes of this size at most
 
@@ -397,7 +394,7 @@ class Writer:
         deleted = self._deletions(refdelta, held)
         for node in list(self.nodes.values()):
             if id(node) in deleted:
-                self._free_object(node)
+                deletion.free_object(self, node)
                 continue
             update.update_existing(self, em, node, real, refdelta.pop(id(node), 0))
         em.gheaps.finish()
@@ -629,59 +626,6 @@ class Writer:
         for k in deleted:
             refdelta.pop(k, None)
         return deleted
-
-    def _free_object(self, node):
-        """Release the space of a deleted object (at commit)."""
-        ctx, rel = self.ctx, self.alloc.release
-        h = node.header
-        # the heap objects of its values and attributes die with it (gheap_release)
-        if isinstance(node, ExistingDataset):
-            self.gheap_dead.release(dataset_ids(self, node))
-        self.gheap_dead.release(attribute_ids(self, node))
-        lay = HeaderLayout(ctx, h)
-        rel(node.address, lay.prefix + lay.chunk0 + (4 if h.version == 2 else 0))
-        for what in ("header", "links", "attrs", "index", "data", "side"):
-            blocks = self.owned.pop((id(node), what), None)
-            if blocks is None and what == "header":
-                blocks = lay.old_blocks
-            for a, n in blocks or ():
-                rel(a, n)
-        if isinstance(node, ExistingDataset):
-            st = node._store
-            from .storage import ChunkStore, ContiguousStore
-            lay_msg = node.layout_msg
-            if isinstance(st, ChunkStore):
-                seen = set()
-                for r in list(st.records.values()) + list((node._snap_records or {}).values()):
-                    if r[0] not in seen:
-                        seen.add(r[0])
-                        rel(r[0], r[3])
-            elif isinstance(st, ContiguousStore):
-                if st.address is not None:
-                    rel(st.address, st.nbytes)
-            elif lay_msg is not None and node.layout == "contiguous" and \
-                    lay_msg.address is not None:
-                rel(lay_msg.address, lay_msg.size)
-            elif lay_msg is not None and node.layout == "chunked" and lay_msg.version >= 3:
-                try:
-                    t = node.stored().chunked.table
-                    for a, n in zip(t.addresses.tolist(), t.sizes.tolist()):
-                        rel(a, n)
-                except Exception:
-                    pass
-            if lay_msg is not None and node.layout == "chunked" and \
-                    (id(node), "index") not in self.owned:
-                for a, n in update.index_blocks(self, node, lay_msg):
-                    rel(a, n)
-        elif isinstance(node, ExistingGroup) and h.first(STAB) is not None:
-            stab = M.decode(ctx, h.first(STAB))
-            heap = local_heap.LocalHeap.decode(ctx, stab.heap_address)
-            for a in B1.node_addresses(ctx, stab.btree_address, B1.GROUP):
-                rel(a, B1.node_size(ctx, ctx.sizeof_lengths, GROUP_INTERNAL_K))
-            for a in B1.group_symbol_table_nodes(ctx, stab.btree_address):
-                rel(a, symbol_table.node_size(ctx, GROUP_LEAF_K))
-            rel(heap.data_address, heap.data_size)
-            rel(stab.heap_address, local_heap.header_size(ctx))
 
     def _adopt(self, node, address):
         """A node emitted by this commit becomes an existing object at ``address``."""
