@@ -11,13 +11,7 @@ import sys
 import numpy as np
 
 import purehep
-
-
-def save(folder, name, state):
-    tmp = os.path.join(folder, name + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(state, fh)
-    os.replace(tmp, os.path.join(folder, name))
+from modify_crash_worker import run
 
 
 def strings(rng, n, tag):
@@ -94,19 +88,11 @@ def main(path, folder, seed):
     rng = random.Random(seed * 7 + 1)
     with open(os.path.join(folder, "committed.json")) as fh:
         state = json.load(fh)
-    f = purehep.File(path, "a")
-    step = 0
-    while True:
-        step += 1
-        new = step_ops(f, rng, state, step)
-        save(folder, "pending.json", new)
-        f.flush()
-        save(folder, "committed.json", new)
-        save(folder, "progress", step)
-        state = new
-        if step % 5 == 0:          # sessions too: the free space record, a new tail
-            f.close()
-            f = purehep.File(path, "a")
+
+    def reopen(f):              # (sessions too: the free space record, a new tail)
+        f.close()
+        return purehep.File(path, "a")
+    run(purehep.File(path, "a"), folder, rng, state, step_ops, reopen)
 
 
 if __name__ == "__main__":

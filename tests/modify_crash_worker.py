@@ -103,15 +103,24 @@ def main(path, folder, seed, mode="a", libver="earliest"):
         with open(os.path.join(folder, "committed.json")) as fh:
             state = json.load(fh)
         f = purehep.File(path, "a")
-    step = 0
+    run(f, folder, rng, state, step_ops)
+
+
+def run(f, folder, rng, state, step, reopen=None):
+    """Steps for ever: ``step(f, rng, state, n)`` gives the state the next flush commits,
+    saved as pending before the flush and as committed after; every ``reopen`` steps the
+    file is closed and opened again (``reopen(f)`` gives the new one)."""
+    n = 0
     while True:
-        step += 1
-        new = step_ops(f, rng, state, step)
+        n += 1
+        new = step(f, rng, state, n)
         save(folder, "pending.json", new)
         f.flush()
         save(folder, "committed.json", new)
-        save(folder, "progress", step)
+        save(folder, "progress", n)
         state = new
+        if reopen is not None and n % 5 == 0:     # sessions too: the free space record
+            f = reopen(f)
 
 
 if __name__ == "__main__":

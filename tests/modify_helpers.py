@@ -1,5 +1,8 @@
 """Shared by the modify-mode tests: base files, the operations applied with h5py and with
-purehep, and a full dump of a file (read with h5py) to compare them."""
+purehep, a full dump of a file (read with h5py) to compare them, and the crash tests' check
+of a file against the states its writer saved."""
+import json
+
 import numpy as np
 
 import h5py
@@ -110,3 +113,30 @@ def dump(path):
 
         f.visititems_links(visit)
     return out
+
+
+MISSING = object()
+
+
+def check(found, folder):
+    """Every object of ``found`` (a file's state) is as the crash test's ``folder`` says the
+    last flush committed it, or as the flush in progress would leave it."""
+    with open(folder / "committed.json") as fh:
+        committed = json.load(fh)
+    with open(folder / "pending.json") as fh:
+        pending = json.load(fh)
+    problems = []
+    for key in set(committed) | set(pending) | set(found):
+        have = found.get(key, MISSING)
+        allowed = [committed.get(key, MISSING), pending.get(key, MISSING)]
+        if not any(have == a if a is not MISSING else have is MISSING for a in allowed):
+            problems.append((key, str(have)[:80], [str(a)[:80] for a in allowed]))
+    return problems
+
+
+def progress(folder):
+    try:
+        with open(folder / "progress") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return -1

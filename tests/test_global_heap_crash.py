@@ -15,9 +15,9 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 import purehep  # noqa: E402
+from modify_helpers import check, progress  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MISSING = object()
 
 
 def _str(v):
@@ -34,14 +34,6 @@ def read_state(path):
                 out[f"/{name}@{a}"] = [_str(v) for v in obj.attrs[a]]
         f.visititems(visit)
     return out
-
-
-def progress(folder):
-    try:
-        with open(folder / "progress") as fh:
-            return int(fh.read())
-    except (OSError, ValueError):
-        return -1
 
 
 def trial(tmp_path, seed):
@@ -69,17 +61,7 @@ def trial(tmp_path, seed):
     proc.send_signal(signal.SIGKILL)
     _, err = proc.communicate()
     assert alive, f"worker ended before the kill: {err.decode()[-2000:]}"
-    with open(folder / "committed.json") as fh:
-        committed = json.load(fh)
-    with open(folder / "pending.json") as fh:
-        pending = json.load(fh)
-    found = read_state(path)
-    problems = []
-    for key in set(committed) | set(pending) | set(found):
-        have = found.get(key, MISSING)
-        allowed = [committed.get(key, MISSING), pending.get(key, MISSING)]
-        if not any(have == a if a is not MISSING else have is MISSING for a in allowed):
-            problems.append((key, str(have)[:80], [str(a)[:80] for a in allowed]))
+    problems = check(read_state(path), folder)
     assert not problems, (seed, writer.__name__, problems[:5])
     return progress(folder)
 

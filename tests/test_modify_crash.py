@@ -16,9 +16,9 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 import purehep  # noqa: E402
+from modify_helpers import check, progress  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MISSING = object()
 
 
 def base_objects(f):
@@ -60,25 +60,6 @@ def read_state(path):
     return out
 
 
-def check(found, committed, pending):
-    """Every object is as committed, or as the flush in progress would leave it."""
-    problems = []
-    for key in set(committed) | set(pending) | set(found):
-        have = found.get(key, MISSING)
-        allowed = [committed.get(key, MISSING), pending.get(key, MISSING)]
-        if not any(have == a if a is not MISSING else have is MISSING for a in allowed):
-            problems.append((key, str(have)[:80], [str(a)[:80] for a in allowed]))
-    return problems
-
-
-def progress(folder):
-    try:
-        with open(folder / "progress") as fh:
-            return int(fh.read())
-    except (OSError, ValueError):
-        return -1
-
-
 def trial(tmp_path, seed, mode):
     rng = random.Random(seed)
     folder = tmp_path / f"t{seed}{mode}"
@@ -106,12 +87,7 @@ def trial(tmp_path, seed, mode):
     assert alive, f"worker ended before the kill: {err.decode()[-2000:]}"
     if not os.path.exists(path):                # killed before 'w' created the file
         return 0
-    with open(folder / "committed.json") as fh:
-        committed = json.load(fh)
-    with open(folder / "pending.json") as fh:
-        pending = json.load(fh)
-    found = read_state(path)
-    problems = check(found, committed, pending)
+    problems = check(read_state(path), folder)
     assert not problems, (seed, writer.__name__, libver, problems[:5])
     return progress(folder)
 
