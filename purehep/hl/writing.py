@@ -60,7 +60,7 @@ def bind(file, node, name):
     obj._header = None
     obj._node = node
     obj._gen = -1
-    file._writer.handles.add(obj)
+    file._writer.handles[id(obj)] = obj
     return obj
 
 

@@ -150,7 +150,7 @@ class Writer:
         self.unlinked = {}           # id(node) -> node new here whose link went since
         self.unlinked_bytes = 0      # their raw data
         self.new_nodes_seen = 0      # how many new objects the last search for them visited
-        self.handles = weakref.WeakSet()   # the open objects (hl) of the session's nodes
+        self.handles = weakref.WeakValueDictionary()   # id -> an open object (hl) of a node
         self.generation = 0
         self.dirty = False
         self.durable = True
@@ -227,7 +227,12 @@ class Writer:
     def _held(self):
         """The nodes the open objects stand for, by id (references do not hold theirs: h5py
         cannot follow one to an object deleted since)."""
-        return {id(obj._node): obj._node for obj in self.handles}
+        held = {}
+        for ref in self.handles.valuerefs():      # (a list taken at once: no thread can
+            obj = ref()                           # change it under the loop)
+            if obj is not None:
+                held[id(obj._node)] = obj._node
+        return held
 
     def _release_unlinked(self):
         """Free at once the raw data of the unlinked datasets no link or open object reaches
