@@ -118,13 +118,18 @@ def dump(path):
 MISSING = object()
 
 
-def check(found, folder):
-    """Every object of ``found`` (a file's state) is as the crash test's ``folder`` says the
-    last flush committed it, or as the flush in progress would leave it."""
-    with open(folder / "committed.json") as fh:
-        committed = json.load(fh)
-    with open(folder / "pending.json") as fh:
-        pending = json.load(fh)
+def saved_states(folder):
+    """(committed, pending): the states a crash test's writer saved in ``folder``."""
+    out = []
+    for name in ("committed.json", "pending.json"):
+        with open(folder / name) as fh:
+            out.append(json.load(fh))
+    return out
+
+
+def check(found, committed, pending):
+    """Every object of ``found`` (a file's state) is as the last flush committed it, or as
+    the flush in progress would leave it."""
     problems = []
     for key in set(committed) | set(pending) | set(found):
         have = found.get(key, MISSING)

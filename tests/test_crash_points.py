@@ -19,7 +19,8 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 import purehep  # noqa: E402
-from test_modify_crash import check, make_base  # noqa: E402
+from modify_helpers import check  # noqa: E402
+from test_modify_crash import make_base  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 READ = """

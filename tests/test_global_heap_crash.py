@@ -15,7 +15,7 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 import purehep  # noqa: E402
-from modify_helpers import check, progress  # noqa: E402
+from modify_helpers import check, progress, saved_states  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,7 +61,7 @@ def trial(tmp_path, seed):
     proc.send_signal(signal.SIGKILL)
     _, err = proc.communicate()
     assert alive, f"worker ended before the kill: {err.decode()[-2000:]}"
-    problems = check(read_state(path), folder)
+    problems = check(read_state(path), *saved_states(folder))
     assert not problems, (seed, writer.__name__, problems[:5])
     return progress(folder)
 

@@ -16,7 +16,7 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 import purehep  # noqa: E402
-from modify_helpers import check, progress  # noqa: E402
+from modify_helpers import check, progress, saved_states  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -87,7 +87,7 @@ def trial(tmp_path, seed, mode):
     assert alive, f"worker ended before the kill: {err.decode()[-2000:]}"
     if not os.path.exists(path):                # killed before 'w' created the file
         return 0
-    problems = check(read_state(path), folder)
+    problems = check(read_state(path), *saved_states(folder))
     assert not problems, (seed, writer.__name__, libver, problems[:5])
     return progress(folder)
 
