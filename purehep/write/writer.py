@@ -259,6 +259,7 @@ class Writer:
         self.unlinked, self.unlinked_bytes = {}, 0
 
     def _free_unstaged(self, node):
+        """Free the raw data of ``node``, never staged, at once; its store goes with it."""
         for addr, n in node.store.raw_blocks():
             self.alloc.release_unused(addr, n)
         node.store = None
@@ -375,7 +376,7 @@ class Writer:
                 st.flush_dirty()
         # new objects: reachable from loaded groups through links to nodes without an address
         held = {} if self.ending else self._held()
-        new = self._new_nodes(loaded, held)
+        new = self._nodes_to_stage(loaded, held)
         self._drop_unreached(new)
         refdelta = self._refcount_changes(loaded, new)
         self._anonymous_handles(refdelta, held)
@@ -481,25 +482,27 @@ class Writer:
         self.ctx.cache.clear()
         self.ctx.source = self.sink.source()
 
-    def _new_nodes(self, loaded, held=None):
+    def _nodes_to_stage(self, loaded, held):
+        """:meth:`_new_nodes`, after keeping open objects: a new object open (in ``held``,
+        :meth:`_held`) and reachable from nothing is kept as an anonymous object
+        (:meth:`_anonymous_handles`), as an open object unlinked stays in libhdf5's file; one
+        kept so and no longer open, never staged, goes unless linked."""
+        for key in [k for k in self.open_only if k not in held and k not in self.addresses]:
+            self.open_only.discard(key)
+            del self.anonymous[key]
+        new = self._new_nodes(loaded)
+        seen = {id(n) for n in new}
+        kept = {k: n for k, n in held.items() if k not in seen and k not in self.addresses
+                and not isinstance(n, Existing)}
+        if not kept:
+            return new
+        self.anonymous.update(kept)
+        self.open_only.update(kept)
+        return self._new_nodes(loaded)
+
+    def _new_nodes(self, loaded):
         """The nodes to emit as new objects: those without an address reachable through hard
-        links from loaded groups or from the session's anonymous objects. With ``held`` (the
-        nodes of open objects, :meth:`_held`), first: a new object open and reachable from
-        none of these is kept as an anonymous object (:meth:`_anonymous_handles`), as an
-        open object unlinked stays in libhdf5's file; one made anonymous and no longer open
-        goes unless linked."""
-        if held is not None:
-            for key in [k for k in self.open_only if k not in held and k not in self.addresses]:
-                self.open_only.discard(key)
-                del self.anonymous[key]
-            new = self._new_nodes(loaded)
-            seen = {id(n) for n in new}
-            kept = {k: n for k, n in held.items() if k not in seen and k not in self.addresses
-                    and not isinstance(n, Existing)}
-            if not kept:
-                return new
-            self.anonymous.update(kept)
-            self.open_only.update(kept)
+        links from loaded groups or from the session's anonymous objects."""
         out, seen = [], set()
         stack = []
         for node in loaded:
@@ -571,9 +574,10 @@ class Writer:
         message counts 1); the handle goes when the object gains a reference (a hard link,
         or a use as a committed datatype), so that it then counts its references as any
         object; at close it goes too, and before for an object only kept while open
-        (``open_only``: unlinked since, :meth:`_new_nodes`, :meth:`_deletions`) once no open
-        object (of ``held``) stands for it, so that an object left unlinked is deleted (the committed file does not
-        keep it, where libhdf5 leaves it there with a count of 0)."""
+        (``open_only``: unlinked since, :meth:`_nodes_to_stage`, :meth:`_deletions`) once no
+        open object (of ``held``) stands for it, so that an object left unlinked is deleted
+        (the committed file does not keep it, where libhdf5 leaves it there with a count of
+        0)."""
         for key, node in list(self.anonymous.items()):
             staged = key in self.addresses
             if refdelta.get(key, 0) > 0 or self.ending or (key in self.open_only and
