@@ -13,6 +13,7 @@ and datasets whose kernel scratch (24 bytes per chunk and row of a row of chunks
 exceed both SCRATCH_BYTES and the result, take the general path: each chunk's defined
 elements (SparseStorage.iter_defined), then one stable sort by row.
 """
+import contextlib
 import struct
 
 import numpy as np
@@ -39,35 +40,54 @@ def read_csr(st):
     order = np.lexsort((t.scaled[:, 1], t.scaled[:, 0]))
     sizes = t.sizes[order].astype(np.int64)
     sec1 = t.offsets[order, 0].astype(np.int64)
+    counts, rest = np.divmod(sizes - sec1, st.dtype.itemsize)     # (of the section 1 sizes)
     if st.dtype.itemsize in (1, 2, 4, 8) and not np.any(sec1 < 4) and \
-            not np.any(sec1 > sizes):
-        with st.ctx.source.gathered(t.addresses[order].astype(np.int64) + st.ctx.base_address,
-                                    sizes, "structured chunk") as (buf, starts):
-            plan = _plan(st, order, buf, starts)
-            if plan is not None:
-                return _gathered(st, plan)
+            not np.any(sec1 > sizes) and not rest.any():
+        out = _gathered(st, order, sizes, sec1, counts)
+        if out is not None:
+            return out
     return _general(st)
 
 
-def _plan(st, order, buf, starts):
-    """(buffer, section 0 positions, first coordinate positions, value positions, counts,
-    encode size, origins, ``order``) of the chunks (in ``order``, their bytes at ``starts``
-    in ``buf``); None when one of them is not an unfiltered point list of one encode size,
-    2 or 4 bytes (a coordinate pair the kernel loads as one word), or does not parse as one
-    (the general path then raises the precise error). Checksums are verified by the
-    kernel."""
-    t = st.table
-    sizes = t.sizes[order].astype(np.int64)
-    sec1 = t.offsets[order, 0].astype(np.int64)
+@contextlib.contextmanager
+def _chunk_bytes(source, offsets, sizes, parts):
+    """(uint8 array, position of each chunk in it, ``fill(g)`` bringing the chunks of part
+    ``g`` in) of the chunks at ``offsets``, in ``parts`` ((first, end) chunk numbers): with
+    a source that threads may read at once, each part's chunks are read by its own task
+    (their runs planned part by part: ``plan_runs``) into the file's spare buffer, the reads
+    overlapping the other threads' work; else all are gathered first (in place in a buffer)
+    and ``fill`` does nothing."""
+    from ..io.source import plan_runs
+    if not getattr(source, "parallel_reads", False):
+        with source.gathered(offsets, sizes, "structured chunk") as (buf, starts):
+            yield buf, starts, lambda g: None
+        return
+    starts, runs, need = np.empty(len(offsets), np.int64), [], 0
+    for i, j in parts:
+        part, at, total = plan_runs(offsets[i:j], sizes[i:j])
+        runs.append([(a, b, p + need) for a, b, p in part])
+        starts[i:j] = at + need
+        need += total
+    with source.scratch(need) as space:
+        buf = space.view()
+        buf.flags.writeable = False       # (one compiled form of the kernels that read it)
+        yield buf, starts, lambda g: source.read_runs(runs[g], space, "structured chunk")
+
+
+def _parsed(st, buf, starts, sec1, counts):
+    """(first coordinate positions, encode size) of the chunks at ``starts`` in ``buf``; None
+    when one of them is not an unfiltered point list of ``counts`` points (its section 1
+    sizes), all of one encode size, 2 or 4 bytes (a coordinate pair the kernel loads as one
+    word), or does not parse as one (the general path then raises the precise error).
+    Checksums are verified by the kernel."""
     parsed = _headers(buf, starts, sec1, st.chunk_shape)
     if parsed is None:
         return None
-    coords_at, counts, enc = parsed
-    if enc == 8 or np.any(sizes - sec1 != counts * st.dtype.itemsize) or \
+    coords_at, found, enc = parsed
+    if enc == 8 or not np.array_equal(found, counts) or \
             np.any(coords_at + counts * 2 * enc > starts + sec1 - 4):
         return None
-    origins = (t.scaled[order] * np.asarray(st.chunk_shape, np.int64)).astype(np.int64)
-    return buf, starts, coords_at, starts + sec1, counts, enc, origins, order
+    return coords_at, enc
 
 
 def _headers(buf, starts, sec1, chunk):
@@ -142,47 +162,39 @@ def _shifted(buf, size):
                  for s in range(size))
 
 
-def _gathered(st, plan):
-    """CSR arrays by the kernel from ``_plan``'s chunks: rows of chunks in tasks (each
-    writing from the entry its points start at, known from the counts), then the gaps of
-    left-out points closed and the ends of rows no chunk covers filled in."""
-    from ..kernels import sparse as K
-    buf, sec0, cat, vat, counts, enc, origins, order = plan
+def _gathered(st, order, sizes, sec1, counts):
+    """CSR arrays by the kernel from the chunks (table rows ``order``, ``sizes`` bytes, of
+    which section 0 ``sec1`` bytes, section 1 ``counts`` values): rows of chunks in tasks
+    (:func:`_run_kernel`; each writes from the entry its points start at, known from the
+    counts), then the gaps of left-out points closed and the ends of rows no chunk covers
+    filled in. None when a chunk is not a point list the kernel reads, or lists a point
+    outside it or out of row-major order: the caller's general path."""
+    t = st.table
     total, (rows, cols) = int(counts.sum()), st.shape
+    origins = (t.scaled[order] * np.asarray(st.chunk_shape, np.int64)).astype(np.int64)
+    rows_of = origins[:, 0]
+    bands = np.flatnonzero(np.concatenate(([True], rows_of[1:] != rows_of[:-1], [True])))
+    scratch = int(np.diff(bands).max()) * (st.chunk_shape[0] + 1) * 24     # (the kernel's)
+    if scratch > max(SCRATCH_BYTES, total * (st.dtype.itemsize + 4)):
+        return None     # (very sparse and many chunks across)
     index = np.int32 if max(total, rows, cols) < 2 ** 31 else np.int64
     indptr = np.full(rows + 1, -1, index)
     indices = np.empty(total, index)
     data = np.empty(total, f"u{st.dtype.itemsize}")
-    rows_of = origins[:, 0]
-    bands = np.flatnonzero(np.concatenate(([True], rows_of[1:] != rows_of[:-1], [True])))
-    scratch = int(np.diff(bands).max()) * (st.chunk_shape[0] + 1) * 24     # (the kernel's)
-    if scratch > max(SCRATCH_BYTES, indices.nbytes + data.nbytes):
-        return _general(st)     # (very sparse and many chunks across)
     before = np.concatenate(([0], np.cumsum(counts)))[bands]      # points before each band
-    parts = 1 if st.threads == 1 else \
-        max(1, min(st.threads * _TASKS_PER_THREAD, total // _TASK_POINTS, len(bands) - 1))
-    nb = len(bands) - 1
-    cuts = np.unique(np.searchsorted(before, np.linspace(0, total, parts + 1)[1:-1]))
-    cuts = cuts[(cuts > 0) & (cuts < nb)]
-    groups = list(zip(np.concatenate(([0], cuts)).tolist(),
-                      np.concatenate((cuts, [nb])).tolist()))
-    args = (buf, _shifted(buf, 4), _shifted(buf, 2 * enc), _shifted(buf, st.dtype.itemsize),
-            sec0, cat, vat, counts, origins)
-    geometry = (np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64))
-    written = [0] * len(groups)
-
-    def run(g):
-        a, b = groups[g]
-        written[g] = K.points_csr(*args, bands[a:b + 1], *geometry, int(before[a]),
-                                  bool(st.ctx.verify_checksums), indptr, indices, data)
-
-    _shared(st.threads, run, len(groups))
-    bad = [n for n in written if n < -1]
-    if bad:
-        i = -2 - max(bad)
-        _checksum_error(st, buf, int(sec0[i]), int(vat[i]) - 4, int(order[i]))
-    if min(written) < 0:  # a point outside its chunk (the general path names it) or out of order
-        return _general(st)
+    groups = _groups(st.threads, before, total)
+    offsets = t.addresses[order].astype(np.int64) + st.ctx.base_address
+    with _chunk_bytes(st.ctx.source, offsets, sizes,
+                      [(bands[a], bands[b]) for a, b in groups]) as (buf, starts, fill):
+        written = _run_kernel(st, groups, bands, buf, starts, fill, sec1, counts, origins,
+                              before, (indptr, indices, data))
+        bad = [n for n in written if n < -1]
+        if bad:
+            i = -2 - max(bad)
+            _checksum_error(st, buf, int(starts[i]), int(starts[i] + sec1[i]) - 4,
+                            int(order[i]))
+    if min(written) < 0:
+        return None
     tops = [int(origins[bands[a], 0]) for a, _ in groups] + [rows]
     n = _compact(indptr, indices, data, [(int(before[a]), w, min(top, rows), min(stop, rows))
                                          for (a, _), w, top, stop in zip(groups, written, tops,
@@ -191,6 +203,47 @@ def _gathered(st, plan):
     np.maximum.accumulate(indptr, out=indptr)      # rows no chunk covers end where the last did
     indptr[rows] = n
     return data[:n].view(st.dtype), indices[:n], indptr
+
+
+def _run_kernel(st, groups, bands, buf, starts, fill, sec1, counts, origins, before, out):
+    """Each task's ``points_csr`` result (entries written, or -1, or -2 - chunk): task
+    ``g`` brings its chunks in (``fill(g)``), checks their headers, then runs the kernel
+    on its rows of chunks ``groups[g]``, writing into ``out`` (indptr, indices, data)."""
+    from ..kernels import sparse as K
+    cat, vat = np.zeros(len(starts), np.int64), starts + sec1
+    words, values = _shifted(buf, 4), _shifted(buf, st.dtype.itemsize)
+    geometry = (np.asarray(st.chunk_shape, np.int64), np.asarray(st.shape, np.int64))
+    written = [0] * len(groups)
+
+    def run(g):
+        a, b = groups[g]
+        i, j = bands[a], bands[b]
+        fill(g)
+        parsed = _parsed(st, buf, starts[i:j], sec1[i:j], counts[i:j])
+        if parsed is None:
+            written[g] = -1
+            return
+        cat[i:j], enc = parsed
+        written[g] = K.points_csr(buf, words, _shifted(buf, 2 * enc), values, starts, cat,
+                                  vat, counts, origins, bands[a:b + 1], *geometry,
+                                  int(before[a]), bool(st.ctx.verify_checksums), *out)
+
+    _shared(st.threads, run, len(groups))
+    return written
+
+
+def _groups(threads, before, total):
+    """(first, end) rows of chunks of each task: one task when single-threaded, else up
+    to ``_TASKS_PER_THREAD`` per thread of at least ``_TASK_POINTS`` points each, cut where
+    the points before a row of chunks (``before``, then the end) come nearest to even
+    shares."""
+    nb = len(before) - 1
+    parts = 1 if threads == 1 else \
+        max(1, min(threads * _TASKS_PER_THREAD, total // _TASK_POINTS, nb))
+    cuts = np.unique(np.searchsorted(before, np.linspace(0, total, parts + 1)[1:-1]))
+    cuts = cuts[(cuts > 0) & (cuts < nb)]
+    return list(zip(np.concatenate(([0], cuts)).tolist(),
+                    np.concatenate((cuts, [nb])).tolist()))
 
 
 def _shared(threads, fn, n):

@@ -57,24 +57,31 @@ class ByteSource:
         map of a file on disk)."""
         return self.read(offset, n, structure)
 
+    parallel_reads = False  # threads may read at once, each the ranges its work needs
+
     def gather(self, offsets, sizes, structure="data", scratch=None):
         """(uint8 array, position of each range in it) holding the ``sizes[i]`` bytes at
         absolute ``offsets[i]`` (int64 arrays, each range inside the file): ranges closer
         than GATHER_GAP are read together, by one ``readinto`` of the span they cover, into
         the uint8 array ``scratch`` where it is big enough (then the result views it)."""
-        return self._read_runs(_runs(offsets, sizes), structure, scratch)
+        return self._read_runs(plan_runs(offsets, sizes), structure, scratch)
 
     def _read_runs(self, plan, structure, scratch):
-        """``gather``'s reads of the runs of ``plan`` (``_runs``)."""
+        """``gather``'s reads of the runs of ``plan`` (``plan_runs``)."""
         import numpy as np
         runs, positions, need = plan
         buf = scratch[:need] if scratch is not None and len(scratch) >= need else \
             np.empty(need, np.uint8)
-        for a, b, p in runs:
-            self.readinto(a, buf[p:p + b - a], structure)
+        self.read_runs(runs, buf, structure)
         buf = buf.view()
         buf.flags.writeable = False       # (one compiled form of the kernels that read it)
         return buf, positions
+
+    def read_runs(self, runs, out, structure="data"):
+        """Read the runs ``[(start, end, position)]`` of ``plan_runs`` into the writable
+        uint8 array ``out``: the bytes from absolute ``start`` to ``end`` at ``position``."""
+        for a, b, p in runs:
+            self.readinto(a, out[p:p + b - a], structure)
 
     @contextlib.contextmanager
     def gathered(self, offsets, sizes, structure="data"):
@@ -87,7 +94,7 @@ class ByteSource:
         pass
 
 
-def _runs(offsets, sizes):
+def plan_runs(offsets, sizes):
     """([(start, end, position)] of the coalesced runs, each range's position, total bytes)
     for ``gather``: ranges sorted by offset, a run ending where the next range starts more
     than GATHER_GAP past every range before it."""
@@ -229,19 +236,31 @@ class FileSource(ByteSource):
             done += got
 
     @contextlib.contextmanager
+    @property
+    def parallel_reads(self):
+        """True: threads may read at once (pread), each the ranges its own work needs."""
+        return self._seek_lock is None
+
+    @contextlib.contextmanager
     def gathered(self, offsets, sizes, structure="data"):
-        """``gather`` into the file's spare buffer (made on first use, up to SPARE_BYTES,
-        freed with the file), lent to one caller at a time: another caller meanwhile gets a
-        new one. A kernel reading the chunks of a sparse dataset into CSR ran ~30 % longer
-        reading them from a new buffer, whose pages the reads faulted in and zeroed."""
+        """``gather`` into the file's spare buffer (``scratch``)."""
+        plan = plan_runs(offsets, sizes)
+        with self.scratch(plan[2]) as buf:
+            yield self._read_runs(plan, structure, buf)
+
+    @contextlib.contextmanager
+    def scratch(self, need):
+        """A writable uint8 array of ``need`` bytes: the file's spare buffer (made on first
+        use, up to SPARE_BYTES, freed with the file), lent to one caller at a time (another
+        caller meanwhile gets a new one). A kernel reading the chunks of a sparse dataset
+        into CSR ran ~30 % longer reading them from a new buffer, whose pages the reads
+        faulted in and zeroed."""
         import numpy as np
-        plan = _runs(offsets, sizes)
-        need = plan[2]
         with self._spare_lock:
             lent, self._spare = self._spare, None
         buf = lent if lent is not None and len(lent) >= need else np.empty(need, np.uint8)
         try:
-            yield self._read_runs(plan, structure, buf)
+            yield buf[:need]
         finally:
             keep = buf if need <= SPARE_BYTES else lent
             if keep is not None:
