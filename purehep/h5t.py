@@ -361,8 +361,30 @@ def as_dtype(tid):
 
 
 def py_create(dtype, logical=False, aligned=False):
-    """h5py's py_create: the datatype a numpy dtype is stored as."""
-    return type_id(_decoded(dtype))
+    """h5py's py_create: the datatype a numpy dtype is stored as (``logical``), else the
+    one h5py converts it through (:func:`_conversion`)."""
+    dtype = np.dtype(dtype)
+    return type_id(_decoded(dtype if logical else _conversion(dtype)))
+
+
+def _conversion(dt):
+    """h5py's conversion form of ``dt`` (``py_create(logical=False)``): Python objects
+    (variable-length strings and sequences, references) as the 8-byte opaque pointer they
+    are converted through (tag ``PYTHON:OBJECT``), enumerations over integers as their
+    integer base (a bool stays an enumeration); compounds and arrays member by member."""
+    if dt.names is not None:
+        return np.dtype({"names": list(dt.names),
+                         "formats": [_conversion(dt.fields[n][0]) for n in dt.names],
+                         "offsets": [dt.fields[n][1] for n in dt.names],
+                         "itemsize": dt.itemsize})
+    if dt.subdtype is not None:
+        return np.dtype((_conversion(dt.subdtype[0]), dt.subdtype[1]))
+    if dt.kind == "O":
+        from .format.messages.datatype import opaque_body
+        return np.dtype("V8", metadata={"h5t": opaque_body(8, "PYTHON:OBJECT")})
+    if dt.kind in "iu" and (dt.metadata or {}).get("enum") is not None:
+        return np.dtype(dt.str)
+    return dt
 
 
 def create(cls, size):
@@ -387,12 +409,12 @@ def enum_create(base):
 
 def vlen_create(base):
     """H5Tvlen_create: sequences of ``base``."""
-    return py_create(vlen_dtype(base.dtype))
+    return py_create(vlen_dtype(base.dtype), logical=True)
 
 
 def array_create(base, dims_tpl):
     """H5Tarray_create: arrays of ``dims_tpl`` elements of ``base``."""
-    return py_create(np.dtype((base.dtype, tuple(int(d) for d in dims_tpl))))
+    return py_create(np.dtype((base.dtype, tuple(int(d) for d in dims_tpl))), logical=True)
 
 
 def _choice(value, allowed, what):
@@ -442,7 +464,7 @@ def _predefined():
     return out
 
 
-globals().update({name: py_create(dt) for name, dt in _predefined().items()})
+globals().update({name: py_create(dt, logical=True) for name, dt in _predefined().items()})
 globals().update({name: _from_body(body) for name, body in _predefined_bodies().items()})
 for _name in list(_predefined()) + list(_predefined_bodies()):
     globals()[_name]._locked = True      # libhdf5's predefined types are immutable

@@ -253,3 +253,33 @@ def _strings(lib, path):
 
 def test_types_changed_in_place_match_h5py(tmp_path):
     assert _strings(purehep, str(tmp_path / "p.h5")) == _strings(h5py, str(tmp_path / "h.h5"))
+
+
+def _shape_of(tid):
+    """A type id's class, size, opaque tag and members (compound, array), recursively."""
+    out = [type(tid).__name__, tid.get_class(), tid.get_size()]
+    if tid.get_class() == h5py.h5t.OPAQUE:
+        out.append(tid.get_tag())
+    if tid.get_class() == h5py.h5t.COMPOUND:
+        out += [_shape_of(tid.get_member_type(i)) for i in range(tid.get_nmembers())]
+    if tid.get_class() == h5py.h5t.ARRAY:
+        out.append(_shape_of(tid.get_super()))
+    return out
+
+
+_ENUM = h5py.enum_dtype({"a": 1, "b": 7}, basetype="i1")
+
+
+@pytest.mark.parametrize("dtype", [
+    h5py.string_dtype(), h5py.string_dtype("ascii"), h5py.vlen_dtype("i4"), _ENUM,
+    np.dtype(bool), h5py.ref_dtype, h5py.regionref_dtype, np.dtype("<f4"), np.dtype("S3"),
+    np.dtype([("a", h5py.string_dtype()), ("b", _ENUM), ("c", _ENUM, (2,))]),
+    np.dtype((_ENUM, (3,))),
+], ids=lambda d: str(d))
+@pytest.mark.parametrize("logical", [False, True])
+def test_py_create_logical_and_conversion_forms_match_h5py(dtype, logical):
+    """py_create gives the stored (logical) type, or without ``logical`` the type h5py
+    converts through: Python objects as an 8-byte opaque PYTHON:OBJECT pointer, enumerations
+    as their integer base, member by member; h5py's own dtypes are understood too."""
+    assert _shape_of(h5t.py_create(dtype, logical=logical)) == \
+        _shape_of(h5py.h5t.py_create(dtype, logical=logical))

@@ -61,7 +61,10 @@ def _memory_size(dt):
 
 
 def is_region(ref):
-    return ref is RegionReference or (isinstance(ref, type) and issubclass(ref, RegionReference))
+    """True for a region reference class: purehep's, or one of that name from the dtype of
+    another library (h5py's ``regionref_dtype``, as code written for h5py passes)."""
+    return ref is RegionReference or (isinstance(ref, type) and (
+        issubclass(ref, RegionReference) or ref.__name__ == "RegionReference"))
 
 
 def needs_conversion_in_file(dt):

@@ -696,6 +696,11 @@ def _enc_vlen(meta, latest, ctx):
     return _head(VLEN, bver, 0, size) + base, bver
 
 
+def opaque_body(size, tag):
+    """The datatype message body of an opaque type of ``size`` bytes tagged ``tag``."""
+    return _enc_opaque(np.dtype(f"V{int(size)}"), tag)[0]
+
+
 def _enc_opaque(dt, tag):
     raw = tag.encode("ascii")
     aligned = (len(raw) + 7) & ~7
