@@ -57,21 +57,39 @@ def _chunk_bytes(source, offsets, sizes, parts):
     (their runs planned part by part: ``plan_runs``) into the file's spare buffer, the reads
     overlapping the other threads' work; else all are gathered first (in place in a buffer)
     and ``fill`` does nothing."""
-    from ..io.source import plan_runs
     if not getattr(source, "parallel_reads", False):
         with source.gathered(offsets, sizes, "structured chunk") as (buf, starts):
             yield buf, starts, lambda g: None
         return
+    starts, runs, need = _planned(offsets, sizes, parts)
+    with source.scratch(need) as space:
+        buf = space.view()
+        buf.flags.writeable = False       # (one compiled form of the kernels that read it)
+        yield buf, starts, lambda g: source.read_runs(runs[g], space, "structured chunk")
+
+
+def _planned(offsets, sizes, parts):
+    """(position of each chunk, each part's runs, bytes) for ``_chunk_bytes``: when the
+    chunks lie in file order, each less than GATHER_GAP past the one before (as a writer
+    stores them), each part is one run; else each part's runs are planned by
+    ``plan_runs``."""
+    from ..io.source import GATHER_GAP, plan_runs
+    ends = offsets + sizes
+    gaps = offsets[1:] - ends[:-1]
+    if np.all((gaps >= 0) & (gaps <= GATHER_GAP)):
+        firsts, lasts = np.array(parts, np.int64).T
+        at = np.concatenate(([0], np.cumsum(ends[lasts - 1] - offsets[firsts])))
+        part = np.repeat(np.arange(len(parts)), lasts - firsts)
+        runs = [[r] for r in zip(offsets[firsts].tolist(), ends[lasts - 1].tolist(),
+                                 at[:-1].tolist())]
+        return offsets - offsets[firsts][part] + at[part], runs, int(at[-1])
     starts, runs, need = np.empty(len(offsets), np.int64), [], 0
     for i, j in parts:
         part, at, total = plan_runs(offsets[i:j], sizes[i:j])
         runs.append([(a, b, p + need) for a, b, p in part])
         starts[i:j] = at + need
         need += total
-    with source.scratch(need) as space:
-        buf = space.view()
-        buf.flags.writeable = False       # (one compiled form of the kernels that read it)
-        yield buf, starts, lambda g: source.read_runs(runs[g], space, "structured chunk")
+    return starts, runs, need
 
 
 def _parsed(st, buf, starts, sec1, counts):
@@ -80,41 +98,39 @@ def _parsed(st, buf, starts, sec1, counts):
     sizes), all of one encode size, 2 or 4 bytes (a coordinate pair the kernel loads as one
     word), or does not parse as one (the general path then raises the precise error).
     Checksums are verified by the kernel."""
-    parsed = _headers(buf, starts, sec1, st.chunk_shape)
+    parsed = _headers(buf, starts, sec1, counts, st.chunk_shape)
     if parsed is None:
         return None
-    coords_at, found, enc = parsed
-    if enc == 8 or not np.array_equal(found, counts) or \
-            np.any(coords_at + counts * 2 * enc > starts + sec1 - 4):
+    coords_at, enc = parsed
+    if enc == 8 or np.any(coords_at + counts * 2 * enc > starts + sec1 - 4):
         return None
     return coords_at, enc
 
 
-def _headers(buf, starts, sec1, chunk):
-    """(coordinates offsets, point counts, encode size) of the section 0 images of the
-    chunks at ``starts`` (``sec1`` bytes each, checksum included), or None when one is not
-    a point list (:func:`_points_header`) or they differ in encode size. Version 2 point
-    lists whose image bytes before the coordinates equal the first one's but for the count
-    (as one writer makes them) are read at once."""
+def _headers(buf, starts, sec1, counts, chunk):
+    """(coordinates offsets, encode size) of the section 0 images of the chunks at
+    ``starts`` (``sec1`` bytes each, checksum included), or None when one is not a point
+    list (:func:`_points_header`) of ``counts`` points or they differ in encode size.
+    Version 2 point lists whose image bytes before the coordinates equal the first one's
+    but for the count (as one writer makes them) are checked at once."""
     first = _points_header(buf, int(starts[0]), int(starts[0] + sec1[0]), chunk)
     if first is None:
         return None
-    at, count, enc, count_at = first
+    at, _, enc, count_at = first
     head = at - int(starts[0])
-    if count_at is not None and np.all(sec1 >= head + 4):
+    if count_at is not None and np.all(sec1 >= head + 4) and int(counts.max()) >> 8 * enc == 0:
         rows = buf[starts[:, None] + np.arange(head)]
-        fixed = np.ones(head, bool)
+        want = np.repeat(rows[:1], len(starts), axis=0)
         rel = count_at - int(starts[0])
-        fixed[rel:rel + enc] = False
-        if np.array_equal(rows[:, fixed], np.broadcast_to(rows[0, fixed], rows[:, fixed].shape)):
-            counts = np.ascontiguousarray(rows[:, rel:rel + enc]).view(f"<u{enc}")[:, 0]
-            return starts + head, counts.astype(np.int64), enc
+        want[:, rel:rel + enc] = counts.astype(f"<u{enc}").view(np.uint8).reshape(-1, enc)
+        if np.array_equal(rows, want):
+            return starts + head, enc
     parsed = [_points_header(buf, a, e, chunk) for a, e in zip(starts.tolist(),
                                                                (starts + sec1).tolist())]
-    if any(p is None for p in parsed) or len({p[2] for p in parsed}) != 1:
+    if any(p is None or p[2] != enc for p in parsed) or \
+            [p[1] for p in parsed] != counts.tolist():
         return None
-    return (np.array([p[0] for p in parsed], np.int64),
-            np.array([p[1] for p in parsed], np.int64), parsed[0][2])
+    return np.array([p[0] for p in parsed], np.int64), enc
 
 
 def _points_header(buf, at, end, chunk):
