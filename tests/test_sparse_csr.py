@@ -182,6 +182,32 @@ def test_threads_and_sources_give_the_same_csr(tmp_path, monkeypatch, shape, chu
         assert parts[3] == (np.int32 if K.points_csr.ready else np.int64)
 
 
+def test_chunks_out_of_file_order_and_apart(tmp_path, monkeypatch):
+    """Chunks written bottom rows first, with other data between them (each task's chunks
+    then lie in several runs, not in file order): the kernel path, on several threads, gives
+    the arrays scipy makes of the dense read."""
+    path = tmp_path / "o.h5"
+    rows, cols, values = _matrix((120, 90), 0.05, "<f8")
+    with purehep.File(path, "w", libver="latest") as f:
+        ds = f.create_dataset("x", (120, 90), "f8", chunks=(10, 30), sparse=True)
+        for top in range(110, -10, -10):
+            band = (rows >= top) & (rows < top + 10)
+            ds.write_sparse(np.stack([rows[band], cols[band]], axis=1), values[band])
+            f.flush()
+            f[f"pad{top}"] = np.arange(700.0)       # 5.6 KB between rows of chunks
+    monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)
+    monkeypatch.setattr(csr, "_TASK_POINTS", 1)
+    general = csr._general
+    calls = []
+    monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
+    want = _csr_parts(sp.csr_array((values, (rows, cols)), shape=(120, 90)))
+    from purehep.kernels import sparse as K
+    for threads in (1, 3):
+        with purehep.File(path, threads=threads) as f:
+            assert _csr_parts(f["x"].csr_array())[:3] == want[:3]
+    assert not calls if K.points_csr.ready else calls
+
+
 def test_corrupt_checksum_found_by_any_thread(tmp_path, monkeypatch):
     """A section 0 checksum mismatch in a later row of chunks (another thread's) is raised
     by the kernel path, naming that chunk, before its coordinates are used (the corrupted
