@@ -285,10 +285,9 @@ def growth_room(n, old):
     A chunk that grew by more than a 64th is given room to grow into: an eighth more or twice
     the growth, at most as much again, unless it grew more than twice over (replaced, not
     appended to: a dataset created with zeros and then written); its slot ends 8-byte
-    aligned. libhdf5 keeps
-    such a chunk in its chunk cache until the file is closed; a commit here writes it, so
-    that a chunk appended to at each commit (a compressed one) grows in its slot, or moves to
-    a free one, seldom.
+    aligned. libhdf5 keeps such a chunk in its chunk cache until the file is closed; a commit
+    here writes it, so that a chunk appended to at each commit (a compressed one) grows in its
+    slot, or moves to a free one, seldom.
 
     A chunk whose size changed is given at least its size class (:func:`size_class`): the
     chunks of a compressed dataset rewritten in every session differ by a few bytes, and
