@@ -1,8 +1,9 @@
-"""File space of a file being changed: first fit from a free list of blocks no committed
-structure refers to, else at the end of the file."""
+"""File space of a file being changed: best fit from a free list of blocks no committed
+structure refers to (purehep.write.free_list), else at the end of the file."""
 import bisect
 
 from ..io.sink import SYSTEM_PAGE
+from .free_list import FreeList
 
 # A metadata block of PAGE_CONTAINED bytes or less lies inside one page of the system's page
 # cache (SYSTEM_PAGE): a later in-place patch of it is then one write inside one page, which
@@ -19,8 +20,8 @@ PAGE_CONTAINED = 1024
 
 
 class Allocator:
-    """File space: first fit from the free list (the last free block is extended when it
-    ends the file), else at the end of the file.
+    """File space: best fit from the free list (FreeList; the last free block is extended
+    when it ends the file), else at the end of the file.
 
     A block the last commit referred to becomes free only when the next commit no longer
     does (``pending`` until ``commit``). A block allocated since the last commit (``fresh``)
@@ -56,7 +57,7 @@ class Allocator:
         self.block = None         # [start, end) left of the metadata block in use
         self.kinds = {}           # paged: page number -> "meta" / "raw", pages opened here
         self.opened = []          # their numbers, sorted
-        self.free = []            # sorted [address, size]
+        self.free = FreeList()    # [address, size] blocks, by address and by size
         self.pending = []
         self.fresh = {}           # address -> size, allocated since the last commit
         self.recycled = set()     # fresh blocks released since the last commit
@@ -66,8 +67,8 @@ class Allocator:
         return self.alloc_slot(n, 0, kind)[0]
 
     def alloc_slot(self, n, room=0, kind="raw"):
-        """(address, size) of a block of ``n`` bytes and up to ``room`` more: the first free
-        block that holds ``n`` gives what it has up to ``n + room``, the end of the file
+        """(address, size) of a block of ``n`` bytes and up to ``room`` more: the smallest
+        free block that holds ``n`` gives what it has up to ``n + room``, the end of the file
         gives ``n + room`` (blocks of the alignment threshold or more start aligned). ``kind``
         ("meta" or "raw") matters in a paged file only."""
         n = max(int(n), 1)
@@ -83,7 +84,7 @@ class Allocator:
         if got is None:
             a = self._aligned((self.eoa + 7) & ~7, n, kind)
             if a > self.eoa:
-                self._insert(self.eoa, a - self.eoa)      # the gap: free, referred to by none
+                self.free.add(self.eoa, a - self.eoa)      # the gap: free, referred to by none
             self.eoa = a + want
             got = (a, want)
         self.fresh[got[0]] = got[1]
@@ -97,7 +98,7 @@ class Allocator:
             self.end_meta_block()
             start = (self.eoa + 7) & ~7
             if start > self.eoa:
-                self._insert(self.eoa, start - self.eoa)
+                self.free.add(self.eoa, start - self.eoa)
             self.eoa = start + max(n, self.meta_block)
             self.block = [start, self.eoa]
         a = self.block[0]
@@ -114,7 +115,7 @@ class Allocator:
     def end_meta_block(self):
         """The rest of the metadata block in use is free space like any other."""
         if self.block is not None and self.block[1] > self.block[0]:
-            self._insert(self.block[0], self.block[1] - self.block[0])
+            self.free.add(self.block[0], self.block[1] - self.block[0])
         self.block = None
 
     def _paged(self, n, kind):
@@ -127,14 +128,14 @@ class Allocator:
                 return got
         start = -(-self.eoa // page) * page
         if start > self.eoa:
-            self._insert(self.eoa, start - self.eoa)      # the end of the last page: its kind's
+            self.free.add(self.eoa, start - self.eoa)      # the end of the last page: its kind's
         pages = -(-n // page)
         for p in range(start // page, start // page + pages):
             self.kinds[p] = kind
             self.opened.append(p)     # (pages open at the end of the file: in order)
         self.eoa = start + pages * page
         if n < page:
-            self._insert(start + n, page - n)
+            self.free.add(start + n, page - n)
         return start, n
 
     def claim_tail(self, end, kind):
@@ -146,19 +147,17 @@ class Allocator:
             if p not in self.kinds:
                 self.kinds[p] = kind
                 bisect.insort(self.opened, p)
-        self._insert(end, self.eoa - end)
+        self.free.add(end, self.eoa - end)
 
     def _take_in_page(self, n, kind):
         """A block of ``n`` bytes inside one page of ``kind`` from the free list, or None."""
         page, free, opened = self.page, self.free, self.opened
-        for i, (a, s) in enumerate(free):
+        for a, s in free:
             j = bisect.bisect_left(opened, a // page)
             for p in opened[j:bisect.bisect_right(opened, (a + s - 1) // page)]:
                 lo, hi = max(a, p * page), min(a + s, (p + 1) * page)
                 if hi - lo >= n and self.kinds[p] == kind:
-                    rest = ([[a, lo - a]] if lo > a else []) + \
-                        ([[lo + n, a + s - lo - n]] if lo + n < a + s else [])
-                    free[i:i + 1] = rest
+                    free.take(a, lo, n)
                     return lo, n
         return None
 
@@ -176,23 +175,20 @@ class Allocator:
         return (a + self.base) // SYSTEM_PAGE != (a + self.base + n - 1) // SYSTEM_PAGE
 
     def _take(self, n, want, kind):
+        """(address, size) from the smallest free block that holds ``n`` bytes where they
+        may start (``_aligned``), up to ``want``; else from the free block ending the file,
+        extended; else None."""
         free = self.free
-        for i, (a, s) in enumerate(free):
+        for a, s in free.fitting(n):
             start = self._aligned(a, n, kind)
             if start + n <= a + s:
                 k = min(a + s - start, want)
-                rest = [[a, start - a]] if start > a else []
-                if start + k < a + s:
-                    rest.append([start + k, a + s - start - k])
-                free[i:i + 1] = rest
+                free.take(a, start, k)
                 return start, k
         if free and free[-1][0] + free[-1][1] >= self.eoa:     # the free end of the file
             a = free[-1][0]
             start = self._aligned(a, n, kind)
-            if start > a:
-                free[-1][1] = start - a
-            else:
-                free.pop()
+            free.resize(len(free) - 1, a, start - a)
             self.eoa = start + want
             return start, want
         return None
@@ -207,13 +203,9 @@ class Allocator:
             return False
         end, need = addr + n, new - n
         free = self.free
-        i = bisect.bisect_left(free, [end, 0])
-        if i < len(free) and free[i][0] == end and (free[i][1] >= need or
-                                                   end + free[i][1] >= self.eoa):
-            if free[i][1] > need:
-                free[i] = [end + need, free[i][1] - need]
-            else:
-                del free[i]
+        i = free.after(end)
+        if i is not None and (free[i][1] >= need or end + free[i][1] >= self.eoa):
+            free.resize(i, end + need, max(free[i][1] - need, 0))
         elif end < self.eoa:
             return False
         self.eoa = max(self.eoa, addr + new)
@@ -237,47 +229,50 @@ class Allocator:
         if self.fresh.get(addr) == n:
             del self.fresh[addr]
             self.recycled.add(addr)
-            self._insert(addr, n)
+            self.free.add(addr, n)
+
+    def free_now(self, addr, n):
+        """Free at once a block that no committed structure refers to nor will (the unused
+        end of a chunk slot at close)."""
+        self.free.add(int(addr), int(n))
 
     def end_stage(self):
         """The stage is written: the fresh blocks it released are free (returned, so that
         in-place patches staged for what they held can be dropped)."""
         freed, self.staged = self.staged, []
         for addr, n in freed:
-            self._insert(addr, n)
+            self.free.add(addr, n)
         return freed
 
-    def _insert(self, addr, n):
-        """Put [addr, addr + n) in the free list, merged with its neighbours."""
-        free = self.free
-        i = bisect.bisect_left(free, [addr, 0])
-        if i > 0 and free[i - 1][0] + free[i - 1][1] == addr:
-            i -= 1
-            free[i][1] += n
-        else:
-            free.insert(i, [addr, n])
-        if i + 1 < len(free) and free[i][0] + free[i][1] == free[i + 1][0]:
-            free[i][1] += free.pop(i + 1)[1]
-
     def commit(self):
+        """The last commit is on disk: the blocks it stopped referring to are free."""
         self.end_stage()
-        blocks = sorted(self.free + [list(b) for b in self.pending])
+        for a, s in sorted(self.pending):
+            if not self.free.overlaps(a, s):      # (released twice: once)
+                self.free.add(a, s)
         self.pending = []
         self.fresh = {}
         self.recycled = set()
-        merged = []
-        for a, s in blocks:
-            if merged and a < merged[-1][0] + merged[-1][1]:
-                continue                          # released twice: keep the first
-            if merged and merged[-1][0] + merged[-1][1] == a:
-                merged[-1][1] += s
-            else:
-                merged.append([a, s])
-        self.free = merged
+
+    def cut_free_end(self):
+        """Drop the free block that ends the file, if any (a paged file keeps whole pages):
+        the new end of the file, or None when it does not change."""
+        self.end_meta_block()
+        free = self.free
+        if not free or free[-1][0] + free[-1][1] < self.eoa:
+            return None
+        start = addr = free[-1][0]
+        if self.page:
+            addr = -(-addr // self.page) * self.page
+            if addr >= self.eoa:
+                return None
+        free.resize(len(free) - 1, start, addr - start)
+        self.eoa = addr
+        return addr
 
     @property
     def free_bytes(self):
-        return sum(s for _, s in self.free)
+        return self.free.total
 
 
 class BlockMeta:

@@ -54,7 +54,7 @@ def recorded(writer, sb, paged):
 
 def record(writer):
     """At close, after the last commit: ``writer``'s free blocks, for the next session."""
-    free, eoa = writer.alloc.free, writer.alloc.eoa
+    free, eoa = writer.alloc.free.blocks, writer.alloc.eoa
     if eoa == writer.eoa_on_disk and kept(writer, writer.alloc.page) and \
             sum(n for _, n in free) >= RECORDED:
         writer.sink.write(writer.absolute(eoa), encode(eoa, free))

@@ -278,14 +278,34 @@ class ExternalStore:
         write_segments(self.segments, arr.reshape(-1).view(np.uint8))
 
 
-def growth_room(n, grown):
-    """Bytes a chunk of ``n`` bytes, ``grown`` more than its last version, is given to grow
-    into: an eighth more or twice the growth, at most as much again; its slot ends 8-byte
-    aligned (so that slots that end up side by side once free merge into one). libhdf5
-    keeps such a chunk in its chunk cache until the file is closed; a commit here writes it,
-    so that a chunk appended to at each commit (a compressed one) grows in its slot, or
-    moves to a free one, seldom."""
-    return ((n + min(n, max(n // 8, 2 * grown)) + 7) & ~7) - n
+def growth_room(n, old):
+    """Bytes past ``n`` given to the slot of a chunk of ``n`` bytes whose last version had
+    ``old`` (None: a first version, given none).
+
+    A chunk that grew by more than a 64th is given room to grow into: an eighth more or twice
+    the growth, at most as much again, unless it grew more than twice over (replaced, not
+    appended to: a dataset created with zeros and then written); its slot ends 8-byte
+    aligned. libhdf5 keeps such a chunk in its chunk cache until the file is closed; a commit
+    here writes it, so that a chunk appended to at each commit (a compressed one) grows in its
+    slot, or moves to a free one, seldom.
+
+    A chunk whose size changed is given at least its size class (:func:`size_class`): the
+    chunks of a compressed dataset rewritten in every session differ by a few bytes, and
+    slots of one class hold any of them, so that the slots the last versions leave hold the
+    next ones (the unused ends are freed at close, :meth:`ChunkStore.trim_slots`)."""
+    if old is None or n == old:
+        return 0
+    grown, room = n - old, 0
+    if n // 64 < grown <= old:      # (less: noise; more than twice over: replaced)
+        room = ((n + min(n, max(n // 8, 2 * grown)) + 7) & ~7) - n
+    return max(room, size_class(n) - n)
+
+
+def size_class(n):
+    """``n`` rounded up to a multiple of a power of two about a 64th of it (8 at least):
+    1.6 % more at most."""
+    step = max(8, 1 << max(0, (n // 64).bit_length() - 1))
+    return -(-n // step) * step
 
 
 class ChunkStore:
@@ -322,6 +342,22 @@ class ChunkStore:
             return [(self.implicit_base, int(np.prod(self.grid(self.node.maxshape))) *
                      self.chunk_nbytes)]
         return [(r[0], r[3]) for r in self.records.values()]
+
+    def trim_slots(self):
+        """Cut each chunk's slot down to the chunk it holds and return the cut-off ends
+        ((address, size)): the room :func:`growth_room` gave is for a chunk rewritten before
+        the next commit, which can no longer be once the session is over, and no commit ever
+        referred to it (a slot's chunk changes only while the slot is new, and a commit
+        refers to the stored size only). A reopened file knows the stored sizes only: without
+        this, the room would be lost for good."""
+        if self.implicit_base is not None:
+            return []
+        tails = []
+        for rec in self.records.values():
+            if rec[3] > rec[1]:
+                tails.append((rec[0] + rec[1], rec[3] - rec[1]))
+                rec[3] = rec[1]
+        return tails
 
     def allocate_all(self):
         """Early allocation (implicit index): every chunk of the maximum grid, back to back,
@@ -504,7 +540,7 @@ class ChunkStore:
         rec = self.records.get(scaled)
         own = rec is not None and (self.implicit_base is not None or
                                    w.alloc.fresh.get(rec[0]) == rec[3])
-        room = growth_room(n, n - rec[1]) if rec is not None and n > rec[1] else 0
+        room = growth_room(n, None if rec is None else rec[1])
         if own and n > rec[3] and w.extend_slot(rec[0], rec[3], n + room):
             rec[3] = n + room
         if own and n <= rec[3]:

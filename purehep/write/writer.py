@@ -58,6 +58,7 @@ from . import model
 from . import policy as P
 from . import deletion, free_record, update
 from .allocator import Allocator, BlockMeta
+from .free_list import FreeList
 from .gheap_release import DeadObjects
 from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGroup,
                        ExistingLink, TrackedMemoryStore, _Addresses)
@@ -130,7 +131,7 @@ class Writer:
                                (self.space.page_size or 0) if paged else 0, meta_block,
                                self.base)
         if recorded:
-            self.alloc.free = recorded
+            self.alloc.free = FreeList(recorded)
         if new and self.alloc.page:
             self.alloc.claim_tail(end, "meta")      # the rest of the empty file's last page
         elif new:
@@ -730,31 +731,29 @@ class Writer:
             self.ending = True        # (and open objects hold nothing now)
             self.dirty = self.dirty or bool(self.anonymous)
             self.flush(durable=True)
+            self._free_slot_tails()
             self._trim_end()
             free_record.record(self)
         finally:
             self.closed = True
             self.sink.close()
 
+    def _free_slot_tails(self):
+        """At close, after the last commit: the growth room of chunk slots is free space
+        (:meth:`ChunkStore.trim_slots`), recorded with the rest (free_record)."""
+        for node in self.nodes.values():
+            if hasattr(getattr(node, "_store", None), "trim_slots"):
+                for addr, n in node._store.trim_slots():
+                    self.alloc.free_now(addr, n)
+
     def _trim_end(self):
         """Give free space at the end of the file back (libhdf5 2.0 truncates it at close):
         the end-of-file address first, then the file."""
-        self.alloc.end_meta_block()
-        free, page = self.alloc.free, self.alloc.page
-        if not free or free[-1][0] + free[-1][1] < self.alloc.eoa:
-            return
-        addr = free[-1][0]
-        if page:                          # (a paged file ends with whole pages)
-            addr = -(-addr // page) * page
-            if addr >= self.alloc.eoa:
-                return
-            free[-1][1] = addr - free[-1][0]
-        if not free[-1][1] or addr == free[-1][0]:
-            free.pop()
-        self.alloc.eoa = addr
-        self._write_eoa(addr)
-        self.sink.sync()
-        self.sink.shrink(self.absolute(addr))
+        addr = self.alloc.cut_free_end()
+        if addr is not None:
+            self._write_eoa(addr)
+            self.sink.sync()
+            self.sink.shrink(self.absolute(addr))
 
     def abort(self):
         self.closed = True
