@@ -137,3 +137,20 @@ def test_a_session_killed_after_reusing_the_space_leaves_no_stale_record(tmp_pat
         _replace(path, 10 + i)
         with h5py.File(path) as f:
             np.testing.assert_array_equal(f["x"][...], np.full(N, 10.0 + i))
+
+
+@pytest.mark.parametrize("lib", [h5py, purehep])
+def test_an_object_header_just_below_a_cut_record_is_read_whole(tmp_path, lib):
+    """Seed 4321 of the write fuzz: the record taken at open is cut off, and an object header
+    ending at the new end of the file (a group created in the last session) was then read
+    through a view of the file as large as it was before the cut (a short read)."""
+    path = tmp_path / "f.h5"
+    with lib.File(path, "w", libver="latest") as f:
+        f.create_group("g").attrs.create("s", "x" * 8, dtype=lib.string_dtype("ascii"))
+    with lib.File(path, "r+") as f:
+        f.create_group("g/last")            # its header ends the file
+        del f["g"].attrs["s"]               # the global heap (4 kB) freed: a record
+    with lib.File(path, "r+") as f:
+        f["g/last/link"] = lib.SoftLink("/g")
+    with h5py.File(path, "r") as f:
+        assert f["g/last"].get("link", getlink=True).path == "/g"

@@ -127,6 +127,8 @@ class Writer:
         paged = self.space is not None and self.space.version >= 1 and \
             self.space.strategy == PAGE_STRATEGY
         recorded = None if new else free_record.recorded(self, sb, paged)
+        if self.sink.size != source.size:     # the record cut off: reads stop at the new end
+            ctx.source = self.sink.source()
         self.alloc = Allocator(max(sb.eof_address, self.sink.size - self.base), alignment,
                                (self.space.page_size or 0) if paged else 0, meta_block,
                                self.base)
