@@ -81,9 +81,11 @@ def test_gather_coalesces_and_matches_the_buffer(tmp_path):
 
 
 def test_gathered_lends_one_spare_at_a_time(tmp_path, monkeypatch):
-    """FileSource.gathered reads into the file's spare buffer, lent to one caller at a
-    time (a caller meanwhile gets another), kept up to SPARE_BYTES and dropped on close."""
+    """FileSource.gathered reads into the process's spare buffer, lent to one caller at a
+    time (a caller meanwhile gets another), kept up to SPARE_BYTES, and lent again to the
+    next file (as libhdf5's free lists keep freed blocks)."""
     from purehep.io import source
+    monkeypatch.setattr(source, "_spare", [])
     raw = bytes(range(256)) * 64
     p = tmp_path / "b.bin"
     p.write_bytes(raw)
@@ -94,17 +96,23 @@ def test_gathered_lends_one_spare_at_a_time(tmp_path, monkeypatch):
                 assert not np.shares_memory(a, b)
                 assert b[pos_b[0]:pos_b[0] + 3].tobytes() == raw[7:10]
             assert a[pos_a[1]:pos_a[1] + 20].tobytes() == raw[5000:5020]
-        kept = src._spare
-        assert kept is not None and len(kept) >= a.nbytes
+        kept, = source._spare
+        assert len(kept) >= a.nbytes
         with src.gathered([0], [8]) as (c, _):
             assert np.shares_memory(c, kept)                # lent again
         monkeypatch.setattr(source, "SPARE_BYTES", 100)
         with src.gathered([0], [1000]):
             pass
-        assert src._spare is kept                           # a bigger one is not kept
+        assert source._spare == [kept]                      # a bigger one is not kept
     finally:
         src.close()
-    assert src._spare is None
+    other = FileSource(p)
+    try:
+        with other.gathered([0], [8]) as (d, _):
+            assert np.shares_memory(d, kept)                # another file borrows it
+            assert d[:8].tobytes() == raw[:8]
+    finally:
+        other.close()
 
 
 def test_file_source_without_pread(tmp_path):

@@ -3,10 +3,10 @@
 
 Unfiltered chunks whose section 0 is a point list (what the writer stores for scattered
 elements; sparse RFC Table 5, an H5Sencode image of a version 1 or 2 point selection) are read
-where they lie in a file in memory, else by few reads into the file's spare buffer
-(``ByteSource.gathered``), and put in CSR
-order by a loop kernel (kernels/sparse.py ``points_csr``), rows of chunks split among the
-storage's threads: each row of chunks has its section 0 checksums (RFC Table 4) verified,
+where they lie in a file in memory, else read into the process's spare buffer (each task
+reading its own chunks, ``_chunk_bytes``), and put in CSR order by a loop kernel
+(kernels/sparse.py ``points_csr``), rows of chunks split among the storage's threads: each
+row of chunks has its section 0 checksums (RFC Table 4) verified,
 then its points and values are written straight into the final arrays (rows counted per
 chunk first, then every point to its place). Any other chunk (filtered, "all", hyperslab),
 and datasets whose kernel scratch (24 bytes per chunk and row of a row of chunks) would
@@ -54,7 +54,7 @@ def _chunk_bytes(source, offsets, sizes, parts):
     """(uint8 array, position of each chunk in it, ``fill(g)`` bringing the chunks of part
     ``g`` in) of the chunks at ``offsets``, in ``parts`` ((first, end) chunk numbers): with
     a source that threads may read at once, each part's chunks are read by its own task
-    (their runs planned part by part: ``plan_runs``) into the file's spare buffer, the reads
+    (their runs planned part by part: ``plan_runs``) into the process's spare buffer, the reads
     overlapping the other threads' work; else all are gathered first (in place in a buffer)
     and ``fill`` does nothing."""
     if not getattr(source, "parallel_reads", False):

@@ -13,7 +13,7 @@ from ..errors import PurehepError, TruncatedError
 
 _PREAD_SLICE = 64 << 20
 GATHER_GAP = 4 << 10          # gather: ranges this close are read by one request
-SPARE_BYTES = 16 << 20        # FileSource.gathered keeps a scratch buffer up to this size
+SPARE_BYTES = 16 << 20        # the scratch buffer kept for reuse (scratch) is at most this size
 
 
 class ByteSource:
@@ -92,6 +92,35 @@ class ByteSource:
 
     def close(self):
         pass
+
+
+_spare = []                     # the process's spare scratch buffer, while nobody borrows it
+_spare_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def scratch(need):
+    """A writable uint8 array of ``need`` bytes: the process's spare buffer (made on first
+    use, kept up to SPARE_BYTES), lent to one caller at a time (another caller meanwhile
+    gets a new one, which becomes the spare if bigger). New memory costs its page faults
+    and the kernel's zeroing on first touch: a 12 MB buffer read into for a sparse dataset's
+    CSR arrays took 2.4 ms more when new, a third of the whole read. Keeping it is what
+    libhdf5's free lists do (H5FL: freed blocks kept for reuse, process-wide, 16 MB of them
+    at most by default)."""
+    import numpy as np
+    with _spare_lock:
+        lent = _spare.pop() if _spare else None
+    buf = lent if lent is not None and len(lent) >= need else np.empty(need, np.uint8)
+    try:
+        yield buf[:need]
+    finally:
+        keep = buf if need <= SPARE_BYTES else lent
+        if keep is not None:
+            with _spare_lock:
+                if not _spare:
+                    _spare.append(keep)
+                elif len(_spare[0]) < len(keep):
+                    _spare[0] = keep
 
 
 def plan_runs(offsets, sizes):
@@ -189,8 +218,6 @@ class FileSource(ByteSource):
         self.size = os.fstat(self._fd).st_size
         self._map = None
         self._seek_lock = None if hasattr(os, "preadv") else threading.Lock()
-        self._spare = None          # gathered's scratch buffer, while nobody borrows it
-        self._spare_lock = threading.Lock()
 
     def _read(self, offset, n):
         if n <= _PREAD_SLICE and self._seek_lock is None:
@@ -243,30 +270,14 @@ class FileSource(ByteSource):
 
     @contextlib.contextmanager
     def gathered(self, offsets, sizes, structure="data"):
-        """``gather`` into the file's spare buffer (``scratch``)."""
+        """``gather`` into the process's spare buffer (``scratch``)."""
         plan = plan_runs(offsets, sizes)
         with self.scratch(plan[2]) as buf:
             yield self._read_runs(plan, structure, buf)
 
-    @contextlib.contextmanager
     def scratch(self, need):
-        """A writable uint8 array of ``need`` bytes: the file's spare buffer (made on first
-        use, up to SPARE_BYTES, freed with the file), lent to one caller at a time (another
-        caller meanwhile gets a new one). A kernel reading the chunks of a sparse dataset
-        into CSR ran ~30 % longer reading them from a new buffer, whose pages the reads
-        faulted in and zeroed."""
-        import numpy as np
-        with self._spare_lock:
-            lent, self._spare = self._spare, None
-        buf = lent if lent is not None and len(lent) >= need else np.empty(need, np.uint8)
-        try:
-            yield buf[:need]
-        finally:
-            keep = buf if need <= SPARE_BYTES else lent
-            if keep is not None:
-                with self._spare_lock:
-                    if self._spare is None or len(self._spare) < len(keep):
-                        self._spare = keep
+        """``scratch``: the process's spare buffer."""
+        return scratch(need)
 
     def mapped_view(self, offset, n, structure="data"):
         """``n`` bytes at ``offset`` as a read-only view of a memory map of the file (made
@@ -288,7 +299,6 @@ class FileSource(ByteSource):
             except BufferError:
                 pass  # numpy views of the map are still alive; the GC closes it with them
             self._map = None
-        self._spare = None
         self._fh.close()
 
 
