@@ -36,6 +36,12 @@ class TruncatedError(FormatError):
     """A structure extends past the end of the file (or of its enclosing block)."""
 
 
+class FilterConfigurationError(FormatError, TypeError):
+    """A filter's client data is no configuration of it (an szip option mask naming neither
+    entropy coding nor nearest neighbour): a ``TypeError`` too, as h5py's reading of the
+    pipeline raises for it."""
+
+
 class AllocationError(PurehepError, MemoryError):
     """A read needs an array larger than memory holds (or than numpy can index): the
     extent a file declares is valid, but no array of its size can be made. It is a

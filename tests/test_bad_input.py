@@ -167,3 +167,39 @@ def test_reading_into_empty_and_overlapping_layouts():
     out = np.empty(2, dt)
     src.readinto(0, out)
     assert out.tobytes() == bytes(range(8))
+
+
+def test_an_extent_beyond_its_maximum_is_refused_as_libhdf5_does(tmp_path):
+    """A dataspace whose dimension exceeds its maximum is damaged (libhdf5 refuses it): read,
+    a fixed array index (laid out over the maximum extent) was indexed past its end."""
+    import h5py
+    path = str(tmp_path / "over.h5")
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("x", data=np.arange(100, dtype="<i4"), chunks=(10,), maxshape=(100,))
+    space = _message_offset(path, "dataspace message")
+    _patch(path, space + 8, "<Q", 101)                  # dimension 0 of 100 at most
+    with pytest.raises((KeyError, OSError, RuntimeError)):
+        with h5py.File(path, "r") as h:
+            h["x"]
+    with purehep.File(path) as p:
+        with pytest.raises(purehep.FormatError, match="exceeds its maximum") as err:
+            p["x"][()]
+    assert err.value.structure == "dataspace message" and err.value.offset is not None
+
+
+def test_an_unknown_szip_configuration_is_a_type_error_as_in_h5py(tmp_path):
+    import h5py
+    path = str(tmp_path / "szip_mask.h5")
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("x", data=np.arange(100, dtype="<i4"), chunks=(10,),
+                         compression="szip", compression_opts=("nn", 8))
+    pipe = _message_offset(path, "filter pipeline message")
+    # version 1: 8 bytes, id, name length, flags, count, "szip\0" padded to 8: the mask
+    _patch(path, pipe + 24, "<I", 0x89)                 # its NN bit (0x20) cleared, no EC
+    with h5py.File(path, "r") as h, purehep.File(path) as p:
+        with pytest.raises(TypeError, match="Unknown SZIP configuration"):
+            h["x"].compression
+        with pytest.raises(TypeError, match="Unknown SZIP configuration") as err:
+            p["x"].compression
+    assert isinstance(err.value, purehep.FormatError)
+    assert err.value.structure == "filter pipeline message" and err.value.offset is not None

@@ -605,3 +605,33 @@ def test_bitfield_written_from_metadata(tmp_path):
         assert f["b"][()].tolist() == [0, 1, 1] and f["c"][0]["b"].tolist() == [1, 0]
     with purehep.File(path, "r") as f:
         assert f["b"].dtype == np.uint8 and f["b"][()].tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize("pad", ["nullterm", "spacepad"])
+def test_a_huge_string_value_converts_in_bounded_memory(tmp_path, pad):
+    """A string type of 32 MB (a damaged size field looks like this; fuzz seed 3107) reads as
+    h5py reads it, the padding stripped with a byte of work memory a byte, not cumsum's 8."""
+    import tracemalloc
+    import h5py
+    import purehep
+    n = 32 << 20
+    path = str(tmp_path / "big_string.h5")
+    tid = h5py.h5t.C_S1.copy()
+    tid.set_size(n)
+    tid.set_strpad(h5py.h5t.STR_NULLTERM if pad == "nullterm" else h5py.h5t.STR_SPACEPAD)
+    value = np.array(b"abc" + b" " * 5 + b"d" + b"\0" * 7 + b"e" * 9 + b" " * 100, f"S{n}")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("s", data=value, dtype=h5py.Datatype(tid))
+    with h5py.File(path, "r") as h:
+        expected = h["s"][()]
+    with purehep.File(path) as p:
+        ds = p["s"]
+        ds.dtype
+        tracemalloc.start()
+        try:
+            got = ds[()]
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert got == expected
+    assert peak < 5 * n, peak

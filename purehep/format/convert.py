@@ -225,11 +225,12 @@ def _x87(ctx, dt, arr, depth):
 
 def _string(ctx, dt, arr, depth):
     b = _bytes(arr, dt.size).copy()
+    # boolean running or/and (a byte a value), not cumsum/cumprod's int64 (eight): a string
+    # type of a damaged size may make one value of hundreds of MB
     if dt.padding == 0:         # null-terminated: nothing after the first NUL
-        b[np.cumsum(b == 0, axis=-1) > 0] = 0
+        b[np.logical_or.accumulate(b == 0, axis=-1)] = 0
     elif dt.padding == 2:       # space-padded: trailing spaces removed
-        trailing = np.flip(np.cumprod(np.flip(b == 32, -1), axis=-1), -1).astype(bool)
-        b[trailing] = 0
+        b[np.flip(np.logical_and.accumulate(np.flip(b == 32, -1), axis=-1), -1)] = 0
     return b.reshape(-1).view(dt.dtype).reshape(arr.shape)
 
 

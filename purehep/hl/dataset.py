@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..errors import UnsupportedFeatureError
+from ..errors import FilterConfigurationError, UnsupportedFeatureError
 from ..format.messages import layout as L
 from ..format.messages.fill_value import FILL_NEVER
 from .. import selections
@@ -68,7 +68,10 @@ class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
                 elif vals[0] & SZIP_NN:
                     vals = ("nn", vals[1])
                 else:
-                    raise TypeError("Unknown SZIP configuration")
+                    raw = self._oh.first(FILTERS) if self._oh is not None else None
+                    raise FilterConfigurationError(
+                        f"Unknown SZIP configuration (option mask {vals[0]:#x})",
+                        "filter pipeline message", getattr(raw, "offset", None))
             elif f.id == 32000 or not vals:
                 vals = None
             out[_H5PY_FILTER_NAMES.get(f.id, str(f.id))] = vals

@@ -50,6 +50,9 @@ def decode(cur):
         maxshape = shape
     if any(d > MAX_EXTENT for d in shape + tuple(m for m in maxshape if m is not None)):
         raise cur.error(f"dimension sizes {shape} / {maxshape} exceed 2**63 - 1 elements")
+    for d, (n, m) in enumerate(zip(shape, maxshape)):
+        if m is not None and n > m:     # as libhdf5 refuses it (H5O__sdspace_decode)
+            raise cur.error(f"dimension {d} of size {n} exceeds its maximum size {m}")
     if kind == NULL:
         return Dataspace(NULL, None, None, version)
     if kind == SCALAR:
