@@ -54,9 +54,9 @@ def _chunk_bytes(source, offsets, sizes, parts):
     """(uint8 array, position of each chunk in it, ``fill(g)`` bringing the chunks of part
     ``g`` in) of the chunks at ``offsets``, in ``parts`` ((first, end) chunk numbers): with
     a source that threads may read at once, each part's chunks are read by its own task
-    (their runs planned part by part: ``plan_runs``) into the process's spare buffer, the reads
-    overlapping the other threads' work; else all are gathered first (in place in a buffer)
-    and ``fill`` does nothing."""
+    (in the runs of :func:`_planned`) into the process's spare buffer, the reads overlapping
+    the other threads' work; else all are gathered first (in place in a buffer) and
+    ``fill`` does nothing."""
     if not getattr(source, "parallel_reads", False):
         with source.gathered(offsets, sizes, "structured chunk") as (buf, starts):
             yield buf, starts, lambda g: None
