@@ -116,15 +116,18 @@ def test_gathered_lends_one_spare_at_a_time(tmp_path, monkeypatch):
 
 
 def test_file_source_without_pread(tmp_path):
-    """Where the platform has no preadv (Windows), FileSource seeks and reads under a lock:
-    the same bytes, and a short read is a TruncatedError."""
+    """Where the platform has no preadv (Windows), FileSource seeks and reads under a lock
+    (and says threads cannot read at once): the same bytes, and a short read is a
+    TruncatedError."""
     import threading
     raw = np.random.default_rng(4).integers(0, 256, 300_000).astype(np.uint8).tobytes()
     p = tmp_path / "b.bin"
     p.write_bytes(raw)
     src = FileSource(p)
+    assert src.parallel_reads is True
     src._seek_lock = threading.Lock()
     try:
+        assert src.parallel_reads is False
         assert bytes(src.read(1000, 5000)) == raw[1000:6000]
         out = np.empty(70_000, np.uint8)
         src.readinto(200_000, out)

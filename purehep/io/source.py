@@ -262,7 +262,6 @@ class FileSource(ByteSource):
                 raise _ended(offset + done, structure)
             done += got
 
-    @contextlib.contextmanager
     @property
     def parallel_reads(self):
         """True: threads may read at once (pread), each the ranges its own work needs."""
