@@ -48,11 +48,46 @@ def test_lookup3_lanes(seed):
         assert C.lookup3_batch(rows, init).tolist() == ref, (n, m)
 
 
+def test_native_lookup3():
+    """The LLVM IR form (kernels/native.py) against plain Python: every length up to four
+    blocks and some long ones, initial values including all ones, from bytes and from an
+    unaligned address."""
+    from purehep.kernels import native
+    fn = native.lookup3_function()
+    if fn is None:
+        pytest.skip("no llvmlite (LLVM 15 or later) on a little-endian host")
+    r = np.random.default_rng(3)
+    for n in list(range(50)) + [4095, 4096, 4097, 8188, 100_003]:
+        d = r.integers(0, 256, n + 1).astype(np.uint8)
+        body = d[1:]                                   # (an odd address)
+        for init in (0, 7, 0xFFFFFFFF):
+            want = C._py_lookup3(body.tobytes(), n, init)
+            assert fn(body.tobytes(), n, init) == want, (n, init)
+            assert fn(body.__array_interface__["data"][0], n, init) == want, (n, init)
+
+
+def test_hashing_enough_makes_native_lookup3_not_numba():
+    """A fresh process that hashes a few MB of single buffers (array pages) switches from
+    plain Python to the native lookup3 after ~0.4 MB, without importing numba, and hashes
+    every buffer right before and after the switch."""
+    code = ("import sys, numpy as np\n"
+            "from purehep.kernels import checksum as C, native\n"
+            "bufs = [np.random.default_rng(k).bytes(8192) for k in range(300)]\n"
+            "got = [C.lookup3(b, 3) for b in bufs]\n"
+            "assert got == [C._py_lookup3(b, 8192, 3) for b in bufs]\n"
+            "assert C.lookup3_body(memoryview(bufs[0])) == C._py_lookup3(bufs[0][:8188], 8188, 0)\n"
+            "print(native.available() and C._native is not None, 'numba' in sys.modules,\n"
+            "      C.lookup3_is_compiled())\n")
+    from purehep.kernels import native
+    want = "True False True" if native.available() else "False False False"
+    assert _fresh_python(code) == want
+
+
 def test_lookup3_batch_picks_lanes_by_count(monkeypatch):
     """Uncompiled, ``lookup3_batch`` runs Python-int lanes for few rows and numpy lanes for
     many (the cheaper by ``batch_seconds``' model), equal either way."""
-    monkeypatch.setattr(C, "_compiled", None)
-    monkeypatch.setattr(C._lookup3_from, "worth", lambda seconds: False)
+    monkeypatch.setattr(C, "_compiled_bytes", None)
+    monkeypatch.setattr(C, "_worth_compiling", lambda seconds: False)
     used = []
     for name in ("lookup3_lanes", "lookup3_rows"):
         real = getattr(C, name)

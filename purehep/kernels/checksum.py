@@ -1,18 +1,20 @@
 """Checksum kernels: Jenkins lookup3 (hashlittle, spec Appendix C) and HDF5's Fletcher-32.
 
 ``lookup3`` of one buffer is sequential: plain Python over its 32-bit words (about 8 MB/s)
-until a process has hashed enough to repay loading the compiled loop (~4 MB). Many
-equal-length buffers hash together, one lane per buffer (``lookup3_batch``: array pages,
-data blocks, B-tree nodes): lanes packed 64 bits apart in one Python int ("SIMD within a
-register": its add, xor and shifts work on every lane at C speed per 30-bit digit) for up to
-a few hundred buffers, numpy uint32 lanes beyond (``lookup3_rows``), the compiled loop once
-loaded. ``fletcher32`` is two modular sums, vectorised with numpy.
+until a process has hashed enough to repay compiling it: to machine code by llvmlite
+(kernels/native.py, ~50 ms, after ~0.4 MB) where it can, else by loading numba's loop (~4
+MB). Many equal-length buffers hash together, one lane per buffer (``lookup3_batch``: array
+pages, data blocks, B-tree nodes): lanes packed 64 bits apart in one Python int ("SIMD
+within a register": its add, xor and shifts work on every lane at C speed per 30-bit digit)
+for up to a few hundred buffers, numpy uint32 lanes beyond (``lookup3_rows``), the compiled
+function once loaded. ``fletcher32`` is two modular sums, vectorised with numpy.
 """
 import struct
 import sys
 
 import numpy as np
 
+from . import native
 from ._jit import entry_point, loop
 
 _M = 0xFFFFFFFF
@@ -24,21 +26,22 @@ _FLETCHER_SLICE = 1 << 20          # 16-bit words summed per numpy pass (bounds 
 _INT_LANES = (2.0e-6, 0.087e-6)
 _NUMPY_LANES = (24.5e-6, 0.0195e-6)
 _COMPILED_BLOCK = 5e-9
-_compiled = None                   # the compiled lookup3 loop, once loaded
-_compiled_bytes = None             # and its entry for bytes objects
+_compiled = None                   # numba's lookup3 loop, once loaded
+_native = None                     # the native lookup3 (kernels/native.py), once made
+_compiled_bytes = None             # the compiled lookup3 of a bytes object (numba's or native)
 _LITTLE = sys.byteorder == "little"   # (numpy views of words are in the host's order)
 
 
 def lookup3(data, initval=0):
     """Jenkins lookup3 ``hashlittle`` of ``data`` (any bytes-like object), as HDF5's
     H5_checksum_lookup3."""
-    if _compiled is not None:
+    if _compiled_bytes is not None:
         if type(data) is bytes:
             return _compiled_bytes(data, len(data), initval)
-        return _hash(_compiled, np.frombuffer(data, np.uint8), initval)
+        return _hash_buffer(data, initval)
     n = len(data)
-    if _lookup3_from.worth(n * _PY_SECONDS_PER_BYTE):
-        return int(_hash(_load(), np.frombuffer(data, np.uint8), initval))
+    if _worth_compiling(n * _PY_SECONDS_PER_BYTE):
+        return lookup3(data, initval)
     return _py_lookup3(data, n, initval)
 
 
@@ -46,9 +49,35 @@ def lookup3_body(buf):
     """``lookup3`` of all of ``buf`` but its last 4 bytes (where a metadata structure keeps
     its checksum), without a copy or a view of the part hashed for ``bytes``."""
     n = len(buf) - 4
-    if _compiled is not None and type(buf) is bytes:
+    if _compiled_bytes is not None and type(buf) is bytes:
         return _compiled_bytes(buf, n, 0)
     return lookup3(memoryview(buf)[:n])
+
+
+def _hash_buffer(data, initval):
+    """lookup3 of the contiguous buffer ``data`` by the compiled form loaded."""
+    arr = np.frombuffer(data, np.uint8)
+    if _compiled is not None:
+        return int(_hash(_compiled, arr, initval))
+    return _native(arr.__array_interface__["data"][0], arr.shape[0], initval)
+
+
+def _worth_compiling(seconds):
+    """Record that plain Python would spend ``seconds`` more than a compiled lookup3 on the
+    work at hand; True once a compiled lookup3 is loaded for it: the native one where it
+    can be made (kernels/native.py), else numba's loop."""
+    global _native, _compiled_bytes
+    if native.available():
+        if not native.worth(seconds):
+            return False
+        _native = native.lookup3_function()
+        if _native is not None:
+            _compiled_bytes = _native
+            return True
+    if _lookup3_from.worth(seconds):
+        _load()
+        return True
+    return False
 
 
 def lookup3_array(data, initval=0):
@@ -74,7 +103,7 @@ def _load():
 def lookup3_is_compiled():
     """True once ``lookup3`` runs compiled: one buffer then costs microseconds, and hashing
     many equal buffers together (``lookup3_batch``) no longer pays."""
-    return _compiled is not None or _lookup3_from.ready
+    return _compiled_bytes is not None or _lookup3_from.ready
 
 
 def batch_seconds(m, n):
@@ -92,17 +121,16 @@ def lookup3_batch(rows, initval=0):
     Python-int lanes or, for many rows, numpy lanes (whichever ``batch_seconds`` finds
     cheaper)."""
     m, n = rows.shape
-    if _compiled is None:
+    if _compiled_bytes is None:
         plain = batch_seconds(m, n)
-        if not _lookup3_from.worth(plain - m * ((n + 11) // 12) * _COMPILED_BLOCK):
+        if not _worth_compiling(plain - m * ((n + 11) // 12) * _COMPILED_BLOCK):
             blocks = (n + 11) // 12
             if blocks * (_INT_LANES[0] + _INT_LANES[1] * m) <= plain:
                 return lookup3_lanes(rows, initval)
             return lookup3_rows(rows, initval)
-        _load()
     out = np.empty(m, np.uint32)
     for k in range(m):
-        out[k] = _hash(_compiled, rows[k], initval)
+        out[k] = _hash_buffer(rows[k], initval)
     return out
 
 
