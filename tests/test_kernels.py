@@ -69,18 +69,26 @@ def test_native_lookup3():
 def test_hashing_enough_makes_native_lookup3_not_numba():
     """A fresh process that hashes a few MB of single buffers (array pages) switches from
     plain Python to the native lookup3 after ~0.4 MB, without importing numba, and hashes
-    every buffer right before and after the switch."""
+    every buffer right before and after the switch; one that has loaded a numba kernel
+    before takes numba's loop instead (cheaper to load then, and to call)."""
     code = ("import sys, numpy as np\n"
+            "{first}"
             "from purehep.kernels import checksum as C, native\n"
             "bufs = [np.random.default_rng(k).bytes(8192) for k in range(300)]\n"
             "got = [C.lookup3(b, 3) for b in bufs]\n"
             "assert got == [C._py_lookup3(b, 8192, 3) for b in bufs]\n"
             "assert C.lookup3_body(memoryview(bufs[0])) == C._py_lookup3(bufs[0][:8188], 8188, 0)\n"
-            "print(native.available() and C._native is not None, 'numba' in sys.modules,\n"
-            "      C.lookup3_is_compiled())\n")
-    from purehep.kernels import native
-    want = "True False True" if native.available() else "False False False"
-    assert _fresh_python(code) == want
+            "print(C._native is not None, C._compiled is not None, 'numba' in sys.modules)\n")
+    from purehep.kernels import _jit, native
+    if not _jit.JIT_AVAILABLE:
+        assert _fresh_python(code.format(first="")) == "False False False"
+        return
+    assert _fresh_python(code.format(first="")) == \
+        ("True False False" if native.available() else "False True True")
+    assert _fresh_python(code.format(first="import numba\n")) == \
+        ("True False True" if native.available() else "False True True")
+    loaded = "from purehep.kernels import shuffle\nshuffle._unshuffle_generic.compiled()\n"
+    assert _fresh_python(code.format(first=loaded)) == "False True True"
 
 
 def test_lookup3_batch_picks_lanes_by_count(monkeypatch):

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from . import native
-from ._jit import entry_point, loop
+from ._jit import entry_point, loading_cost, loop
 
 _M = 0xFFFFFFFF
 _PY_SECONDS_PER_BYTE = 0.12e-6     # plain-Python lookup3 against the compiled loop
@@ -64,10 +64,12 @@ def _hash_buffer(data, initval):
 
 def _worth_compiling(seconds):
     """Record that plain Python would spend ``seconds`` more than a compiled lookup3 on the
-    work at hand; True once a compiled lookup3 is loaded for it: the native one where it
-    can be made (kernels/native.py), else numba's loop."""
+    work at hand; True once a compiled lookup3 is loaded for it: the native one
+    (kernels/native.py) where it can be made and costs less to load than numba's loop
+    (which it does until numba has loaded a kernel: then numba's, whose calls cost ~0.3 us
+    less), else numba's."""
     global _native, _compiled_bytes
-    if native.available():
+    if native.available() and native.loading_cost() < loading_cost():
         if not native.worth(seconds):
             return False
         _native = native.lookup3_function()
