@@ -4,6 +4,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+# every stage checks that the objects it leaves out did not change (write/writer.py _scope)
+os.environ.setdefault("PUREHEP_CHECK_STAGE", "1")
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
 

@@ -58,14 +58,22 @@ class Existing:
     def header(self):
         return header_of(self.session.ctx, self.address)
 
+    def _touch(self):
+        """Note that this node may change before the next stage: whatever changes an
+        object's links, attributes or data takes them through these properties, so the
+        stage need look at these nodes only (``Writer.stage``)."""
+        self.session.touched[id(self)] = self
+
     @property
     def attrs(self):
+        self._touch()
         if self._attrs is None:
             self._load_attrs()
         return self._attrs
 
     @attrs.setter
     def attrs(self, value):
+        self._touch()
         self._attrs = value
 
     def _load_attrs(self):
@@ -129,12 +137,14 @@ class ExistingGroup(Existing, model.GroupNode):
 
     @property
     def links(self):
+        self._touch()
         if self._links is None:
             self._load_links()
         return self._links
 
     @links.setter
     def links(self, value):
+        self._touch()
         self._links = value
 
     def _load_links(self):
@@ -248,12 +258,14 @@ class ExistingDataset(Existing, model.DatasetNode):
 
     @property
     def store(self):
+        self._touch()
         if self._store is None:
             self._store = self.session.open_store(self)
         return self._store
 
     @store.setter
     def store(self, value):
+        self._touch()
         self._store = value
 
     def stored(self):

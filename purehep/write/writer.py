@@ -65,6 +65,7 @@ from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGrou
 from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES)
 
 ZERO_BLOCK = 1 << 20          # reused raw-data space is zeroed in writes of this size at most
+_CHECK_STAGE = bool(os.environ.get("PUREHEP_CHECK_STAGE"))   # (Writer._scope)
 
 def _remove(path):
     try:
@@ -154,6 +155,8 @@ class Writer:
         self.unlinked_bytes = 0      # their raw data
         self.new_nodes_seen = 0      # how many new objects the last search for them visited
         self.handles = weakref.WeakValueDictionary()   # id -> an open object (hl) of a node
+        self.touched = {}            # id -> existing node whose links, attrs or data were
+        #                              taken since the last stage (Existing._touch)
         self.generation = 0
         self.dirty = False
         self.durable = True
@@ -371,7 +374,7 @@ class Writer:
         em.addresses = _Addresses(self.addresses)
         em.plans = {}
         self.patches = []            # (order, address, bytes): heaps 0, B-tree roots 1, headers 2
-        loaded = list(self.nodes.values())
+        loaded = self._scope()
         for node in loaded:
             st = getattr(node, "_store", None) if isinstance(node, ExistingDataset) else \
                 getattr(node, "store", None)
@@ -401,7 +404,8 @@ class Writer:
         for p in plans:
             meta.put(p.address, em.encode_header(p, em.messages(p, real)))
         deleted = self._deletions(refdelta, held)
-        for node in list(self.nodes.values()):
+        changed = self._changed(loaded, refdelta, deleted)
+        for node in changed:
             if id(node) in deleted:
                 deletion.free_object(self, node)
                 continue
@@ -435,7 +439,7 @@ class Writer:
             node.deleted = True
             self.nodes.pop(node.address, None)
             self.addresses.pop(id(node), None)
-        for node in list(self.nodes.values()):
+        for node in changed + [n for n in self._adopted if id(n) not in deleted]:
             if isinstance(node, ExistingDataset):
                 node.committed()
             if isinstance(node, ExistingGroup) and node._links is not None:
@@ -445,12 +449,40 @@ class Writer:
         for addr, n in self.alloc.end_stage():      # free again: no patch may land there
             self.overlay.drop(self.absolute(addr), n)
         self.dirty = False
+        self.touched = {}
         self.generation += 1
         ctx.cache.clear()
         ctx.source = self.sink.source(self.overlay)
         for node in self._adopted:
             self._refresh(node)
         self._adopted = []
+
+    def _scope(self):
+        """The existing nodes a stage looks at: the touched ones (``touched``; no other can
+        have changed), all at the last stage of a session. With PUREHEP_CHECK_STAGE set
+        (the test suite), every other node is checked to be unchanged."""
+        nodes = self.nodes
+        if self.ending:
+            return list(nodes.values())
+        scope = [n for n in self.touched.values() if nodes.get(n.address) is n]
+        if _CHECK_STAGE:
+            inside = {id(n) for n in scope}
+            for n in nodes.values():
+                assert id(n) in inside or not (
+                    n.attrs_changed() or (isinstance(n, ExistingGroup) and n.links_changed())
+                    or (isinstance(n, ExistingDataset) and n.data_changed())), \
+                    f"object at {n.address} changed without being touched"
+        return scope
+
+    def _changed(self, scope, refdelta, deleted):
+        """The existing nodes a stage updates or frees: ``scope``, the ``deleted`` and those
+        whose reference count changes (``refdelta``; all nodes are searched for one outside
+        the other two, as a new hard link to an object not touched)."""
+        picked = {id(n): n for n in scope}
+        picked.update((k, n) for k, n in deleted.items() if self.nodes.get(n.address) is n)
+        if any(k not in picked and k not in deleted for k in refdelta):
+            picked.update((id(n), n) for n in self.nodes.values() if id(n) in refdelta)
+        return list(picked.values())
 
     def flush(self, durable=None):
         """Commit: stage what changed, then make the file refer to it, each step on disk
@@ -614,7 +646,7 @@ class Writer:
         (in ``held``) stays, as an anonymous object, until it is closed (libhdf5's too)."""
         deleted = {}
         queue = [k for k, v in refdelta.items() if v < 0]
-        by_id = {id(n): n for n in self.nodes.values()}
+        by_id = {id(n): n for n in self.nodes.values()} if queue else {}
         while queue:
             k = queue.pop()
             node = by_id.get(k)
