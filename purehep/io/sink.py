@@ -306,6 +306,9 @@ class DescriptorSource(ByteSource):
         return data
 
 
+SMALL_PATCH = 4096      # patches up to this size are found by address, longer ones one by one
+
+
 class Overlay:
     """In-place changes staged but not committed, stage by stage: (order, absolute address,
     bytes, stage). Reads of the file being changed see them, later over earlier; the commit
@@ -318,9 +321,10 @@ class Overlay:
     over them, so that the commit leaves the bytes of the last stage."""
 
     def __init__(self):
-        self.patches = []        # (order, address, bytes, stage), in the order staged
-        self._starts = []        # sorted (address, index)
-        self._longest = 0
+        self.patches = {}        # seq -> (order, address, bytes, stage), seq in staging order
+        self._starts = []        # sorted (address, seq) of the patches of SMALL_PATCH bytes
+        self._big = []           # at most; the seqs of the others (a heap's data segment)
+        self._seq = 0
         self.stages = 0
 
     def __bool__(self):
@@ -328,14 +332,22 @@ class Overlay:
 
     def drop(self, start, n):
         """Forget the patches lying inside [start, start + n) (space freed for reuse)."""
-        keep = [p for p in self.patches if not (start <= p[1] and p[1] + len(p[2]) <= start + n)]
-        if len(keep) != len(self.patches):
-            self._index(keep)
+        self._remove(start, start + n)
 
-    def _index(self, patches):
-        self.patches = patches
-        self._starts = sorted((p[1], i) for i, p in enumerate(patches))
-        self._longest = max((len(p[2]) for p in patches), default=0)
+    def _remove(self, start, end):
+        """Forget the patches lying inside [start, end)."""
+        lo = bisect.bisect_left(self._starts, (start, -1))
+        hi = bisect.bisect_left(self._starts, (end, -1))
+        gone = [k for a, k in self._starts[lo:hi] if a + len(self.patches[k][2]) <= end]
+        gone += [k for k in self._big if start <= self.patches[k][1] and
+                 self.patches[k][1] + len(self.patches[k][2]) <= end]
+        if not gone:
+            return
+        dead = set(gone)
+        self._starts[lo:hi] = [(a, k) for a, k in self._starts[lo:hi] if k not in dead]
+        self._big = [k for k in self._big if k not in dead]
+        for k in gone:
+            del self.patches[k]
 
     def add_stage(self, patches):
         """Add one stage's patches [(order, absolute address, bytes)]."""
@@ -343,16 +355,24 @@ class Overlay:
             return
         stage = self.stages
         self.stages += 1
-        covered = _merged([(a, a + len(d)) for _, a, d in patches])
-        kept = [p for p in self.patches if not _inside(covered, p[1], p[1] + len(p[2]))]
-        kept += [(order, a, bytes(d), stage) for order, a, d in patches]
-        self._index(kept)
+        for s, e in _merged([(a, a + len(d)) for _, a, d in patches]):
+            self._remove(s, e)
+        for order, a, d in patches:
+            k = self._seq
+            self._seq += 1
+            self.patches[k] = (order, a, bytes(d), stage)
+            if len(d) <= SMALL_PATCH:
+                bisect.insort(self._starts, (a, k))
+            else:
+                self._big.append(k)
 
     def _hits(self, offset, end, after=-1):
-        lo = bisect.bisect_left(self._starts, (offset - self._longest, -1))
+        lo = bisect.bisect_left(self._starts, (offset - SMALL_PATCH, -1))
         hi = bisect.bisect_left(self._starts, (end, -1))
-        return sorted(i for a, i in self._starts[lo:hi]
-                      if a + len(self.patches[i][2]) > offset and self.patches[i][3] > after)
+        found = [k for a, k in self._starts[lo:hi] if a + len(self.patches[k][2]) > offset]
+        found += [k for k in self._big if self.patches[k][1] < end and
+                  self.patches[k][1] + len(self.patches[k][2]) > offset]
+        return sorted(k for k in found if self.patches[k][3] > after)
 
     def apply(self, offset, data, after=-1):
         """``data`` (read at ``offset``) with the patches that overlap it (those of stages
@@ -361,8 +381,8 @@ class Overlay:
         if not hits:
             return data
         out = bytearray(data)
-        for i in hits:
-            a, patch = self.patches[i][1], self.patches[i][2]
+        for k in hits:
+            a, patch = self.patches[k][1], self.patches[k][2]
             s, e = max(a, offset), min(a + len(patch), offset + len(data))
             out[s - offset:e - offset] = patch[s - a:e - a]
         return bytes(out)
@@ -371,7 +391,7 @@ class Overlay:
         """[(order, address, bytes)] to write, by increasing order (staging order within an
         order), each with the bytes later stages put over it."""
         out = [(order, a, self.apply(a, data, stage))
-               for order, a, data, stage in self.patches]
+               for order, a, data, stage in self.patches.values()]
         return sorted(out, key=lambda p: p[0])
 
     def clear(self):
@@ -386,11 +406,6 @@ def _merged(ranges):
         else:
             out.append([s, e])
     return out
-
-
-def _inside(merged, s, e):
-    i = bisect.bisect_right(merged, [s, float("inf")]) - 1
-    return i >= 0 and merged[i][0] <= s and e <= merged[i][1]
 
 
 class OverlaySource(DescriptorSource):

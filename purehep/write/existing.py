@@ -1,6 +1,8 @@
 """Objects already in the file as nodes of the writer's object graph (purehep.write.model):
 links, attributes and storage loaded from the file on first use, with snapshots of what the
 last stage emitted, so that a commit rewrites only what changed."""
+import os
+
 import numpy as np
 
 from ..chunks.storage import as_elements, element_dtype, open_storage
@@ -13,6 +15,10 @@ from ..format.object_header import RawMessage, header_of
 from . import model
 from .header import (DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, FILTERS, ATTRIBUTE,
                      STAB, ATTR_INFO, EXTERNAL_FILES)
+
+_CHECK_STAGE = bool(os.environ.get("PUREHEP_CHECK_STAGE"))   # (checks of Writer.stage)
+
+
 class ExistingLink(model.LinkEntry):
     """A link read from the file: ``raw`` is its encoding (link message body, or the symbol
     table entry for symbol-table groups); the target node is loaded on first use."""
@@ -43,6 +49,73 @@ class ExistingAttr(model.AttrEntry):
     def __init__(self, name, dtype, shape, raw, flags, order):
         super().__init__(name, dtype, shape, None, order)
         self.raw, self.flags = raw, flags
+
+
+class LinkTable(dict):
+    """An existing group's links (name -> entry) that remembers the entries put in and
+    taken out since ``mark()`` (a stage), so that a stage finds what changed in a group of
+    many links without comparing them all: ``put`` {id: (name, entry)}, ``gone`` {id:
+    entry} (an entry taken out and put back is in both). ``fit``: whether every link fits
+    a symbol table entry, as last found (write/update.py), or None."""
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.fit = None
+        self.mark()
+
+    def mark(self):
+        self.put, self.gone = {}, {}
+        if _CHECK_STAGE:
+            self.snap = list(self.items())
+
+    def changed(self):
+        return bool(self.put or self.gone)
+
+    def differs(self):
+        """Whether the links differ from those at ``mark()`` (PUREHEP_CHECK_STAGE only)."""
+        now = list(self.items())
+        return len(now) != len(self.snap) or any(
+            n != m or e is not f for (n, e), (m, f) in zip(self.snap, now))
+
+    def _out(self, e):
+        if self.put.pop(id(e), None) is None:
+            self.gone[id(e)] = e
+
+    def __setitem__(self, name, e):
+        if name in self:
+            self._out(dict.__getitem__(self, name))
+        super().__setitem__(name, e)
+        self.put[id(e)] = (name, e)
+
+    def __delitem__(self, name):
+        self._out(dict.__getitem__(self, name))
+        super().__delitem__(name)
+
+    def pop(self, name, *default):
+        if name in self:
+            self._out(dict.__getitem__(self, name))
+        return super().pop(name, *default)
+
+    def popitem(self):
+        name = next(reversed(self))
+        return name, self.pop(name)
+
+    def setdefault(self, name, e=None):
+        if name not in self:
+            self[name] = e
+        return dict.__getitem__(self, name)
+
+    def update(self, *args, **kw):
+        for name, e in dict(*args, **kw).items():
+            self[name] = e
+
+    def clear(self):
+        for name in list(self):
+            del self[name]
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
 
 class Existing:
@@ -145,7 +218,11 @@ class ExistingGroup(Existing, model.GroupNode):
     @links.setter
     def links(self, value):
         self._touch()
-        self._links = value
+        old, self._links = self._links, LinkTable(value)
+        self._links.put = {id(e): (n, e) for n, e in value.items()}
+        if old is not None:      # (what the last stage left: the links then)
+            self._links.gone = {id(e): e for e in old.values() if id(e) not in old.put}
+            self._links.gone.update(old.gone)
 
     def _load_links(self):
         s, ctx, h = self.session, self.session.ctx, self.header
@@ -164,7 +241,7 @@ class ExistingGroup(Existing, model.GroupNode):
                                             raw=name))
             for link in out:              # raw is only meaningful for link messages
                 link.stab_name, link.raw = link.raw, None
-            self._links = {link.stab_name: link for link in out}
+            self._links = LinkTable((link.stab_name, link) for link in out)
         else:
             info = self.link_info
             bodies = []
@@ -186,18 +263,10 @@ class ExistingGroup(Existing, model.GroupNode):
                 links.sort(key=lambda x: x[1].order)
             else:
                 links.sort(key=lambda x: x[0].encode("utf-8", "surrogateescape"))
-            self._links = dict(links)
-        self._link_snap = self._link_state()
-
-    def _link_state(self):
-        return list(self._links.items())
+            self._links = LinkTable(links)
 
     def links_changed(self):
-        if self._links is None:
-            return False
-        snap = self._link_snap
-        return len(snap) != len(self._links) or any(
-            n != m or e is not f for (n, e), (m, f) in zip(snap, self._links.items()))
+        return self._links is not None and self._links.changed()
 
 
 class ExistingDatatype(Existing, model.DatatypeNode):

@@ -71,7 +71,7 @@ def _rewrite_header(w, em, node, replace_types, extra, refdelta):
 
 def _update_links(w, em, node, R, replace_types, extra):
     links = node._links
-    if node.old_style and all(model.fits_symbol_table(n, e) for n, e in links.items()):
+    if node.old_style and _fits(links):
         added = _added_links(node)
         if added:
             _insert_symbol_table(w, em, node, added)
@@ -118,14 +118,21 @@ def _update_links(w, em, node, R, replace_types, extra):
 def _added_links(node):
     """Names of the links added since the last commit when that is the only change (every
     committed link still there, the same entry), else None."""
-    links, snap = node._links, node._link_snap
-    if len(links) <= len(snap):
+    links = node._links
+    if links.gone or not links.put:
         return None
-    for name, e in snap:
-        if links.get(name) is not e:
-            return None
-    old = {name for name, _ in snap}
-    return [n for n in links if n not in old]
+    return [name for name, _ in links.put.values()]
+
+
+def _fits(links):
+    """Whether every link of the LinkTable ``links`` fits a symbol table entry; only those
+    put since the last stage are looked at when none went (the others were before)."""
+    if links.gone or links.fit is None:
+        links.fit = all(model.fits_symbol_table(n, e) for n, e in links.items())
+    else:
+        links.fit = links.fit and all(model.fits_symbol_table(n, e)
+                                      for n, e in links.put.values())
+    return links.fit
 
 
 def _insert_symbol_table(w, em, node, added):

@@ -61,7 +61,7 @@ from .allocator import Allocator, BlockMeta
 from .free_list import FreeList
 from .gheap_release import DeadObjects
 from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGroup,
-                       ExistingLink, TrackedMemoryStore, _Addresses)
+                       ExistingLink, LinkTable, TrackedMemoryStore, _Addresses)
 from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES)
 
 ZERO_BLOCK = 1 << 20          # reused raw-data space is zeroed in writes of this size at most
@@ -443,7 +443,7 @@ class Writer:
             if isinstance(node, ExistingDataset):
                 node.committed()
             if isinstance(node, ExistingGroup) and node._links is not None:
-                node._link_snap = node._link_state()
+                node._links.mark()
             if node._attrs is not None:
                 node._attr_snap = node._attr_state()
         for addr, n in self.alloc.end_stage():      # free again: no patch may land there
@@ -468,6 +468,9 @@ class Writer:
         if _CHECK_STAGE:
             inside = {id(n) for n in scope}
             for n in nodes.values():
+                links = n._links if isinstance(n, ExistingGroup) else None
+                assert links is None or links.changed() or not links.differs(), \
+                    f"links of the group at {n.address} changed unrecorded"
                 assert id(n) in inside or not (
                     n.attrs_changed() or (isinstance(n, ExistingGroup) and n.links_changed())
                     or (isinstance(n, ExistingDataset) and n.data_changed())), \
@@ -540,9 +543,9 @@ class Writer:
         links from loaded groups or from the session's anonymous objects."""
         out, seen = [], set()
         stack = []
-        for node in loaded:
+        for node in loaded:     # (links put since the last stage: the others' are staged)
             if isinstance(node, ExistingGroup) and node._links is not None:
-                for e in node._links.values():
+                for _, e in node._links.put.values():
                     if e.kind == model.HARD and not isinstance(e, ExistingLink):
                         stack.append(e.node)
         stack += [n for k, n in self.anonymous.items() if k not in self.addresses]
@@ -569,13 +572,12 @@ class Writer:
             delta[id(node)] = delta.get(id(node), 0) + n
         for node in loaded:
             if isinstance(node, ExistingGroup) and node.links_changed():
-                before = {id(e) for _, e in node._link_snap}
-                now = {id(e) for e in node._links.values()}
-                for e in node._links.values():
-                    if e.kind == model.HARD and id(e) not in before:
+                put, gone = node._links.put, node._links.gone      # (LinkTable)
+                for key, (_, e) in put.items():
+                    if e.kind == model.HARD and key not in gone:
                         add(e.node, 1)
-                for _, e in node._link_snap:
-                    if id(e) not in now and e.kind == model.HARD and isinstance(e.node, Existing):
+                for key, e in gone.items():
+                    if key not in put and e.kind == model.HARD and isinstance(e.node, Existing):
                         add(e.node, -1)
             if node.attrs_changed():
                 before = {state[1]: state[-1] for state in node._attr_snap}
@@ -679,8 +681,7 @@ class Writer:
             links = node.__dict__.pop("links")
             attrs = node.__dict__.pop("attrs")
             node.__class__ = ExistingGroup
-            node._links = links
-            node._link_snap = node._link_state()
+            node._links = LinkTable(links)
         elif isinstance(node, model.DatasetNode):
             attrs = node.__dict__.pop("attrs")
             store = node.__dict__.pop("store")
