@@ -50,4 +50,39 @@ def write_gzip_shuffle():
         chunks=(256, 1024), compression="gzip", compression_opts=4, shuffle=True), 1)
 
 
-ALL = [write_contiguous, write_gzip_shuffle]
+def _many(module, fname, n, flush_every):
+    """``n`` datasets of 100 float64 created in one session, each read back at once (its
+    header, layout and first element: purehep stages the session's changes first), or
+    with a flush every ``flush_every``."""
+    arr = np.arange(100, dtype="f8")
+
+    def run():
+        with module.File(fname, "w") as f:
+            for i in range(n):
+                ds = f.create_dataset(f"d{i}", data=arr)
+                if flush_every:
+                    if i % flush_every == 0:
+                        f.flush()
+                else:
+                    ds[0]
+    return run
+
+
+def many_objects(sizes=(1000, 4000)):
+    """Creating many datasets in one session with reads or flushes in between, h5py and
+    purehep side by side (best of 3): each read of an object changed since the last stage
+    stages the session's changes, so the cost of a stage must not grow with the objects
+    in the file."""
+    import h5py
+    import purehep
+    out = []
+    for n in sizes:
+        for what, every in (("each read back at once", 0), ("a flush every 10", 10)):
+            out += report(f"{n:,} datasets created, {what}",
+                          [(m.__name__, best_of(_many(m, path(f"many_{m.__name__}.h5"), n, every),
+                                                repeat=3))
+                           for m in (h5py, purehep)])
+    return out
+
+
+ALL = [write_contiguous, write_gzip_shuffle, many_objects]
