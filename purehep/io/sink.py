@@ -318,12 +318,15 @@ class Overlay:
     heap's header unlinked from its free list before its data changes, then final), and are
     written as staged. A later stage supersedes the earlier stages' patches of the same
     bytes: those it covers whole are dropped, the others are written with the later bytes
-    over them, so that the commit leaves the bytes of the last stage."""
+    over them, so that the commit leaves the bytes of the last stage. A patch touching or
+    overlapping one earlier patch of its order, and no other, is merged into it (a local
+    heap's data segment, a name added at each stage: one patch, not one per stage)."""
 
     def __init__(self):
-        self.patches = {}        # seq -> (order, address, bytes, stage), seq in staging order
-        self._starts = []        # sorted (address, seq) of the patches of SMALL_PATCH bytes
-        self._big = []           # at most; the seqs of the others (a heap's data segment)
+        self.patches = {}        # key -> (order, address, bytes, stage); keys sort in
+        #                          staging order: (n, piece)
+        self._starts = []        # sorted (address, key) of the patches of SMALL_PATCH bytes
+        self._big = []           # at most; the keys of the others (a heap's data segment)
         self._seq = 0
         self.stages = 0
 
@@ -331,23 +334,37 @@ class Overlay:
         return bool(self.patches)
 
     def drop(self, start, n):
-        """Forget the patches lying inside [start, start + n) (space freed for reuse)."""
-        self._remove(start, start + n)
+        """Forget the patches' bytes in [start, start + n) (space freed for reuse): those
+        lying inside go, those reaching into it lose the part inside."""
+        end = start + n
+        for k in self._hits(start, end):
+            order, a, data, stage = self.patches[k]
+            self._unindex(k)
+            for piece, (s, e) in enumerate(((a, min(start, a + len(data))),
+                                            (max(end, a), a + len(data))), 1):
+                if s < e:
+                    self._put((k[0], k[1] * 2 + piece), (order, s, data[s - a:e - a], stage))
+
+    def _put(self, k, patch):
+        self.patches[k] = patch
+        if len(patch[2]) <= SMALL_PATCH:
+            bisect.insort(self._starts, (patch[1], k))
+        else:
+            self._big.append(k)
+
+    def _unindex(self, k):
+        a, data = self.patches[k][1], self.patches.pop(k)[2]
+        if len(data) <= SMALL_PATCH:
+            del self._starts[bisect.bisect_left(self._starts, (a, k))]
+        else:
+            self._big.remove(k)
 
     def _remove(self, start, end):
         """Forget the patches lying inside [start, end)."""
-        lo = bisect.bisect_left(self._starts, (start, -1))
-        hi = bisect.bisect_left(self._starts, (end, -1))
-        gone = [k for a, k in self._starts[lo:hi] if a + len(self.patches[k][2]) <= end]
-        gone += [k for k in self._big if start <= self.patches[k][1] and
-                 self.patches[k][1] + len(self.patches[k][2]) <= end]
-        if not gone:
-            return
-        dead = set(gone)
-        self._starts[lo:hi] = [(a, k) for a, k in self._starts[lo:hi] if k not in dead]
-        self._big = [k for k in self._big if k not in dead]
-        for k in gone:
-            del self.patches[k]
+        for k in self._hits(start, end):
+            a, data = self.patches[k][1], self.patches[k][2]
+            if start <= a and a + len(data) <= end:
+                self._unindex(k)
 
     def add_stage(self, patches):
         """Add one stage's patches [(order, absolute address, bytes)]."""
@@ -358,17 +375,29 @@ class Overlay:
         for s, e in _merged([(a, a + len(d)) for _, a, d in patches]):
             self._remove(s, e)
         for order, a, d in patches:
-            k = self._seq
-            self._seq += 1
-            self.patches[k] = (order, a, bytes(d), stage)
-            if len(d) <= SMALL_PATCH:
-                bisect.insort(self._starts, (a, k))
-            else:
-                self._big.append(k)
+            self._add(order, a, bytes(d), stage)
+
+    def _add(self, order, a, d, stage):
+        """Add a patch, merged into the one earlier patch of its order it touches or
+        overlaps when no other patch reaches their bytes."""
+        near = self._hits(a - 1, a + len(d) + 1)
+        if len(near) == 1 and self.patches[near[0]][0] == order:
+            _, qa, q, _ = self.patches[near[0]]
+            lo, hi = min(a, qa), max(a + len(d), qa + len(q))
+            if self._hits(lo, hi) == near:
+                out = bytearray(hi - lo)
+                out[qa - lo:qa - lo + len(q)] = q
+                out[a - lo:a - lo + len(d)] = d
+                self._unindex(near[0])
+                a, d = lo, bytes(out)
+        self._put((self._seq, 0), (order, a, d, stage))
+        self._seq += 1
 
     def _hits(self, offset, end, after=-1):
-        lo = bisect.bisect_left(self._starts, (offset - SMALL_PATCH, -1))
-        hi = bisect.bisect_left(self._starts, (end, -1))
+        """Keys of the patches overlapping [offset, end) of stages after ``after``, in
+        staging order."""
+        lo = bisect.bisect_left(self._starts, (offset - SMALL_PATCH, (-1, 0)))
+        hi = bisect.bisect_left(self._starts, (end, (-1, 0)))
         found = [k for a, k in self._starts[lo:hi] if a + len(self.patches[k][2]) > offset]
         found += [k for k in self._big if self.patches[k][1] < end and
                   self.patches[k][1] + len(self.patches[k][2]) > offset]
@@ -391,7 +420,7 @@ class Overlay:
         """[(order, address, bytes)] to write, by increasing order (staging order within an
         order), each with the bytes later stages put over it."""
         out = [(order, a, self.apply(a, data, stage))
-               for order, a, data, stage in self.patches.values()]
+               for _, (order, a, data, stage) in sorted(self.patches.items())]
         return sorted(out, key=lambda p: p[0])
 
     def clear(self):
