@@ -187,9 +187,12 @@ class Existing:
 
     def _attr_state(self):
         """What a commit changes attributes by; the committed type each shares last. The
-        entries themselves are kept (after their ids, which compare first): an id of an
-        entry since freed may be a new one's."""
-        return [(n, id(a), a, id(a.value), a.shape, a.named) for n, a in self._attrs.items()]
+        entries and their values themselves are kept (after their ids, which compare
+        first): an id of an object since freed may be a new one's (a value modified twice
+        between two stages took the id of the value the stage saw, and the change was
+        lost: write fuzz seed 1014)."""
+        return [(n, id(a), a, id(a.value), a.value, a.shape, a.named)
+                for n, a in self._attrs.items()]
 
     def attrs_changed(self):
         return self._attrs is not None and self._attr_state() != self._attr_snap
