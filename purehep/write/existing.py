@@ -16,7 +16,7 @@ from . import model
 from .header import (DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, FILTERS, ATTRIBUTE,
                      STAB, ATTR_INFO, EXTERNAL_FILES)
 
-_CHECK_STAGE = bool(os.environ.get("PUREHEP_CHECK_STAGE"))   # (checks of Writer.stage)
+CHECK_STAGE = bool(os.environ.get("PUREHEP_CHECK_STAGE"))   # (checks of Writer.stage)
 
 
 class ExistingLink(model.LinkEntry):
@@ -65,7 +65,7 @@ class LinkTable(dict):
 
     def mark(self):
         self.put, self.gone = {}, {}
-        if _CHECK_STAGE:
+        if CHECK_STAGE:
             self.snap = list(self.items())
 
     def changed(self):

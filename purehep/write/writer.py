@@ -60,12 +60,11 @@ from . import deletion, free_record, update
 from .allocator import Allocator, BlockMeta
 from .free_list import FreeList
 from .gheap_release import DeadObjects
-from .existing import (Existing, ExistingDataset, ExistingDatatype, ExistingGroup,
-                       ExistingLink, LinkTable, TrackedMemoryStore, _Addresses)
+from .existing import (CHECK_STAGE, Existing, ExistingDataset, ExistingDatatype,
+                       ExistingGroup, ExistingLink, LinkTable, TrackedMemoryStore, _Addresses)
 from .header import (DATASPACE, LINK_INFO, LAYOUT, STAB, ATTR_INFO, REFCOUNT, EXTERNAL_FILES)
 
 ZERO_BLOCK = 1 << 20          # reused raw-data space is zeroed in writes of this size at most
-_CHECK_STAGE = bool(os.environ.get("PUREHEP_CHECK_STAGE"))   # (Writer._scope)
 
 def _remove(path):
     try:
@@ -465,7 +464,7 @@ class Writer:
         if self.ending:
             return list(nodes.values())
         scope = [n for n in self.touched.values() if nodes.get(n.address) is n]
-        if _CHECK_STAGE:
+        if CHECK_STAGE:
             inside = {id(n) for n in scope}
             for n in nodes.values():
                 links = n._links if isinstance(n, ExistingGroup) else None
