@@ -48,6 +48,34 @@ def test_lookup3_lanes(seed):
         assert C.lookup3_batch(rows, init).tolist() == ref, (n, m)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_lookup3_spans(seed, monkeypatch):
+    """Spans of several lengths in one buffer (empty, under a block, whole blocks, long),
+    unaligned: numpy lanes of ragged length, plain Python one by one and the compiled
+    function give the scalar lookup3 of each."""
+    r = np.random.default_rng(seed)
+    buf = r.integers(0, 256, 50_000).astype(np.uint8)
+    m = int(r.integers(1, 60))
+    lengths = r.choice([0, 1, 11, 12, 13, 24, 25, 300, 4097], m)
+    lengths[r.random(m) < 0.3] = r.integers(0, 2000)
+    starts = r.integers(0, 40_000, m)
+    init = int(r.integers(0, 2**32))
+    ref = [C._py_lookup3(buf[s:s + n].tobytes(), int(n), init) for s, n in zip(starts, lengths)]
+    assert C._ragged(buf, starts, lengths, init).tolist() == ref
+    assert C.lookup3_spans(buf, starts, lengths, init).tolist() == ref
+    many = (r.integers(0, 40_000, 40), r.integers(1000, 1200, 40))     # (lanes pay)
+    ref = [C._py_lookup3(buf[s:s + n].tobytes(), int(n), init) for s, n in zip(*many)]
+    monkeypatch.setattr(C, "_compiled_bytes", None)
+    monkeypatch.setattr(C, "_worth_compiling", lambda seconds: False)
+    used = []
+    for name in ("_ragged", "_py_lookup3"):
+        monkeypatch.setattr(C, name, lambda *a, fn=getattr(C, name), name=name:
+                            used.append(name) or fn(*a))
+    assert C.lookup3_spans(buf, *many, init).tolist() == ref
+    assert C.lookup3_spans(buf, many[0][:1], many[1][:1], init).tolist() == ref[:1]
+    assert used == ["_ragged", "_py_lookup3"]
+
+
 def test_native_lookup3():
     """The LLVM IR form (kernels/native.py) against plain Python: every length up to four
     blocks and some long ones, initial values including all ones, from bytes and from an

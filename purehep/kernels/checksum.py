@@ -7,7 +7,9 @@ MB). Many equal-length buffers hash together, one lane per buffer (``lookup3_bat
 pages, data blocks, B-tree nodes): lanes packed 64 bits apart in one Python int ("SIMD
 within a register": its add, xor and shifts work on every lane at C speed per 30-bit digit)
 for up to a few hundred buffers, numpy uint32 lanes beyond (``lookup3_rows``), the compiled
-function once loaded. ``fletcher32`` is two modular sums, vectorised with numpy.
+function once loaded; buffers of several lengths (``lookup3_spans``: a sparse dataset's
+chunk sections) hash on numpy lanes too, the longest first, each lane leaving the mixing
+when its buffer's blocks end. ``fletcher32`` is two modular sums, vectorised with numpy.
 """
 import struct
 import sys
@@ -228,35 +230,85 @@ def lookup3_rows(rows, initval=0):
     """lookup3 of every row of the uint8 matrix ``rows`` (m, n): a uint32 array (m,).
     numpy uint32 lanes wrap as the C code's do; every step works in place on the lanes."""
     m, n = rows.shape
-    c0 = np.uint32((0xDEADBEEF + n + initval) & _M)
-    a = np.full(m, c0, np.uint32)
     if n == 0 or m == 0:
-        return a
+        return np.full(m, (0xDEADBEEF + n + initval) & _M, np.uint32)
+    return _lane_hash(_lane_words(rows, np.uint32), np.full(m, n, np.int64), initval)
+
+
+def lookup3_spans(buf, starts, lengths, initval=0):
+    """lookup3 of the buffers ``buf[s:s + n]`` of the uint8 array ``buf`` for every start
+    and length: a uint32 array. Each by the compiled function once loaded (or once their
+    plain-Python cost repays loading it); else together on numpy lanes of their several
+    lengths (``_ragged``) when that costs less than one at a time in plain Python and pads
+    them to little more than their bytes."""
+    starts, lengths = np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+    m, total = len(lengths), int(lengths.sum())
+    longest = (int(lengths.max(initial=0)) + 11) // 12
+    if _compiled_bytes is None:
+        lanes = longest * (_NUMPY_LANES[0] + _NUMPY_LANES[1] * m)
+        plain = total * _PY_SECONDS_PER_BYTE
+        compiled = (total // 12 + m) * _COMPILED_BLOCK
+        if not _worth_compiling(min(lanes, plain) - compiled):
+            if lanes < plain and m * longest * 12 <= 2 * total + (1 << 20):
+                return _ragged(buf, starts, lengths, initval)
+            return np.array([_py_lookup3(buf[s:s + n], n, initval) for s, n in
+                             zip(starts.tolist(), lengths.tolist())], np.uint32)
+    return np.array([_hash_buffer(buf[s:s + n], initval) for s, n in
+                     zip(starts.tolist(), lengths.tolist())], np.uint32)
+
+
+def _ragged(buf, starts, lengths, initval):
+    """``lookup3_spans`` on numpy lanes: the buffers longest first, each zero-padded to the
+    longest's whole blocks (one row of a matrix, transposed to lanes)."""
+    order = np.argsort(-lengths, kind="stable")
+    n = lengths[order]
+    mat = np.zeros((len(n), (int(n[0]) + 11) // 12 * 12 if len(n) else 0), np.uint8)
+    for j, (s, k) in enumerate(zip(starts[order].tolist(), n.tolist())):
+        mat[j, :k] = buf[s:s + k]
+    out = np.empty(len(n), np.uint32)
+    out[order] = _lane_hash(mat.view("<u4").T.astype(np.uint32), n, initval)
+    return out
+
+
+def _lane_hash(words, lengths, initval):
+    """lookup3 of the buffers whose little-endian words, zero-padded to whole 12-byte
+    blocks, are the lanes (columns) of ``words`` (uint32, 3 x blocks of the longest, m);
+    their byte lengths ``lengths`` do not increase along the lanes, so that the lanes
+    still mixing blocks are always the first ones (an in-place view of each)."""
+    m = len(lengths)
+    a = ((0xDEADBEEF + initval + lengths) & _M).astype(np.uint32)
     b, c, t = a.copy(), a.copy(), np.empty(m, np.uint32)
-    words = _lane_words(rows, np.uint32)
+    blocks = (lengths + 11) // 12
+    if not blocks.any():
+        return a
     sub, xor, add, shl, shr = np.subtract, np.bitwise_xor, np.add, np.left_shift, np.right_shift
 
-    def mix(x, y, z, k):        # x -= y; x ^= rot(y, k); y += z
+    def mix(x, y, z, k, t):        # x -= y; x ^= rot(y, k); y += z
         sub(x, y, out=x)
         xor(x, shl(y, k, out=t), out=x)
         xor(x, shr(y, np.uint32(32) - k, out=t), out=x)
         add(y, z, out=y)
 
     k4, k6, k8, k16, k19 = (np.uint32(k) for k in (4, 6, 8, 16, 19))
-    for blk in range(0, len(words) - 3, 3):
-        add(a, words[blk], out=a)
-        add(b, words[blk + 1], out=b)
-        add(c, words[blk + 2], out=c)
-        mix(a, c, b, k4)
-        mix(b, a, c, k6)
-        mix(c, b, a, k8)
-        mix(a, c, b, k16)
-        mix(b, a, c, k19)
-        mix(c, b, a, k4)
-    a += words[-3]
-    b += words[-2]
-    c += words[-1]
-    return _final(a, b, c)
+    mixing = np.searchsorted(-blocks, -np.arange(1, int(blocks[0])), "left")   # (blocks > blk + 1)
+    for blk, k in enumerate(mixing.tolist()):
+        x, y, z, u = a[:k], b[:k], c[:k], t[:k]
+        add(x, words[3 * blk, :k], out=x)
+        add(y, words[3 * blk + 1, :k], out=y)
+        add(z, words[3 * blk + 2, :k], out=z)
+        mix(x, z, y, k4, u)
+        mix(y, x, z, k6, u)
+        mix(z, y, x, k8, u)
+        mix(x, z, y, k16, u)
+        mix(y, x, z, k19, u)
+        mix(z, y, x, k4, u)
+    empty = blocks == 0
+    last, lane = 3 * np.maximum(blocks - 1, 0), np.arange(m)
+    start = a.copy()
+    a += words[last, lane]
+    b += words[last + 1, lane]
+    c += words[last + 2, lane]
+    return np.where(empty, start, _final(a, b, c))
 
 
 def _lane_words(rows, dtype):
