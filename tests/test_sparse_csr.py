@@ -36,11 +36,14 @@ def _matrix(shape, density, dtype, seed=3):
     return rows, cols, values.astype(dtype)
 
 
-@pytest.fixture(params=["kernel", "general"])
+@pytest.fixture(params=["kernel", "numpy", "general"])
 def path_kind(request, monkeypatch):
-    """Each case through the gathering kernel (when numba is there) and the general path."""
+    """Each case through the gathering kernel (when numba is there), its numpy form and the
+    general path."""
     if request.param == "general":
         monkeypatch.setattr(csr, "_parsed", lambda *args: None)
+    elif request.param == "numpy":
+        monkeypatch.setattr(csr, "_gathered", csr._vectorised)
     else:
         monkeypatch.setattr(csr, "_POINT_SECONDS", 1.0)     # worth the loop at any size
     return request.param
@@ -286,3 +289,21 @@ def test_userblock_buffer_and_scratch_bound(tmp_path, monkeypatch):
         np.testing.assert_array_equal(a.indptr, want.indptr)
         np.testing.assert_array_equal(a.indices, want.indices)
         np.testing.assert_array_equal(a.data, want.data)
+
+
+def test_numpy_form_when_the_loop_does_not_pay(tmp_path, monkeypatch):
+    """Where compiling the loop would not pay (or numba is missing), point-list chunks are
+    put in CSR order by the numpy form, not the general path: int32 indices as the kernel
+    gives them, edge chunks left out, the same arrays as the general path."""
+    from purehep.kernels import sparse as K
+    path = tmp_path / "n.h5"
+    _stored(path, (203, 157), (16, 20), 0.05, "<f8", resize=(190, 150))
+    monkeypatch.setattr(K.points_csr, "worth", lambda seconds: False)
+    general = csr._general
+    calls = []
+    monkeypatch.setattr(csr, "_general", lambda st: calls.append(1) or general(st))
+    with purehep.File(path) as f:
+        got = _csr_parts(f["x"].csr_array())
+        want = _csr_parts(sp.csr_array(f["x"][...]))
+    assert not calls and got[3] == np.int32
+    assert got[:3] == want[:3]

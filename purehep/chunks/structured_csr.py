@@ -8,7 +8,11 @@ reading its own chunks, ``_chunk_bytes``), and put in CSR order by a loop kernel
 (kernels/sparse.py ``points_csr``), rows of chunks split among the storage's threads: each
 row of chunks has its section 0 checksums (RFC Table 4) verified,
 then its points and values are written straight into the final arrays (rows counted per
-chunk first, then every point to its place). Any other chunk (filtered, "all", hyperslab),
+chunk first, then every point to its place). Until the loop repays loading numba, and
+without numba, the same chunks are put in CSR order by numpy (:func:`_vectorised`: one
+stable sort by row; section 0 checksums on numpy lanes, kernels/checksum.py
+``lookup3_spans``), 4-5 times the loop's time and a third of the general path's.
+Any other chunk (filtered, "all", hyperslab),
 and datasets whose kernel scratch (24 bytes per chunk and row of a row of chunks) would
 exceed both SCRATCH_BYTES and the result, take the general path: each chunk's defined
 elements (SparseStorage.iter_defined), then one stable sort by row.
@@ -22,7 +26,7 @@ from ..errors import ChecksumError
 from ..format import selection as S
 from . import SCRATCH_BYTES
 
-_POINT_SECONDS = 40e-9     # the numpy path against the loop kernel, per defined element
+_POINT_SECONDS = 25e-9     # the numpy form against the loop kernel, per defined element
 _TASK_POINTS = 100_000     # defined elements per task at least
 _TASKS_PER_THREAD = 4      # (tasks taken as threads free up: a busy core delays one only)
 
@@ -34,8 +38,7 @@ def read_csr(st):
     the general path)."""
     from ..kernels import sparse as K
     t = st.table
-    guess = int(t.sizes.sum()) // (st.dtype.itemsize + 4) if len(t) else 0   # elements
-    if st.filtered or not len(t) or not K.points_csr.worth(guess * _POINT_SECONDS):
+    if st.filtered or not len(t):
         return _general(st)
     order = np.lexsort((t.scaled[:, 1], t.scaled[:, 0]))
     sizes = t.sizes[order].astype(np.int64)
@@ -43,7 +46,8 @@ def read_csr(st):
     counts, rest = np.divmod(sizes - sec1, st.dtype.itemsize)     # (of the section 1 sizes)
     if st.dtype.itemsize in (1, 2, 4, 8) and not np.any(sec1 < 4) and \
             not np.any(sec1 > sizes) and not rest.any():
-        out = _gathered(st, order, sizes, sec1, counts)
+        loop = K.points_csr.worth(int(counts.sum()) * _POINT_SECONDS)
+        out = (_gathered if loop else _vectorised)(st, order, sizes, sec1, counts)
         if out is not None:
             return out
     return _general(st)
@@ -294,6 +298,70 @@ def _compact(indptr, indices, data, parts):
             ends[ends >= 0] -= at - n
         n += w
     return n
+
+
+def _vectorised(st, order, sizes, sec1, counts):
+    """CSR arrays as ``_gathered`` gives them, by numpy: the chunks read into one buffer,
+    their section 0 checksums verified one by one, their coordinates and values copied
+    out in chunk order, checked (inside the chunk, strictly row-major), then put in CSR
+    order by one stable sort on the row (chunks come in rows of chunks, left to right, so
+    that the sort keeps each row's entries in column order). None as ``_gathered``."""
+    t, isz = st.table, st.dtype.itemsize
+    offsets = t.addresses[order].astype(np.int64) + st.ctx.base_address
+    with st.ctx.source.gathered(offsets, sizes, "structured chunk") as (buf, starts):
+        parsed = _parsed(st, buf, starts, sec1, counts)
+        if parsed is None:
+            return None
+        cat, enc = parsed
+        if st.ctx.verify_checksums:
+            _verify(st, buf, starts, sec1, order)
+        pairs = _spans(buf, cat, counts * 2 * enc).view(f"<u{enc}").reshape(-1, 2)
+        values = _spans(buf, starts + sec1, counts * isz).view(f"u{isz}")
+    n, (h, w), (rows, cols) = len(pairs), st.chunk_shape, st.shape
+    key = pairs[:, 0].astype(np.int64 if h * w >= 2 ** 31 else np.int32)
+    key *= w
+    key += pairs[:, 1]
+    later = np.empty(n, bool)
+    np.greater(key[1:], key[:-1], out=later[1:])
+    later[np.cumsum(counts)[:-1][counts[1:] > 0]] = True        # (each chunk's first point)
+    later[:1] = True
+    if not later.all() or (n and (int(pairs[:, 0].max()) >= h or int(pairs[:, 1].max()) >= w)):
+        return None
+    origins = t.scaled[order].astype(np.int64) * np.asarray(st.chunk_shape, np.int64)
+    index = np.int32 if max(n, rows, cols, int(origins.max()) + h + w) < 2 ** 31 else np.int64
+    r = pairs[:, 0].astype(index)
+    r += np.repeat(origins[:, 0].astype(index), counts)
+    c = pairs[:, 1].astype(index)
+    c += np.repeat(origins[:, 1].astype(index), counts)
+    kept = (r < rows) & (c < cols)
+    if not kept.all():
+        r, c, values = r[kept], c[kept], values[kept]
+    at = np.argsort(r, kind="stable")
+    indptr = np.zeros(rows + 1, index)
+    np.cumsum(np.bincount(r, minlength=rows), out=indptr[1:])
+    return values[at].view(st.dtype), c[at], indptr
+
+
+def _spans(buf, starts, sizes):
+    """The bytes ``buf[s:s + n]`` of every (start, size), one after another: a new array."""
+    out = np.empty(int(sizes.sum()), np.uint8)
+    at = 0
+    for s, n in zip(starts.tolist(), sizes.tolist()):
+        out[at:at + n] = buf[s:s + n]
+        at += n
+    return out
+
+
+def _verify(st, buf, starts, sec1, order):
+    """Raise the ChecksumError of the first chunk at ``starts`` in ``buf`` whose section 0
+    (``sec1`` bytes, its lookup3 checksum last; sparse RFC Table 4) does not match."""
+    from ..kernels.checksum import lookup3_spans
+    ends = starts + sec1 - 4
+    stored = np.ascontiguousarray(buf[ends[:, None] + np.arange(4)]).view("<u4")[:, 0]
+    bad = np.flatnonzero(lookup3_spans(buf, starts, sec1 - 4) != stored)
+    if len(bad):
+        k = int(bad[0])
+        _checksum_error(st, buf, int(starts[k]), int(ends[k]), int(order[k]))
 
 
 def _checksum_error(st, buf, start, end, row):
