@@ -337,3 +337,25 @@ def test_random_changes_read_back(tmp_path, seed):
                     f.flush()
         assert _read_model(p) == model, (seed, session)
         _clean(p)
+
+
+def test_value_rewritten_at_every_commit_beside_values_that_stay(tmp_path):
+    """A vlen attribute rewritten at every flush beside new vlen attributes that stay (as
+    versioned-hdf5 commits: ``current_version`` and each version's ``timestamp``): the
+    session's collection keeps taking objects while some of its objects live, instead of a
+    new collection per flush that is never freed (60 flushes: 314 KB, h5py 58 KB)."""
+    sizes = {}
+    for lib in (purehep, h5py):
+        p = tmp_path / f"{lib.__name__}.h5"
+        with lib.File(p, "w") as f:
+            for k in range(60):
+                f.attrs["current_version"] = f"v{k}"
+                f.create_group(f"v{k}").attrs["timestamp"] = f"2026-11-25 07:{k:02d}"
+                f.flush()
+        sizes[lib] = os.path.getsize(p)
+    with h5py.File(tmp_path / "purehep.h5") as f:
+        assert f.attrs["current_version"] == "v59"
+        assert [f[f"v{k}"].attrs["timestamp"] for k in range(60)] == \
+            [f"2026-11-25 07:{k:02d}" for k in range(60)]
+    assert sizes[purehep] <= 1.5 * sizes[h5py], sizes
+    _clean(tmp_path / "purehep.h5")

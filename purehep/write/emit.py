@@ -66,10 +66,13 @@ class GlobalHeaps:
     place, ``patch(order, address, bytes)``; its objects keep their indexes), as libhdf5
     fills its collections with free space before it starts another: a collection made for
     one large object does not end the filling of the one before it. ``dead``
-    (purehep.write.gheap_release.DeadObjects) holds the collections with objects released
-    in the session: the tail takes no object once it is one of them (it may be freed)."""
+    (purehep.write.gheap_release.DeadObjects) holds the objects released in the session:
+    the tail takes no object once all of its objects are dead (it is freed), but does while
+    some live (it will not be): a value rewritten at every commit beside values that stay
+    (versioned-hdf5's ``current_version`` beside each version's attributes) would otherwise
+    start a collection at every commit, never freed."""
 
-    def __init__(self, ctx, meta, tail=None, patch=None, dead=()):
+    def __init__(self, ctx, meta, tail=None, patch=None, dead=None):
         self.ctx, self.meta, self.patch = ctx, meta, patch
         self.collections = []        # [address, size, objects, used] of new collections
         self.tail, self.tail_changed = tail, False
@@ -94,7 +97,8 @@ class GlobalHeaps:
 
     def _open(self):
         """The collections new objects may go to, latest first."""
-        tail = self.tail is not None and self.tail[0] not in self.dead
+        tail = self.tail is not None and not (self.dead is not None and
+                                              self.dead.all_dead(self.tail[0], len(self.tail[2])))
         return self.collections[::-1] + ([self.tail] if tail else [])
 
     def finish(self):

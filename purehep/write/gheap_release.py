@@ -33,8 +33,10 @@ more than 1 is kept all the same.
 
 A collection is released with ``alloc.release`` in the stage that writes what replaces the
 values (it becomes free after the next commit, or at the end of the stage for a collection
-the last commit did not have), and no object is added to it from the moment one of its
-objects dies (``GlobalHeaps(dead=...)``)."""
+the last commit did not have). The collection a session fills (``GlobalHeaps.tail``) takes
+no new object once all of its objects are dead, but does while some live, as libhdf5 fills
+a collection's free space whatever it holds (it also moves the objects left to close the
+holes, which a crash could tear: purehep leaves dead objects' space unused)."""
 import numpy as np
 
 from ..chunks.storage import as_elements, element_dtype, open_storage
@@ -172,8 +174,9 @@ class DeadObjects:
     def begin(self):
         self.staging = {}
 
-    def __contains__(self, addr):
-        return addr in self.dead or addr in self.staging
+    def all_dead(self, addr, count):
+        """True when the ``count`` objects of the collection at ``addr`` are all released."""
+        return len(self.dead.get(addr, set()) | self.staging.get(addr, set())) >= count
 
     def release(self, ids):
         for coll, index in ids or ():
