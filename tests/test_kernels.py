@@ -97,8 +97,9 @@ def test_native_lookup3():
 def test_hashing_enough_makes_native_lookup3_not_numba():
     """A fresh process that hashes a few MB of single buffers (array pages) switches from
     plain Python to the native lookup3 after ~0.4 MB, without importing numba, and hashes
-    every buffer right before and after the switch; one that has loaded a numba kernel
-    before takes numba's loop instead (cheaper to load then, and to call)."""
+    every buffer right before and after the switch; one that has run a numba function
+    before takes numba's loop instead (cheaper to load then, and to call), but not one that
+    only made a kernel's dispatcher (numba's registries are filled at the first call)."""
     code = ("import sys, numpy as np\n"
             "{first}"
             "from purehep.kernels import checksum as C, native\n"
@@ -115,8 +116,11 @@ def test_hashing_enough_makes_native_lookup3_not_numba():
         ("True False False" if native.available() else "False True True")
     assert _fresh_python(code.format(first="import numba\n")) == \
         ("True False True" if native.available() else "False True True")
-    loaded = "from purehep.kernels import shuffle\nshuffle._unshuffle_generic.compiled()\n"
-    assert _fresh_python(code.format(first=loaded)) == "False True True"
+    made = "from purehep.kernels import shuffle\nshuffle._unshuffle_generic.compiled()\n"
+    assert _fresh_python(code.format(first=made)) == \
+        ("True False True" if native.available() else "False True True")
+    ran = "import numba\nnumba.njit(lambda x: x + 1)(1)\n"
+    assert _fresh_python(code.format(first=ran)) == "False True True"
 
 
 def test_lookup3_batch_picks_lanes_by_count(monkeypatch):
@@ -457,8 +461,9 @@ def _fresh_python(code):
 def test_loading_cost_counts_what_is_left_to_load():
     """The ski-rental's price of a compiled kernel: numba's import until it is imported,
     numba's registries (and scipy.linalg, which they import when scipy is installed) until a
-    first kernel is loaded, then only the kernel."""
-    code = ("import sys, importlib.util\n"
+    first kernel is loaded (a dispatcher made but not called has loaded nothing), then only
+    the kernel."""
+    code = ("import sys, importlib.util, numpy as np\n"
             "from purehep.kernels import _jit as J\n"
             "scipy = importlib.util.find_spec('scipy') is not None\n"
             "before = J.loading_cost()\n"
@@ -468,6 +473,8 @@ def test_loading_cost_counts_what_is_left_to_load():
             "from purehep.kernels import checksum as C\n"
             "if J.JIT_AVAILABLE:\n"
             "    C._lookup3_from.compiled()\n"
+            "    assert abs(J.loading_cost() - before + J.IMPORT_SECONDS) < 1e-9\n"
+            "    C.lookup3_array(np.zeros(40, np.uint8))\n"
             "    assert abs(J.loading_cost() - J.LOAD_SECONDS) < 1e-9\n"
             "print('ok')\n")
     assert _fresh_python(code) == "ok"
