@@ -84,6 +84,64 @@ def test_trust_mode_is_what_it_says(tmp_path):
         assert Table(f["t"], indexes="trust").query("a = 500").tolist() == []
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_sorted_rows_check_equals_rebuilding(seed):
+    """The linear check of a SORTED_ROWS permutation (indexes.sorted_problems) finds it
+    current exactly when it equals the one rebuilt by sorting: ties, fill values and NaN in
+    the column; permutations with two entries swapped (within ties too), a row twice, a
+    row past the end, tail lengths off."""
+    from purehep.table import indexes as ix
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    values = rng.integers(0, 12, n).astype("f8")
+    values[rng.random(n) < 0.1] = np.nan
+    fill = 5.0 if seed % 2 else None
+    built, attrs = ix.build_sorted(values, fill, 16)
+
+    class Stored:                   # (what sorted_problems reads of the index dataset)
+        def __init__(self, perm, **changed):
+            self.perm, self.attrs = perm, {**attrs, **changed}
+
+        def __getitem__(self, key):
+            return self.perm
+
+    assert ix.sorted_problems(Stored(built), values, fill) == []
+    for _ in range(40):
+        perm = built.copy()
+        i, j = rng.integers(0, n, 2)
+        change = rng.integers(0, 3)
+        if change == 0:
+            perm[[i, j]] = perm[[j, i]]
+        elif change == 1:
+            perm[i] = perm[j]
+        else:
+            perm[i] = n + int(rng.integers(0, 3))
+        assert (ix.sorted_problems(Stored(perm), values, fill) == []) == \
+            np.array_equal(perm, built), (perm, built)
+    off = {"nan_tail_length": attrs["nan_tail_length"] + 1}
+    assert ix.sorted_problems(Stored(built, **off), values, fill) != []
+
+
+def test_an_index_that_cannot_answer_is_not_checked(tmp_path, monkeypatch):
+    """A CHUNK_BLOOM index (equality only) of a column queried by range is not checked
+    against the column (rebuilding it costs seconds on a big table); it is once an
+    equality query may use it."""
+    path = tmp_path / "b.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"a": np.arange(64) % 10}, chunks=16) \
+            .create_search_index("a", "CHUNK_BLOOM")
+    checked = []
+    real = Table.verified
+    monkeypatch.setattr(Table, "verified", lambda self, index: checked.append(index.kind) or
+                        real(self, index))
+    with purehep.File(path, "r") as f:
+        t = Table(f["t"])
+        assert t.query("a >= 8").tolist() == np.flatnonzero(np.arange(64) % 10 >= 8).tolist()
+        assert checked == []
+        assert t.query("a = 3").tolist() == np.flatnonzero(np.arange(64) % 10 == 3).tolist()
+        assert checked == ["CHUNK_BLOOM"]
+
+
 # --- 2. atomic appends ------------------------------------------------------------------------
 
 def _snapshot(path):

@@ -22,6 +22,8 @@ def _fmix(k):
 
 def _words(keys, start, stop):
     """Little-endian uint64 of bytes start..stop of each key (zero-extended)."""
+    if stop - start == 8:           # a whole word: the bytes viewed as one (copied if apart)
+        return np.ascontiguousarray(keys[:, start:stop]).view("<u8")[:, 0].astype(np.uint64)
     out = np.zeros(len(keys), np.uint64)
     for j in range(stop - 1, start - 1, -1):
         out = (out << np.uint64(8)) | keys[:, j].astype(np.uint64)

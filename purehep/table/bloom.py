@@ -47,9 +47,13 @@ def canonical_bytes(values):
 def positions(keys, k, m_bits):
     """(n, k) uint64 bit positions of the double hashing scheme for the keys (n, length)."""
     ha, hb = hash128(keys, SEED_A)[0], hash128(keys, SEED_B)[1]
-    i = np.arange(k, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        return (ha[:, None] + i[None, :] * hb[:, None]) % np.uint64(m_bits)
+    out = np.multiply.outer(hb, np.arange(k, dtype=np.uint64))
+    out += ha[:, None]
+    if m_bits & (m_bits - 1):
+        out %= np.uint64(m_bits)
+    else:                           # (a power of two, as ``sizing`` makes it: a mask)
+        out &= np.uint64(m_bits - 1)
+    return out
 
 
 def sizing(max_distinct, bits_per_value=10):
@@ -60,10 +64,16 @@ def sizing(max_distinct, bits_per_value=10):
 
 
 def build_filter(values, k, m_bytes):
-    """One chunk's packed filter (uint8[m_bytes]) over the distinct values of ``values``."""
+    """One chunk's packed filter (uint8[m_bytes]) over the distinct values of ``values``
+    (numbers hashed as they come: a value met again sets the same bits, and hashing is
+    cheaper than finding the distinct ones; strings made distinct first, as their canonical
+    bytes are made one by one)."""
     bits = np.zeros(m_bytes * 8, dtype=bool)
-    for keys in canonical_groups(np.unique(values) if len(values) else values):
-        bits[positions(keys, k, m_bytes * 8).reshape(-1).astype(np.intp)] = True
+    values = np.asarray(values)
+    if values.dtype.kind not in "fiub" and len(values):
+        values = np.unique(values)
+    for keys in canonical_groups(values):
+        bits[positions(keys, k, m_bytes * 8).reshape(-1).view(np.int64)] = True
     return np.packbits(bits, bitorder="little")
 
 

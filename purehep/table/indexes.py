@@ -301,8 +301,11 @@ def _bloom_problems(ds):
 
 
 def content_problems(index, values, fill):
-    """Differences between the stored index and one rebuilt from the column's values."""
+    """Differences between the stored index and one rebuilt from the column's values (for
+    SORTED_ROWS, checked without sorting: :func:`sorted_problems`)."""
     kind, ds = index.kind, index.ds
+    if kind == "SORTED_ROWS":
+        return sorted_problems(ds, values, fill)
     options = {"CHUNK_BLOOM": rebuild_options(index), "BITMAP": {"max_values": math.inf}}.get(kind, {})
     rebuilt, attrs = BUILDERS[kind](values, fill, chunk_length(index.column), **options)
     stored = ds[()]
@@ -311,13 +314,37 @@ def content_problems(index, values, fill):
         stored_values = get_refs(ds, "_values")[0][()]
         if not np.array_equal(stored_values, attrs["values"]):
             problems.append("values dataset differs from the column's distinct values")
-    elif kind == "SORTED_ROWS":
-        for name in ("nan_tail_length", "fill_tail_length"):
-            if int(ds.attrs.get(name, -1)) != attrs[name]:
-                problems.append(f"{name} {ds.attrs.get(name)} != {attrs[name]}")
     if not _equal(stored, rebuilt):
         problems.append("contents differ from the column's values (stale index)")
     return problems
+
+
+def sorted_problems(ds, values, fill):
+    """Differences between the SORTED_ROWS permutation ``ds`` and the one ``build_sorted``
+    makes of ``values``, found in linear time: that permutation is the only one listing
+    every row once, the rows of values neither fill nor NaN first with their values
+    ascending and equal values in row order (a stable sort), then the fill rows and the NaN
+    rows in row order."""
+    nan, filled = nan_mask(values), fill_mask(values, fill)
+    problems = []
+    for name, want in (("nan_tail_length", int(nan.sum())), ("fill_tail_length", int(filled.sum()))):
+        if int(ds.attrs.get(name, -1)) != want:
+            problems.append(f"{name} {ds.attrs.get(name)} != {want}")
+    perm = ds[()]
+    n = len(values)
+    if problems or perm.shape != (n,) or (n and int(perm.max()) >= n):
+        return problems + ["contents differ from the column's values (stale index)"]
+    perm = perm.astype(np.intp)
+    body = n - int(nan.sum()) - int(filled.sum())
+    seen = np.zeros(n, dtype=bool)
+    seen[perm] = True
+    head, v = perm[:body], values[perm[:body]]
+    ok = seen.all() and not (nan | filled)[head].any() and \
+        np.array_equal(perm[body:], np.concatenate([np.flatnonzero(filled), np.flatnonzero(nan)]))
+    if ok and body > 1:
+        later, same = v[1:] > v[:-1], v[1:] == v[:-1]
+        ok = bool(np.all(later | (same & (head[1:] > head[:-1]))))
+    return [] if ok else ["contents differ from the column's values (stale index)"]
 
 
 def _equal(a, b):

@@ -58,9 +58,9 @@ def plan_rows(table, expr, mode=None):
     # raised whatever the indexes answer and however few rows the scan reads
     evaluate(expr, {name: table._ds(name)[0:0] for name in fields(expr)},
              table.missing_at(slice(0, 0)))
-    usable = _usable_indexes(table, n, fields(expr), mode) if mode != "ignore" else {}
+    usable = _usable_indexes(table, n, fields(expr)) if mode != "ignore" else {}
     tree = grouped(expr)
-    planner = _Planner(table, usable, n)
+    planner = _Planner(table, usable, n, mode)
     found = planner.node(tree)
     if found.exact:
         return found.rows
@@ -101,10 +101,9 @@ def chunk_candidates(table, expr, kinds=("CHUNK_MINMAX", "CHUNK_BLOOM")):
     Used to skip row ranges before reading them (purehep.dask.read_table)."""
     n = len(table)
     expr = categorical_rewrite(table, expr)
-    usable = _usable_indexes(table, n, fields(expr), table.indexes) \
-        if table.indexes != "ignore" else {}
+    usable = _usable_indexes(table, n, fields(expr)) if table.indexes != "ignore" else {}
     usable = {name: [i for i in found if i.kind in kinds] for name, found in usable.items()}
-    return _Planner(table, usable, n).node(grouped(expr))
+    return _Planner(table, usable, n, table.indexes).node(grouped(expr))
 
 
 def rows_in_span(table, expr, lo, hi):
@@ -114,15 +113,15 @@ def rows_in_span(table, expr, lo, hi):
     return lo + np.flatnonzero(_eval(expr, table, {}, lo, hi, {})).astype(np.int64)
 
 
-def _usable_indexes(table, n, names, mode):
+def _usable_indexes(table, n, names):
     """{column name: [SearchIndex]} of the indexes of the queried columns that match their
-    column's current shape and, in "verify" mode, its current values."""
+    column's current shape (in "verify" mode, the planner checks an index against the
+    column's values only when about to use it: :meth:`_Planner.current`)."""
     out = {}
     for index in table.search_indexes():
         name = column_name(index.column)
         if name in names and index.column.parent.name == table.group.name and \
-                not ix.structural_problems(index, n, table.fillvalue(name)) and \
-                (mode == "trust" or table.verified(index)):
+                not ix.structural_problems(index, n, table.fillvalue(name)):
             out.setdefault(name, []).append(index)
     for found in out.values():
         found.sort(key=lambda i: PREFERENCE.index(i.kind))
@@ -155,10 +154,17 @@ class _Planner:
     """Selections of the nodes of one grouped expression; ``exact`` keeps the exact ones by
     node id for the final scan."""
 
-    def __init__(self, table, usable, n):
-        self.table, self.usable, self.n = table, usable, n
+    def __init__(self, table, usable, n, mode):
+        self.table, self.usable, self.n, self.mode = table, usable, n, mode
         self.exact = {}
         self.positions = {}     # id(group) -> its SORTED_ROWS positions, once searched
+
+    def current(self, index):
+        """Whether ``index`` may be used: any structurally current one in "trust" mode, in
+        "verify" mode once checked against its column (remembered by a read-only table).
+        Asked only of an index about to answer a group, so that an index of a queried
+        column that cannot answer the query (a CHUNK_BLOOM under a range) costs nothing."""
+        return self.mode == "trust" or self.table.verified(index)
 
     def node(self, expr, limit=None):
         """The Selection of a node; ``limit``: the candidates an enclosing AND has left (an
@@ -188,33 +194,44 @@ class _Planner:
         kinds = [i.kind for i in self.usable.get(item.field, [])]
         if "BITMAP" in kinds:
             return (2, 0)
-        if "SORTED_ROWS" in kinds:
+        if "SORTED_ROWS" in kinds:     # (an order only: the index is checked before use)
             index = next(i for i in self.usable[item.field] if i.kind == "SORTED_ROWS")
-            return (1, _count(self._positions(item, index)))
+            positions = self._positions(item, index)
+            return (1, self.n) if positions is None else (1, _count(positions))
         return (0, 0)
 
     def _positions(self, group, index):
+        """The group's SORTED_ROWS spans, or None when the permutation lists a row past the
+        table's (a stale index, which verification rejects)."""
         if id(group) not in self.positions:
-            self.positions[id(group)] = _sorted_positions(group, self.table, index, self.n)
+            try:
+                found = _sorted_positions(group, self.table, index, self.n)
+            except _StaleIndex:
+                found = None
+            self.positions[id(group)] = found
         return self.positions[id(group)]
 
     def _group(self, group, limit):
         """Exact rows from the first affordable BITMAP or SORTED_ROWS index, else the chunks
-        every CHUNK_MINMAX / CHUNK_BLOOM index of the column leaves."""
+        every CHUNK_MINMAX / CHUNK_BLOOM index of the column leaves (each index checked, in
+        "verify" mode, once it is known to answer the group and to be worth using)."""
         found = Selection.everything()
         for index in self.usable.get(group.field, []):
             rows = None
             if index.kind == "BITMAP":
                 rows = _bitmap_rows(group, self.table, index, self.n, limit)
+                rows = rows if rows is None or self.current(index) else None
             elif index.kind == "SORTED_ROWS":
                 positions = self._positions(group, index)
-                if _count(positions) <= min(max(SORTED_SHARE * self.n, 1),
-                                            self.n if limit is None else limit):
+                if positions is not None and \
+                        _count(positions) <= min(max(SORTED_SHARE * self.n, 1),
+                                                 self.n if limit is None else limit) and \
+                        self.current(index):
                     rows = _sorted_rows(index, positions)
             else:
                 probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
                 chunks = probe(group, self.table, index)
-                if chunks is not None:
+                if chunks is not None and self.current(index):
                     spans = _chunk_spans(chunks, index.column, self.n)
                     found = intersect(found, Selection(spans=spans))
             if rows is not None:
@@ -273,6 +290,10 @@ def _or_rows(ds, rows):
     return out
 
 
+class _StaleIndex(Exception):
+    """A SORTED_ROWS permutation lists a row past the column's end."""
+
+
 class _SortedView:
     """Column values in SORTED_ROWS order for binary search: each probe reads one element
     of the permutation and one of the column; probed positions are remembered (the bounds
@@ -287,7 +308,10 @@ class _SortedView:
 
     def value(self, i):
         if i not in self.probed:
-            self.probed[i] = self.col[int(self.perm[i])]
+            row = int(self.perm[i])
+            if row >= self.col.shape[0]:
+                raise _StaleIndex(row)
+            self.probed[i] = self.col[row]
         return self.probed[i]
 
     def bound(self, value, right):
