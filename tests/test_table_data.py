@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import purehep
 from purehep.query import evaluate, parse
-from purehep.table import Table, create_table
+from purehep.table import Table, create_table, planner
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -124,8 +124,9 @@ def test_sorted_rows_check_equals_rebuilding(seed):
 
 def test_an_index_that_cannot_answer_is_not_checked(tmp_path, monkeypatch):
     """A CHUNK_BLOOM index (equality only) of a column queried by range is not checked
-    against the column (rebuilding it costs seconds on a big table); it is once an
-    equality query may use it."""
+    against the column (rebuilding it costs seconds on a big table); equality queries
+    count towards checking it."""
+    from purehep.table import indexes as ix
     path = tmp_path / "b.h5"
     with purehep.File(path, "w") as f:
         create_table(f, "t", {"a": np.arange(64) % 10}, chunks=16) \
@@ -136,10 +137,43 @@ def test_an_index_that_cannot_answer_is_not_checked(tmp_path, monkeypatch):
                         real(self, index))
     with purehep.File(path, "r") as f:
         t = Table(f["t"])
-        assert t.query("a >= 8").tolist() == np.flatnonzero(np.arange(64) % 10 >= 8).tolist()
+        for _ in range(3 * ix.VERIFY_SCANS["CHUNK_BLOOM"]):
+            assert t.query("a >= 8").tolist() == np.flatnonzero(np.arange(64) % 10 >= 8).tolist()
         assert checked == []
-        assert t.query("a = 3").tolist() == np.flatnonzero(np.arange(64) % 10 == 3).tolist()
+        for _ in range(ix.VERIFY_SCANS["CHUNK_BLOOM"]):
+            assert t.query("a = 3").tolist() == np.flatnonzero(np.arange(64) % 10 == 3).tolist()
         assert checked == ["CHUNK_BLOOM"]
+
+
+@pytest.mark.parametrize("mode", ["r", "r+"])
+def test_index_checked_once_the_scans_repay_it(tmp_path, monkeypatch, mode):
+    """"verify" mode checks a SORTED_ROWS index (~4 scans of its column) only once as many
+    queries would have used it, scanning until then; a file open for writing (nothing
+    remembered between queries) scans every time. Answers equal the scan's throughout, and
+    a stale index is never used (its check fails)."""
+    from purehep.table import indexes as ix
+    path = tmp_path / "s.h5"
+    col = (np.arange(200) * 7919) % 200
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"a": col}, chunks=32).create_search_index("a", "SORTED_ROWS")
+    used = []
+    real = planner._sorted_rows
+    monkeypatch.setattr(planner, "_sorted_rows", lambda *a: used.append(1) or real(*a))
+    cost = ix.VERIFY_SCANS["SORTED_ROWS"]
+    with purehep.File(path, mode) as f:
+        t = Table(f["t"])
+        for q in range(2 * cost):
+            assert t.query(f"a >= {q} AND a < {q + 3}").tolist() == \
+                np.flatnonzero((col >= q) & (col < q + 3)).tolist()
+    assert len(used) == (cost + 1 if mode == "r" else 0)
+    with h5py.File(path, "r+") as f:
+        f["t/a"][5] = 1000                                  # behind the index's back
+    used.clear()
+    with purehep.File(path, "r") as f:
+        t = Table(f["t"])
+        for _ in range(2 * cost):
+            assert t.query("a >= 999").tolist() == [5]
+    assert not used
 
 
 # --- 2. atomic appends ------------------------------------------------------------------------

@@ -18,6 +18,11 @@ SEARCH_GROUP = "_search_indexes"
 KINDS = ("CHUNK_MINMAX", "SORTED_ROWS", "BITMAP", "CHUNK_BLOOM")
 MINMAX_FIELDS = ("min", "max", "nan_count", "fill_count", "n")
 MAX_VALUES = 1024          # default BITMAP cardinality limit
+# what checking an index against its column costs ("verify" mode), in scans of the column:
+# the column read and the index rebuilt or compared (20 M rows, the HEP001 benchmark:
+# CHUNK_MINMAX ~1, SORTED_ROWS ~4 (reading the permutation, a gather), CHUNK_BLOOM ~20
+# (hashing every value)); BITMAP reads a row per value
+VERIFY_SCANS = {"CHUNK_MINMAX": 1, "SORTED_ROWS": 4, "BITMAP": 2, "CHUNK_BLOOM": 16}
 GROW_CHUNK_BYTES = 1 << 16  # chunk size cap of the extendible index datasets
 WIDE_ROW_CHUNK = 256        # elements of a Bloom filter row per chunk: queries read k columns
 

@@ -14,7 +14,8 @@ candidate set; an index is skipped where it would cost more than evaluating its 
 the candidates left (a SORTED_ROWS group covering more rows than that, or than 1/8 of the
 table; a BITMAP OR of more bytes than the column over them).
 Which indexes are used is the table's ``indexes`` mode (HEP001 §12): "verify" (default) uses
-an index only once it has been checked against its column's current values, "trust" uses
+an index only once it has been checked against its column's current values (checked once
+the scans it would have saved repay the check: ``Table.checked_when_worth``), "trust" uses
 every structurally current one unchecked, "ignore" none.
 """
 import functools
@@ -161,10 +162,11 @@ class _Planner:
 
     def current(self, index):
         """Whether ``index`` may be used: any structurally current one in "trust" mode, in
-        "verify" mode once checked against its column (remembered by a read-only table).
-        Asked only of an index about to answer a group, so that an index of a queried
-        column that cannot answer the query (a CHUNK_BLOOM under a range) costs nothing."""
-        return self.mode == "trust" or self.table.verified(index)
+        "verify" mode once checked against its column, which waits until the scans it
+        would have saved repay the check (``Table.checked_when_worth``). Asked only of an
+        index about to answer a group, so that an index of a queried column that cannot
+        answer the query (a CHUNK_BLOOM under a range) costs nothing."""
+        return self.mode == "trust" or self.table.checked_when_worth(index)
 
     def node(self, expr, limit=None):
         """The Selection of a node; ``limit``: the candidates an enclosing AND has left (an

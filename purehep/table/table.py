@@ -230,6 +230,7 @@ class Table:
         if self.foreign:
             _check_readable(group)
         self._verified = {}
+        self._owed = {}          # index name -> scans it would have saved, before its check
         self._probes = {}
 
     @property
@@ -422,6 +423,7 @@ class Table:
                 _save_index(tx, index)
                 self._rebuild(index, tx)
         self._verified.clear()
+        self._owed.clear()
 
     # column mutations (§9)
     def add_column(self, name, values, *, categories=None, fillvalue=None, units=None,
@@ -499,6 +501,23 @@ class Table:
         if getattr(self.group.file, "mode", "r") == "r":
             self._verified[key] = ok
         return ok
+
+    def checked_when_worth(self, index):
+        """Whether ``index`` may answer the query under way in "verify" mode: once checked
+        (``verified``), and checked only once the scans of its column it would have saved
+        add up to what checking it costs (``indexes.VERIFY_SCANS``), so that no query, a
+        first one included, costs much more than a scan. The scans are counted while the
+        file is open read-only (else each query weighs one, as each checks again)."""
+        key = index.ds.name
+        if key in self._verified:
+            return self._verified[key]
+        owed = self._owed.get(key, 0) + 1
+        if owed < ix.VERIFY_SCANS[index.kind]:
+            if getattr(self.group.file, "mode", "r") == "r":
+                self._owed[key] = owed
+            return False
+        self._owed.pop(key, None)
+        return self.verified(index)
 
     def sorted_probes(self, index):
         """{position: column value} of a SORTED_ROWS index's binary searches: remembered
