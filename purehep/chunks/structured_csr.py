@@ -302,7 +302,7 @@ def _compact(indptr, indices, data, parts):
 
 def _vectorised(st, order, sizes, sec1, counts):
     """CSR arrays as ``_gathered`` gives them, by numpy: the chunks read into one buffer,
-    their section 0 checksums verified one by one, their coordinates and values copied
+    their section 0 checksums verified (:func:`_verify`), their coordinates and values copied
     out in chunk order, checked (inside the chunk, strictly row-major), then put in CSR
     order by one stable sort on the row (chunks come in rows of chunks, left to right, so
     that the sort keeps each row's entries in column order). None as ``_gathered``."""

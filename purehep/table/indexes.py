@@ -332,7 +332,8 @@ def sorted_problems(ds, values, fill):
     rows in row order."""
     nan, filled = nan_mask(values), fill_mask(values, fill)
     problems = []
-    for name, want in (("nan_tail_length", int(nan.sum())), ("fill_tail_length", int(filled.sum()))):
+    tails = (("nan_tail_length", int(nan.sum())), ("fill_tail_length", int(filled.sum())))
+    for name, want in tails:
         if int(ds.attrs.get(name, -1)) != want:
             problems.append(f"{name} {ds.attrs.get(name)} != {want}")
     perm = ds[()]
