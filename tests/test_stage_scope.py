@@ -91,3 +91,29 @@ def test_attribute_modified_twice_between_stages(tmp_path):
     with h5py.File(p, "r") as f:
         assert [int(f.attrs[f"a{i}"]) for i in range(50)] == \
             [(rounds - 1) % 100 - i for i in range(50)]
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_change_after_a_stage_inside_the_call(tmp_path, flush):
+    """``attrs.modify`` of a reference attribute takes the attribute, then converts the new
+    reference, which stages the session (a resized dataset changed; the reference needs
+    the addresses), then changes the attribute: the next stage still writes it (write fuzz
+    seed 7003: the change was lost at the flush, and at close with it, as nothing was left
+    to stage)."""
+    import shutil
+    import h5py
+    p = tmp_path / "m.h5"
+    with purehep.File(p, "w") as f:
+        f.create_dataset("d2", data=np.arange(4))
+        d5 = f.create_dataset("d5", (6, 7), "S3", chunks=(2, 2), maxshape=(7, 9))
+        d5.attrs.create("a13", np.array([f["d2"].ref], dtype=purehep.ref_dtype))
+    with purehep.File(p, "r+") as f:
+        f["d5"].resize((7, 4))
+        f["d5"].attrs.modify("a13", np.array([f["/"].ref], dtype=purehep.ref_dtype))
+        if flush:
+            f.flush()
+            shutil.copy(p, tmp_path / "flushed.h5")
+    for name in ["m.h5"] + (["flushed.h5"] if flush else []):
+        with h5py.File(tmp_path / name) as f:
+            assert f[f["d5"].attrs["a13"][0]].name == "/"
+            assert f["d5"].shape == (7, 4)

@@ -156,6 +156,7 @@ class Writer:
         self.handles = weakref.WeakValueDictionary()   # id -> an open object (hl) of a node
         self.touched = {}            # id -> existing node whose links, attrs or data were
         #                              taken since the last stage (Existing._touch)
+        self.touched_before = {}     # ... before it (a call may take them, stage, then change)
         self.generation = 0
         self.dirty = False
         self.durable = True
@@ -448,7 +449,7 @@ class Writer:
         for addr, n in self.alloc.end_stage():      # free again: no patch may land there
             self.overlay.drop(self.absolute(addr), n)
         self.dirty = False
-        self.touched = {}
+        self.touched_before, self.touched = self.touched, {}
         self.generation += 1
         ctx.cache.clear()
         ctx.source = self.sink.source(self.overlay)
@@ -457,13 +458,15 @@ class Writer:
         self._adopted = []
 
     def _scope(self):
-        """The existing nodes a stage looks at: the touched ones (``touched``; no other can
-        have changed), all at the last stage of a session. With PUREHEP_CHECK_STAGE set
-        (the test suite), every other node is checked to be unchanged."""
+        """The existing nodes a stage looks at: those touched since the stage before the last
+        (a call may take a node's attributes, stage by converting a value (a reference's
+        address), then change them: ``attrs.modify``), all at the last stage of a session.
+        With PUREHEP_CHECK_STAGE set (the test suite), every other node is checked unchanged."""
         nodes = self.nodes
         if self.ending:
             return list(nodes.values())
-        scope = [n for n in self.touched.values() if nodes.get(n.address) is n]
+        scope = [n for n in {**self.touched_before, **self.touched}.values()
+                 if nodes.get(n.address) is n]
         if CHECK_STAGE:
             inside = {id(n) for n in scope}
             for n in nodes.values():
