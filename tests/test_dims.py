@@ -297,3 +297,16 @@ def test_create_scale_is_deprecated(tmp_path):
     with pytest.warns(purehep.PurehepWarning, match="deprecated"):
         _write(purehep, ppath, [create_scale])
     _same_files(hpath, ppath, "earliest")
+
+
+def test_dimension_list_of_another_type(tmp_path):
+    """A DIMENSION_LIST that is not variable-length lists of object references (a damaged
+    or foreign file: here int32 of the dataset's rank, written by h5py) raises purehep's
+    DimensionScaleError, not a TypeError from the values taken for references
+    (hostile-input fuzz seed 4122). (h5py 3.16 crashes the process on this file.)"""
+    path = tmp_path / "t.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", data=np.zeros((2, 3))).attrs["DIMENSION_LIST"] = np.int32([1, 2])
+    with purehep.File(path) as f:
+        with pytest.raises(purehep.errors.DimensionScaleError, match="object references"):
+            [list(dim.values()) for dim in f["d"].dims]

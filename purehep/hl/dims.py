@@ -18,8 +18,9 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import ref_dtype, string_dtype, vlen_dtype
+from ..dtypes import check_ref_dtype, check_vlen_dtype, ref_dtype, string_dtype, vlen_dtype
 from ..errors import DimensionScaleError, PurehepWarning
+from ..reference import Reference
 from ..write.values import vlen_stored
 from .dataset import Dataset
 
@@ -130,9 +131,17 @@ def _dimension_list(ds):
 
 
 def _dimension_refs(ds):
-    """DIMENSION_LIST's value, one array of references per dimension (None without one)."""
+    """DIMENSION_LIST's value, one array of references per dimension (None without one);
+    DimensionScaleError when it is not variable-length lists of object references (the
+    type H5DSattach_scale writes, which libhdf5 reads it as)."""
     value = _attr(ds, "DIMENSION_LIST")
-    if value is not None and np.shape(value) != (max(ds.ndim, 1),):
+    if value is None:
+        return None
+    base = check_vlen_dtype(ds.attrs.get_dtype("DIMENSION_LIST"))
+    if base is None or isinstance(base, type) or check_ref_dtype(base) is not Reference:
+        raise DimensionScaleError("DIMENSION_LIST is not variable-length lists of object "
+                                  "references")
+    if np.shape(value) != (max(ds.ndim, 1),):
         # libhdf5 reads it into a buffer of the dataset's rank, whatever its size
         raise DimensionScaleError(f"DIMENSION_LIST of shape {np.shape(value)} for a "
                                   f"rank-{ds.ndim} dataset")
