@@ -186,9 +186,9 @@ class _Placeholders:
 
     @staticmethod
     def address(ref):
-        if not hasattr(ref, "address"):
-            raise TypeError(f"Can't convert element {ref!r} to hobj_ref_t")
-        return 0
+        if not hasattr(type(ref), "address"):     # (the class's: a reference made in write
+            raise TypeError(f"Can't convert element {ref!r} to hobj_ref_t")   # mode would
+        return 0                                   # stage the session to give its address)
 
     @staticmethod
     def region(ref):
