@@ -179,8 +179,9 @@ def _hep_case(files, tables_file, parquet_file, a, b, cut):
     rows.append(("Parquet + filters", best_of(lambda: pq.read_table(parquet_file, filters=filters),
                                               repeat=3)))
     report(f"{text!r} on {HEP_ROWS:,} rows ({len(want):,} hits; purehep: row numbers, "
-           f"default 'verify' mode: an index is checked against its column at the first query "
-           f"on an open read-only table, 1st below)", rows,
+           f"default 'verify' mode: an index is checked against its column once the scans it "
+           f"would have saved repay the check, the queries before it scanning; a fresh "
+           f"table's first query as '1st' below)", rows,
            baseline="h5py read + numpy scan")
 
 
