@@ -40,3 +40,20 @@ def test_fuzz_long(fuzz_samples):
     seed = int(os.environ.get("PUREHEP_FUZZ_SEED", 2026))
     counts = _fuzz(fuzz_samples + fuzzing.corpus_files(2 << 20), n, seed)
     print(f"\n{n} mutated files: {counts}")
+
+
+# damaged files the long run found, replayed: (corpus file, case seed) and what they raise
+FOUND = [
+    ("hdf5-repo/tools/test/h5dump/testfiles/vds/5_vds.h5", 96446675979368, "FormatError"),
+]
+
+
+@pytest.mark.parametrize("name, seed, outcome", FOUND)
+def test_cases_found_by_the_long_run(name, seed, outcome):
+    """A virtual dataset whose mapping's selection has another rank than the dataset (seed
+    4125: an IndexError from the extent computation) raises a FormatError."""
+    path = os.path.join(fuzzing.CORPUS, name)
+    if not os.path.exists(path):
+        pytest.skip("corpus absent")
+    (result,) = fuzzing.run([path], [(0, seed)])
+    assert result["outcome"] == outcome, result

@@ -93,6 +93,12 @@ class VirtualStorage:
             data = get_object(ctx, layout.address, layout.virtual_index)
             self.mappings = decode_block(ctx, data, ctx.absolute(layout.address))
         self.shape = tuple(dataset._space.shape)
+        for m in self.mappings:
+            rank = m.virtual_selection.rank
+            if rank is not None and rank != len(self.shape):
+                raise FormatError(f"a mapping's virtual selection of rank {rank} for a "
+                                  f"rank-{len(self.shape)} dataset", "virtual dataset "
+                                  "global heap block", ctx.absolute(layout.address))
         self.dtype = dataset.dtype
         self.storage_size = 0
         self.shape = self._current_extent()
