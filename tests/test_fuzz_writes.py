@@ -11,7 +11,8 @@ Left out because h5py or libhdf5 2.0 misbehave (found by this fuzz, not purehep'
 and copying datasets of references (libhdf5 then writes over other objects' data or fails the
 copy); writes of variable-length sequences and their attributes (h5py's object-array handling
 refuses or reshapes them); scalar broadcasts into fancy selections and fancy selections of no
-elements (h5py refuses them); writes of a compound field that is itself a compound (h5py: "Size
+elements, written or read (h5py refuses them: reading an empty slice beside a list of 16 or
+more indices, seed 11026); writes of a compound field that is itself a compound (h5py: "Size
 must be positive"); writes of compound fields to every element of a contiguous dataset (libhdf5
 skips filling the space it allocates for a write of every element, and the other fields keep
 the stale bytes of reused space: seed 2314); contiguous datasets without fill value whose space
@@ -125,6 +126,12 @@ def resolve(lib, f, value, refs):
         p = refs[i] if i < len(refs) else "/"
         out[i] = f[p].ref if p else None
     return out.reshape(value[1])
+
+
+def _fancy(sel):
+    """Whether a selection indexes by an array or a list (h5py's fancy selections)."""
+    return isinstance(sel, np.ndarray) or \
+        isinstance(sel, tuple) and any(isinstance(x, list) for x in sel)
 
 
 def selection(rng, shape):
@@ -306,8 +313,7 @@ class Fuzz:
         d, rng = self.ds[name], self.rng
         sel = selection(rng, d["shape"])
         vshape = np.empty(d["shape"], "u1")[sel].shape
-        fancy = isinstance(sel, np.ndarray) or \
-            isinstance(sel, tuple) and any(isinstance(x, list) for x in sel)
+        fancy = _fancy(sel)
         if fancy and 0 in vshape:       # h5py: "Broadcasting is not supported for complex
             return                      # selections", even of nothing
         if rng.random() < 0.2 and vshape and not fancy:
@@ -345,6 +351,8 @@ class Fuzz:
                       rounded(a, d["decimals"]).tobytes() == rounded(b, d["decimals"]).tobytes())
             return
         sel = selection(self.rng, d["shape"])
+        if _fancy(sel) and 0 in np.empty(d["shape"], "u1")[sel].shape:
+            return      # h5py 3.16 refuses some: an empty slice beside a list of 16 or more
         self.both(f"read {name}[{sel!r}]", lambda lib, f: f[name][sel],
                   lambda a, b: norm(rounded(a, d["decimals"])) == norm(rounded(b, d["decimals"])))
 
