@@ -20,7 +20,7 @@ MINMAX_FIELDS = ("min", "max", "nan_count", "fill_count", "n")
 MAX_VALUES = 1024          # default BITMAP cardinality limit
 # what checking an index against its column costs ("verify" mode), in scans of the column:
 # the column read and the index rebuilt or compared (20 M rows, the HEP001 benchmark:
-# CHUNK_MINMAX ~1, SORTED_ROWS ~4 (reading the permutation, a gather), CHUNK_BLOOM ~20
+# CHUNK_MINMAX ~1, SORTED_ROWS ~3-5 (reading the permutation, a gather), CHUNK_BLOOM 16-24
 # (hashing every value)); BITMAP reads a row per value
 VERIFY_SCANS = {"CHUNK_MINMAX": 1, "SORTED_ROWS": 4, "BITMAP": 2, "CHUNK_BLOOM": 16}
 GROW_CHUNK_BYTES = 1 << 16  # chunk size cap of the extendible index datasets
