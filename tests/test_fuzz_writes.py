@@ -12,8 +12,10 @@ and copying datasets of references (libhdf5 then writes over other objects' data
 copy); writes of variable-length sequences and their attributes (h5py's object-array handling
 refuses or reshapes them); scalar broadcasts into fancy selections and fancy selections of no
 elements, written or read (h5py refuses them: reading an empty slice beside a list of 16 or
-more indices, seed 11026); writes of a compound field that is itself a compound (h5py: "Size
-must be positive"); writes of compound fields to every element of a contiguous dataset (libhdf5
+more indices, seed 11026); negative floats above -0.5 read as a signed integer type where
+either type is big-endian (libhdf5 2.0 gives the type's minimum, not 0: seed 12130, compared
+apart); writes of a compound field that is itself a compound (h5py: "Size must be
+positive"); writes of compound fields to every element of a contiguous dataset (libhdf5
 skips filling the space it allocates for a write of every element, and the other fields keep
 the stale bytes of reused space: seed 2314); contiguous datasets without fill value whose space
 libhdf5 reused (their unwritten part reads stale bytes: the fuzz asks fill_time='alloc');
@@ -126,6 +128,17 @@ def resolve(lib, f, value, refs):
         p = refs[i] if i < len(refs) else "/"
         out[i] = f[p].ref if p else None
     return out.reshape(value[1])
+
+
+def _truncated_to_min(h5, ours, to):
+    """Whether libhdf5's converted values (``h5``) differ from purehep's only where libhdf5
+    gave the integer type's minimum and purehep 0: libhdf5 2.0 converts a negative float
+    above -0.5 to the minimum when either type is big-endian (0, as C truncates, when both
+    are little-endian; seed 12130)."""
+    h5, ours = np.asarray(h5), np.asarray(ours)
+    apart = h5 != ours
+    return h5.shape == ours.shape and bool(np.all((h5[apart] == np.iinfo(to).min) &
+                                                  (ours[apart] == 0)))
 
 
 def _fancy(sel):
@@ -514,9 +527,11 @@ class Fuzz:
         d = self.ds[name]
         to = self.rng.choice(["<f8", "<i8", "i1", "<u2", ">f4", "u1"])
         sel = selection(self.rng, d["shape"])
+        quirk = np.dtype(d["key"]).kind == "f" and np.dtype(to).kind == "i" and \
+            ">" in (np.dtype(d["key"]).str[0], np.dtype(to).str[0])
         self.both(f"read {name}.astype({to})[{sel!r}]",
                   lambda lib, f: f[name].astype(to)[sel],
-                  lambda a, b: norm(a) == norm(b))
+                  lambda a, b: norm(a) == norm(b) or quirk and _truncated_to_min(a, b, to))
 
     def op_move(self):
         name = self.pick()
