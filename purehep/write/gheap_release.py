@@ -175,8 +175,12 @@ class DeadObjects:
         self.staging = {}
 
     def all_dead(self, addr, count):
-        """True when the ``count`` objects of the collection at ``addr`` are all released."""
-        return len(self.dead.get(addr, set()) | self.staging.get(addr, set())) >= count
+        """True when the ``count`` objects of the collection at ``addr`` are all released
+        (asked at every object put: the sets are joined only when they could add up)."""
+        dead, staging = self.dead.get(addr, ()), self.staging.get(addr, ())
+        if len(dead) + len(staging) < count:
+            return False
+        return len(set(dead) | set(staging)) >= count
 
     def release(self, ids):
         for coll, index in ids or ():
