@@ -79,9 +79,9 @@ def test_lookup3_spans(seed, monkeypatch):
 def test_native_lookup3():
     """The LLVM IR form (kernels/native.py) against plain Python: every length up to four
     blocks and some long ones, initial values including all ones, from bytes and from an
-    unaligned address."""
+    unaligned address; the form called without ctypes' argument conversions from bytes."""
     from purehep.kernels import native
-    fn = native.lookup3_function()
+    fn, short = native.lookup3_function(), native.bytes_function()
     if fn is None:
         pytest.skip("no llvmlite (LLVM 15 or later) on a little-endian host")
     r = np.random.default_rng(3)
@@ -91,6 +91,7 @@ def test_native_lookup3():
         for init in (0, 7, 0xFFFFFFFF):
             want = C._py_lookup3(body.tobytes(), n, init)
             assert fn(body.tobytes(), n, init) == want, (n, init)
+            assert short(body.tobytes(), n, init) == want, (n, init)
             assert fn(body.__array_interface__["data"][0], n, init) == want, (n, init)
 
 

@@ -30,7 +30,8 @@ _NUMPY_LANES = (24.5e-6, 0.0195e-6)
 _COMPILED_BLOCK = 5e-9
 _compiled = None                   # numba's lookup3 loop, once loaded
 _native = None                     # the native lookup3 (kernels/native.py), once made
-_compiled_bytes = None             # the compiled lookup3 of a bytes object (numba's or native)
+_compiled_bytes = None             # the compiled lookup3 of a bytes object below native.SHORT
+                                   # bytes (numba's or native)
 _LITTLE = sys.byteorder == "little"   # (numpy views of words are in the host's order)
 
 
@@ -38,7 +39,7 @@ def lookup3(data, initval=0):
     """Jenkins lookup3 ``hashlittle`` of ``data`` (any bytes-like object), as HDF5's
     H5_checksum_lookup3."""
     if _compiled_bytes is not None:
-        if type(data) is bytes:
+        if type(data) is bytes and len(data) < native.SHORT:
             return _compiled_bytes(data, len(data), initval)
         return _hash_buffer(data, initval)
     n = len(data)
@@ -51,7 +52,7 @@ def lookup3_body(buf):
     """``lookup3`` of all of ``buf`` but its last 4 bytes (where a metadata structure keeps
     its checksum), without a copy or a view of the part hashed for ``bytes``."""
     n = len(buf) - 4
-    if _compiled_bytes is not None and type(buf) is bytes:
+    if _compiled_bytes is not None and type(buf) is bytes and n < native.SHORT:
         return _compiled_bytes(buf, n, 0)
     return lookup3(memoryview(buf)[:n])
 
@@ -76,7 +77,7 @@ def _worth_compiling(seconds):
             return False
         _native = native.lookup3_function()
         if _native is not None:
-            _compiled_bytes = _native
+            _compiled_bytes = native.bytes_function()
             return True
     if _lookup3_from.worth(seconds):
         _load()
