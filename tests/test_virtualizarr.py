@@ -36,7 +36,8 @@ from obspec_utils.registry import ObjectStoreRegistry  # noqa: E402
 from virtualizarr.parsers import HDFParser  # noqa: E402
 
 from purehep.errors import UnsupportedFeatureError  # noqa: E402
-from purehep.integrations.virtualizarr import PurehepParser  # noqa: E402
+from purehep.integrations.virtualizarr import (  # noqa: E402
+    TRIMS_OVERSIZED_CHUNKS, PurehepParser, _virtualizarr_release)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning"),
@@ -122,7 +123,7 @@ def _assert_as_hdfparser(path, **options):
                 assert entry["length"] == f[name].nbytes
             elif not their_entries:                       # nothing stored
                 assert not entries and grid == tuple(
-                    math.ceil(n / c) if c else 0 for n, c in zip(a.shape, a.chunks))
+                    math.ceil(n / c) if c else 0 for n, c in zip(a.shape, a.metadata.chunks))
             else:
                 assert (grid, entries) == (their_grid, their_entries), name
     _assert_values_as_h5py(ours, path, options.get("group"))
@@ -258,6 +259,12 @@ def values_file(tmp_path_factory):
                          fillvalue=9)
         f.create_dataset("unallocated", shape=(5,), dtype="i8")
         f.create_dataset("empty", shape=(0, 5), dtype="u1", chunks=(4, 5), maxshape=(None, 5))
+        f.create_dataset("empty_contiguous", shape=(0,), dtype="f4")
+        b = np.arange(30, dtype="<i4").reshape(3, 10)
+        f.create_dataset("oversized", data=b, chunks=(8, 4), maxshape=(None, 10))
+        f.create_dataset("oversized_gzip", data=b, chunks=(8, 4), maxshape=(None, 10),
+                         compression="gzip")
+        f.create_dataset("oversized_inner", data=b, chunks=(2, 16), maxshape=(None, None))
         f.create_dataset("scalar", data=np.float64(3.5))
         for dtype in ("u1", "i2", ">u4", "<i8", "f2", ">f4", "c8", "?"):
             f.create_dataset(f"t_{np.dtype(dtype).str}", data=(a % 7).astype(dtype),
@@ -283,6 +290,14 @@ def test_fill_values_dtypes_and_attributes(values_file):
     with h5py.File(values_file, "r") as f:
         assert len(arrays["sparse"].manifest.dict()) == f["sparse"].id.get_num_chunks() == 7
     assert arrays["sub/deeper/x"].metadata.to_dict()["dimension_names"] == ("phony_dim_0",)
+    # chunks longer than the array: cut to it from VirtualiZarr 2.7.0 when unfiltered and
+    # along the first axis only
+    trims = _virtualizarr_release() >= TRIMS_OVERSIZED_CHUNKS
+    assert arrays["oversized"].metadata.chunks == ((3, 4) if trims else (8, 4))
+    assert {e["length"] for e in arrays["oversized"].manifest.dict().values()} == {
+        (3 if trims else 8) * 4 * 4}
+    assert arrays["oversized_gzip"].metadata.chunks == (8, 4)
+    assert arrays["oversized_inner"].metadata.chunks == (2, 16)
 
 
 def test_attributes_json_cannot_hold(tmp_path):
