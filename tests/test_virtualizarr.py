@@ -12,9 +12,11 @@ Differences from HDFParser that are HDFParser's mistakes, asserted as such below
   with PyTables' six client values HDFParser misreads clevel and compressor too;
 * bzip2: HDFParser names imagecodecs_bz2, which Zarr v3 cannot load (it fails); purehep
   names numcodecs' BZ2, which decodes the filter's plain bzip2 stream;
-* attributes: fixed-length string arrays, complex numbers and references reach HDFParser's
-  Zarr metadata as values JSON cannot hold; purehep gives lists of str and leaves the others
-  out with a PurehepWarning.
+* attributes: complex numbers and references (and, before VirtualiZarr 2.8.0, fixed-length
+  string arrays) reach HDFParser's Zarr metadata as values JSON cannot hold; purehep gives
+  lists of str (as 2.8.0 does) and leaves the others out with a PurehepWarning;
+* a string dataset's _FillValue attribute: 2.5.1's HDFParser fails to encode it; purehep
+  keeps the str, as 2.8.0 does.
 Where HDFParser's store fails only when read (chunks that skipped a filter, unfiltered edge
 chunks: zlib errors; big-endian compounds) or reads wrong values (space-padded strings keep
 their spaces), purehep refuses at parse time, naming the dataset.
@@ -315,6 +317,28 @@ def test_attributes_json_cannot_hold(tmp_path):
         arrays = _arrays(_parse(path, PurehepParser()))
     attrs = arrays["x"].metadata.to_dict()["attributes"]
     assert attrs == {"names": ["ab", "c"], "ok": 1}
+
+
+def test_string_attributes(tmp_path):
+    """A fixed-length string array attribute is UTF-8 decoded to a list of str, and a string
+    dataset's _FillValue stays the decoded str (not encoded for the dtype), as HDFParser
+    gives them in VirtualiZarr 2.8.0; 2.5.1's fails on both (UnicodeDecodeError, then
+    TypeError from xarray's fill value coder)."""
+    path = tmp_path / "strings.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("s", data=np.array([b"ab", b"c"], "S3"), fillvalue=b"zz")
+        d.attrs["_FillValue"] = np.bytes_(b"zz")
+        d.attrs["names"] = np.array(["caf\u00e9".encode(), b"x"], "S5")
+    if _virtualizarr_release() >= (2, 8, 0):
+        arrays = _assert_as_hdfparser(path)
+    else:
+        with pytest.raises((TypeError, ValueError)):
+            _parse(path, HDFParser())
+        store = _parse(path, PurehepParser())
+        _assert_values_as_h5py(store, path)
+        arrays = _arrays(store)
+    assert arrays["s"].metadata.to_dict()["attributes"] == {"_FillValue": "zz",
+                                                            "names": ["caf\u00e9", "x"]}
 
 
 def test_group_and_drop_variables(values_file):

@@ -157,7 +157,9 @@ def _manifest_array(url, ds, group_name):
     from virtualizarr.parsers.utils import encode_cf_fill_value
     _check_virtualizable(ds)
     attrs = _attributes(ds)
-    if "_FillValue" in attrs:
+    # HDFParser encodes _FillValue for the dtype (base64 for floats), but a string's, already
+    # decoded to str, it keeps as it is from VirtualiZarr 2.7.2 (before, it failed)
+    if "_FillValue" in attrs and ds.dtype.kind != "S":
         attrs["_FillValue"] = encode_cf_fill_value(attrs["_FillValue"], ds.dtype)
     codecs = [zarr_codec_config_to_v3(c) for c in codec_configs(ds)]
     fill = ds.fillvalue
@@ -265,7 +267,8 @@ def _dimension_names(ds, group_name):
 
 def _attributes(obj):
     """The object's attributes as JSON values, HDFParser's way: bookkeeping attributes
-    hidden, bytes decoded, one-element arrays as scalars, arrays as lists. Values JSON
+    hidden, strings decoded as UTF-8 (arrays of them as lists of str, as from VirtualiZarr
+    2.8.0), one-element arrays as scalars, arrays as lists. Values JSON
     cannot hold (references, complex numbers, ...) are left out with a warning."""
     out = {}
     for name, value in obj.attrs.items():
@@ -291,7 +294,7 @@ def _attribute_value(value):
         return ""
     if isinstance(value, (np.ndarray, np.number, np.bool_)):
         if value.dtype.kind == "S":
-            return value.astype(str).tolist()
+            return np.char.decode(value, "utf-8").tolist()
         if value.size == 1:
             value = value.flatten()[0]
             return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
