@@ -18,8 +18,9 @@ Differences from HDFParser that are HDFParser's mistakes, asserted as such below
 * a string dataset's _FillValue attribute: 2.5.1's HDFParser fails to encode it; purehep
   keeps the str, as 2.8.0 does.
 Where HDFParser's store fails only when read (chunks that skipped a filter, unfiltered edge
-chunks: zlib errors; big-endian compounds) or reads wrong values (space-padded strings keep
-their spaces), purehep refuses at parse time, naming the dataset.
+chunks: zlib errors) or reads wrong values (space-padded strings keep their spaces; before
+VirtualiZarr 2.7.2 compounds with big-endian members), purehep refuses at parse time, naming
+the dataset.
 """
 import json
 import math
@@ -39,7 +40,7 @@ from virtualizarr.parsers import HDFParser  # noqa: E402
 
 from purehep.errors import UnsupportedFeatureError  # noqa: E402
 from purehep.integrations.virtualizarr import (  # noqa: E402
-    TRIMS_OVERSIZED_CHUNKS, PurehepParser, _virtualizarr_release)
+    BIG_ENDIAN_COMPOUNDS, TRIMS_OVERSIZED_CHUNKS, PurehepParser, _virtualizarr_release)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning"),
@@ -408,8 +409,15 @@ def test_chunk_skipping_a_filter_refused(tmp_path):
 def test_types_zarr_would_misread_refused(tmp_path):
     path = tmp_path / "types.h5"
     with h5py.File(path, "w") as f:
-        f.create_dataset("be_compound", data=np.zeros(3, [("a", ">i4"), ("b", ">f8")]))
+        f.create_dataset("mixed_compound", data=np.zeros(3, [("a", ">i4"), ("b", "<f8")]))
     _refuse(path, "no exact Zarr v3 data type")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("be_compound", data=np.array([(1, 2.5), (-5, 6.5)],
+                                                      [("a", ">i4"), ("b", ">f8")]))
+    if _virtualizarr_release() >= BIG_ENDIAN_COMPOUNDS:     # read as stored: big-endian
+        _assert_as_hdfparser(path)
+    else:
+        _refuse(path, "no exact Zarr v3 data type")
     with h5py.File(path, "w") as f:
         f.create_dataset("vlen", data=["a", "bc"], dtype=h5py.string_dtype())
     _refuse(path, "variable-length")

@@ -62,6 +62,8 @@ _BLOSC_COMPRESSORS = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
 # VirtualiZarr releases from which HDFParser gives other chunk shapes (see _chunk_shape)
 CLAMPS_ZERO_LENGTH_CHUNKS = (2, 6, 1)    # its PR #977
 TRIMS_OVERSIZED_CHUNKS = (2, 7, 0)       # its PR #1017
+# ... and from which its bytes codec is big-endian for compounds of big-endian members (#1047)
+BIG_ENDIAN_COMPOUNDS = (2, 7, 2)
 
 
 @functools.cache
@@ -226,24 +228,31 @@ def _stored_as_values(t):
 
 def _check_zarr_dtype(ds):
     """The Zarr v3 data type must give back the dataset's dtype exactly (subarrays and
-    padding included). Zarr decodes compound members as little-endian whatever their stored
-    order (zarr 3.1), so compounds with big-endian members are refused too."""
+    padding included). A compound's bytes are decoded in the one byte order of the array's
+    bytes codec, which VirtualiZarr sets big-endian for compounds with big-endian members
+    only from 2.7.2 (before, little-endian whatever the members' order; a mix of orders it
+    refuses): compounds whose members it would misread are refused."""
     from zarr.dtype import parse_data_type
     try:
         same = parse_data_type(ds.dtype, zarr_format=3).to_native_dtype() == ds.dtype
     except (ValueError, TypeError):
         same = False
-    if not same or (ds.dtype.names and _big_endian_member(ds.dtype)):
+    if ds.dtype.names:
+        orders = _byte_orders(ds.dtype)
+        big_endian_read = _virtualizarr_release() >= BIG_ENDIAN_COMPOUNDS and orders == {">"}
+        same = same and (">" not in orders or big_endian_read)
+    if not same:
         raise UnsupportedFeatureError(f"{ds.name}: datatype {ds.dtype} has no exact Zarr v3 "
                                       "data type")
 
 
-def _big_endian_member(dtype):
+def _byte_orders(dtype):
+    """The byte orders ('<', '>') of the multi-byte numbers in ``dtype``."""
     if dtype.subdtype is not None:
-        return _big_endian_member(dtype.base)
+        return _byte_orders(dtype.base)
     if dtype.names:
-        return any(_big_endian_member(dtype.fields[n][0]) for n in dtype.names)
-    return dtype.byteorder == ">"
+        return set().union(*(_byte_orders(dtype.fields[n][0]) for n in dtype.names))
+    return {dtype.str[0]} - {"|"}
 
 
 def _dimension_names(ds, group_name):
