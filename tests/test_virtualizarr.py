@@ -12,12 +12,15 @@ Differences from HDFParser that are HDFParser's mistakes, asserted as such below
   with PyTables' six client values HDFParser misreads clevel and compressor too;
 * bzip2: HDFParser names imagecodecs_bz2, which Zarr v3 cannot load (it fails); purehep
   names numcodecs' BZ2, which decodes the filter's plain bzip2 stream;
-* attributes: fixed-length string arrays, complex numbers and references reach HDFParser's
-  Zarr metadata as values JSON cannot hold; purehep gives lists of str and leaves the others
-  out with a PurehepWarning.
+* attributes: complex numbers and references (and, before VirtualiZarr 2.8.0, fixed-length
+  string arrays) reach HDFParser's Zarr metadata as values JSON cannot hold; purehep gives
+  lists of str (as 2.8.0 does) and leaves the others out with a PurehepWarning;
+* a string dataset's _FillValue attribute: 2.5.1's HDFParser fails to encode it; purehep
+  keeps the str, as 2.8.0 does.
 Where HDFParser's store fails only when read (chunks that skipped a filter, unfiltered edge
-chunks: zlib errors; big-endian compounds) or reads wrong values (space-padded strings keep
-their spaces), purehep refuses at parse time, naming the dataset.
+chunks: zlib errors) or reads wrong values (space-padded strings keep their spaces; before
+VirtualiZarr 2.7.2 compounds with big-endian members), purehep refuses at parse time, naming
+the dataset.
 """
 import json
 import math
@@ -36,7 +39,8 @@ from obspec_utils.registry import ObjectStoreRegistry  # noqa: E402
 from virtualizarr.parsers import HDFParser  # noqa: E402
 
 from purehep.errors import UnsupportedFeatureError  # noqa: E402
-from purehep.integrations.virtualizarr import PurehepParser  # noqa: E402
+from purehep.integrations.virtualizarr import (  # noqa: E402
+    BIG_ENDIAN_COMPOUNDS, TRIMS_OVERSIZED_CHUNKS, PurehepParser, _virtualizarr_release)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning"),
@@ -122,7 +126,7 @@ def _assert_as_hdfparser(path, **options):
                 assert entry["length"] == f[name].nbytes
             elif not their_entries:                       # nothing stored
                 assert not entries and grid == tuple(
-                    math.ceil(n / c) if c else 0 for n, c in zip(a.shape, a.chunks))
+                    math.ceil(n / c) if c else 0 for n, c in zip(a.shape, a.metadata.chunks))
             else:
                 assert (grid, entries) == (their_grid, their_entries), name
     _assert_values_as_h5py(ours, path, options.get("group"))
@@ -258,6 +262,12 @@ def values_file(tmp_path_factory):
                          fillvalue=9)
         f.create_dataset("unallocated", shape=(5,), dtype="i8")
         f.create_dataset("empty", shape=(0, 5), dtype="u1", chunks=(4, 5), maxshape=(None, 5))
+        f.create_dataset("empty_contiguous", shape=(0,), dtype="f4")
+        b = np.arange(30, dtype="<i4").reshape(3, 10)
+        f.create_dataset("oversized", data=b, chunks=(8, 4), maxshape=(None, 10))
+        f.create_dataset("oversized_gzip", data=b, chunks=(8, 4), maxshape=(None, 10),
+                         compression="gzip")
+        f.create_dataset("oversized_inner", data=b, chunks=(2, 16), maxshape=(None, None))
         f.create_dataset("scalar", data=np.float64(3.5))
         for dtype in ("u1", "i2", ">u4", "<i8", "f2", ">f4", "c8", "?"):
             f.create_dataset(f"t_{np.dtype(dtype).str}", data=(a % 7).astype(dtype),
@@ -283,6 +293,14 @@ def test_fill_values_dtypes_and_attributes(values_file):
     with h5py.File(values_file, "r") as f:
         assert len(arrays["sparse"].manifest.dict()) == f["sparse"].id.get_num_chunks() == 7
     assert arrays["sub/deeper/x"].metadata.to_dict()["dimension_names"] == ("phony_dim_0",)
+    # chunks longer than the array: cut to it from VirtualiZarr 2.7.0 when unfiltered and
+    # along the first axis only
+    trims = _virtualizarr_release() >= TRIMS_OVERSIZED_CHUNKS
+    assert arrays["oversized"].metadata.chunks == ((3, 4) if trims else (8, 4))
+    assert {e["length"] for e in arrays["oversized"].manifest.dict().values()} == {
+        (3 if trims else 8) * 4 * 4}
+    assert arrays["oversized_gzip"].metadata.chunks == (8, 4)
+    assert arrays["oversized_inner"].metadata.chunks == (2, 16)
 
 
 def test_attributes_json_cannot_hold(tmp_path):
@@ -300,6 +318,28 @@ def test_attributes_json_cannot_hold(tmp_path):
         arrays = _arrays(_parse(path, PurehepParser()))
     attrs = arrays["x"].metadata.to_dict()["attributes"]
     assert attrs == {"names": ["ab", "c"], "ok": 1}
+
+
+def test_string_attributes(tmp_path):
+    """A fixed-length string array attribute is UTF-8 decoded to a list of str, and a string
+    dataset's _FillValue stays the decoded str (not encoded for the dtype), as HDFParser
+    gives them in VirtualiZarr 2.8.0; 2.5.1's fails on both (UnicodeDecodeError, then
+    TypeError from xarray's fill value coder)."""
+    path = tmp_path / "strings.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("s", data=np.array([b"ab", b"c"], "S3"), fillvalue=b"zz")
+        d.attrs["_FillValue"] = np.bytes_(b"zz")
+        d.attrs["names"] = np.array(["caf\u00e9".encode(), b"x"], "S5")
+    if _virtualizarr_release() >= (2, 8, 0):
+        arrays = _assert_as_hdfparser(path)
+    else:
+        with pytest.raises((TypeError, ValueError)):
+            _parse(path, HDFParser())
+        store = _parse(path, PurehepParser())
+        _assert_values_as_h5py(store, path)
+        arrays = _arrays(store)
+    assert arrays["s"].metadata.to_dict()["attributes"] == {"_FillValue": "zz",
+                                                            "names": ["caf\u00e9", "x"]}
 
 
 def test_group_and_drop_variables(values_file):
@@ -369,8 +409,15 @@ def test_chunk_skipping_a_filter_refused(tmp_path):
 def test_types_zarr_would_misread_refused(tmp_path):
     path = tmp_path / "types.h5"
     with h5py.File(path, "w") as f:
-        f.create_dataset("be_compound", data=np.zeros(3, [("a", ">i4"), ("b", ">f8")]))
+        f.create_dataset("mixed_compound", data=np.zeros(3, [("a", ">i4"), ("b", "<f8")]))
     _refuse(path, "no exact Zarr v3 data type")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("be_compound", data=np.array([(1, 2.5), (-5, 6.5)],
+                                                      [("a", ">i4"), ("b", ">f8")]))
+    if _virtualizarr_release() >= BIG_ENDIAN_COMPOUNDS:     # read as stored: big-endian
+        _assert_as_hdfparser(path)
+    else:
+        _refuse(path, "no exact Zarr v3 data type")
     with h5py.File(path, "w") as f:
         f.create_dataset("vlen", data=["a", "bc"], dtype=h5py.string_dtype())
     _refuse(path, "variable-length")

@@ -27,8 +27,10 @@ storage, group cycles.
 
 virtualizarr, zarr and numcodecs are imported here only.
 """
+import functools
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -56,6 +58,19 @@ _FILTER_NAMES = {SZIP: "szip", NBIT: "nbit", SCALEOFFSET: "scaleoffset", LZF: "l
                  32013: "zfp", 32018: "fcidecomp"}
 # the numcodecs names of the blosc compressors, by the code the HDF5 blosc filter stores
 _BLOSC_COMPRESSORS = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
+
+# VirtualiZarr releases from which HDFParser gives other chunk shapes (see _chunk_shape)
+CLAMPS_ZERO_LENGTH_CHUNKS = (2, 6, 1)    # its PR #977
+TRIMS_OVERSIZED_CHUNKS = (2, 7, 0)       # its PR #1017
+# ... and from which its bytes codec is big-endian for compounds of big-endian members (#1047)
+BIG_ENDIAN_COMPOUNDS = (2, 7, 2)
+
+
+@functools.cache
+def _virtualizarr_release():
+    """The installed VirtualiZarr's version as a tuple of its first three numbers."""
+    from importlib.metadata import version
+    return tuple(int(n) for n in re.findall(r"\d+", version("virtualizarr"))[:3])
 
 
 class PurehepParser:
@@ -144,15 +159,36 @@ def _manifest_array(url, ds, group_name):
     from virtualizarr.parsers.utils import encode_cf_fill_value
     _check_virtualizable(ds)
     attrs = _attributes(ds)
-    if "_FillValue" in attrs:
+    # HDFParser encodes _FillValue for the dtype (base64 for floats), but a string's, already
+    # decoded to str, it keeps as it is from VirtualiZarr 2.7.2 (before, it failed)
+    if "_FillValue" in attrs and ds.dtype.kind != "S":
         attrs["_FillValue"] = encode_cf_fill_value(attrs["_FillValue"], ds.dtype)
     codecs = [zarr_codec_config_to_v3(c) for c in codec_configs(ds)]
     fill = ds.fillvalue
+    chunks = _chunk_shape(ds)
     metadata = create_v3_array_metadata(
-        shape=ds.shape, data_type=ds.dtype, chunk_shape=ds.chunks or ds.shape,
+        shape=ds.shape, data_type=ds.dtype, chunk_shape=chunks,
         fill_value=fill.item() if hasattr(fill, "item") else fill, codecs=codecs,
         dimension_names=_dimension_names(ds, group_name), attributes=attrs)
-    return ManifestArray(metadata=metadata, chunkmanifest=chunk_manifest(url, ds))
+    return ManifestArray(metadata=metadata, chunkmanifest=chunk_manifest(url, ds, chunks))
+
+
+def _chunk_shape(ds):
+    """The Zarr chunk shape HDFParser gives dataset ``ds``: the HDF5 chunk shape, or the
+    array's shape for unchunked data. From VirtualiZarr 2.6.1 an unchunked array's zero-length
+    axes get chunk length 1 (zarr-python 3.2 refuses zero-length chunks). From 2.7.0 a chunk
+    longer than the array along some axis is cut to the array's length (at least 1) when the
+    cut chunk is a leading run of the stored chunk's bytes: unfiltered, and cut along the
+    first axis only; otherwise the HDF5 chunk shape stays."""
+    release = _virtualizarr_release()
+    if ds.chunks is None:
+        if release < CLAMPS_ZERO_LENGTH_CHUNKS:
+            return ds.shape
+        return tuple(max(n, 1) for n in ds.shape)
+    cut = tuple(min(c, max(n, 1)) for c, n in zip(ds.chunks, ds.shape))
+    if release >= TRIMS_OVERSIZED_CHUNKS and not ds._pipeline and cut[1:] == ds.chunks[1:]:
+        return cut
+    return ds.chunks
 
 
 def _check_virtualizable(ds):
@@ -192,24 +228,31 @@ def _stored_as_values(t):
 
 def _check_zarr_dtype(ds):
     """The Zarr v3 data type must give back the dataset's dtype exactly (subarrays and
-    padding included). Zarr decodes compound members as little-endian whatever their stored
-    order (zarr 3.1), so compounds with big-endian members are refused too."""
+    padding included). A compound's bytes are decoded in the one byte order of the array's
+    bytes codec, which VirtualiZarr sets big-endian for compounds with big-endian members
+    only from 2.7.2 (before, little-endian whatever the members' order; a mix of orders it
+    refuses): compounds whose members it would misread are refused."""
     from zarr.dtype import parse_data_type
     try:
         same = parse_data_type(ds.dtype, zarr_format=3).to_native_dtype() == ds.dtype
     except (ValueError, TypeError):
         same = False
-    if not same or (ds.dtype.names and _big_endian_member(ds.dtype)):
+    if ds.dtype.names:
+        orders = _byte_orders(ds.dtype)
+        big_endian_read = _virtualizarr_release() >= BIG_ENDIAN_COMPOUNDS and orders == {">"}
+        same = same and (">" not in orders or big_endian_read)
+    if not same:
         raise UnsupportedFeatureError(f"{ds.name}: datatype {ds.dtype} has no exact Zarr v3 "
                                       "data type")
 
 
-def _big_endian_member(dtype):
+def _byte_orders(dtype):
+    """The byte orders ('<', '>') of the multi-byte numbers in ``dtype``."""
     if dtype.subdtype is not None:
-        return _big_endian_member(dtype.base)
+        return _byte_orders(dtype.base)
     if dtype.names:
-        return any(_big_endian_member(dtype.fields[n][0]) for n in dtype.names)
-    return dtype.byteorder == ">"
+        return set().union(*(_byte_orders(dtype.fields[n][0]) for n in dtype.names))
+    return {dtype.str[0]} - {"|"}
 
 
 def _dimension_names(ds, group_name):
@@ -233,7 +276,8 @@ def _dimension_names(ds, group_name):
 
 def _attributes(obj):
     """The object's attributes as JSON values, HDFParser's way: bookkeeping attributes
-    hidden, bytes decoded, one-element arrays as scalars, arrays as lists. Values JSON
+    hidden, strings decoded as UTF-8 (arrays of them as lists of str, as from VirtualiZarr
+    2.8.0), one-element arrays as scalars, arrays as lists. Values JSON
     cannot hold (references, complex numbers, ...) are left out with a warning."""
     out = {}
     for name, value in obj.attrs.items():
@@ -259,7 +303,7 @@ def _attribute_value(value):
         return ""
     if isinstance(value, (np.ndarray, np.number, np.bool_)):
         if value.dtype.kind == "S":
-            return value.astype(str).tolist()
+            return np.char.decode(value, "utf-8").tolist()
         if value.size == 1:
             value = value.flatten()[0]
             return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
@@ -306,18 +350,19 @@ def _blosc(values):
 
 
 # -- chunk manifests ---------------------------------------------------------------------
-def chunk_manifest(url, ds):
+def chunk_manifest(url, ds, chunks):
     """Where each stored chunk lies: ``url`` and the chunk's byte range, keyed by its
-    position in the chunk grid; unallocated chunks are left out (read as fill values)."""
+    position in the grid of Zarr chunks of shape ``chunks`` (see _chunk_shape); unallocated
+    chunks are left out (read as fill values)."""
     from virtualizarr.manifests import ChunkManifest
     storage = ds._storage
     if ds._layout.layout_class == COMPACT:      # the bytes inside the layout message
         return _one_chunk(url, ds.shape, ds._layout.compact_offset,
                           math.prod(ds.shape) * ds.dtype.itemsize)
     if isinstance(storage, ChunkedAdapter):
-        return _chunked_manifest(url, ds)
+        return _chunked_manifest(url, ds, chunks)
     if isinstance(storage, FillStorage):
-        return ChunkManifest(entries={}, shape=_grid(ds.shape, ds.shape))
+        return ChunkManifest(entries={}, shape=_grid(ds.shape, chunks))
     if isinstance(storage, ContiguousStorage):
         return _one_chunk(url, ds.shape, ds.id.get_offset(), storage.storage_size)
     raise UnsupportedFeatureError(f"{ds.name}: raw data storage {type(storage).__name__}")
@@ -332,14 +377,18 @@ def _one_chunk(url, shape, offset, length):
     return _manifest(url, (1,) * len(shape), (0,) * len(shape), offset, length)
 
 
-def _chunked_manifest(url, ds):
+def _chunked_manifest(url, ds, chunks):
+    """The stored chunks; a chunk cut to the array (see _chunk_shape) is the leading bytes
+    of the stored one, which keeps its grid position (the cut axis has one chunk)."""
     scaled, masks, offsets, sizes = ds.id.chunk_table()
     if masks.any():
         first = np.flatnonzero(masks)[0]
         raise UnsupportedFeatureError(
             f"{ds.name}: chunk {tuple(int(p) for p in scaled[first])} skips filters (mask "
             f"{int(masks[first]):#x}); a Zarr codec pipeline applies to every chunk alike")
-    return _manifest(url, _grid(ds.shape, ds.chunks), tuple(scaled.T), offsets, sizes)
+    if chunks != ds.chunks:
+        sizes = math.prod(chunks) * ds.dtype.itemsize
+    return _manifest(url, _grid(ds.shape, chunks), tuple(scaled.T), offsets, sizes)
 
 
 def _manifest(url, grid, where, offsets, lengths):
