@@ -247,6 +247,25 @@ def test_nullable_strings_and_unknown_encodings(tmp_path):
             Table(f["obs"], anndata=True)
 
 
+def test_nullable_string_na_value(tmp_path):
+    """A nullable-string-array's ``na-value`` ("NaN": pandas' "str" dtype, as anndata >= 0.13
+    writes str columns; "NA" or absent: "string") says which StringDtype it reads as."""
+    path = tmp_path / "na.h5"
+    df = pd.DataFrame({"nan": pd.array(["a", None], dtype="string"),
+                       "na": pd.array(["b", None], dtype="string"),
+                       "plain": pd.array(["c", None], dtype="string")}, index=["x", "y"])
+    with ad.settings.override(allow_write_nullable_strings=True), h5py.File(path, "w") as f:
+        ad.io.write_elem(f, "obs", df)
+        f["obs/nan"].attrs["na-value"], f["obs/na"].attrs["na-value"] = "NaN", "NA"
+        f["obs/plain"].attrs.pop("na-value", None)
+    with purehep.File(path) as f:
+        got = Table(f["obs"], anndata=True).to_pandas()
+    assert got["nan"].dtype == pd.StringDtype(na_value=np.nan)
+    assert got["nan"].tolist() == ["a", np.nan]
+    assert got["na"].dtype == got["plain"].dtype == pd.StringDtype()
+    assert got["plain"].tolist() == ["c", pd.NA]
+
+
 def test_nullable_columns_warn_in_anndata_mode(tmp_path):
     df = pd.DataFrame({"ni": pd.array([1, None], dtype="Int64"), "ok": pd.array([1, 2], dtype="Int64"),
                        "nb": pd.array([True, False], dtype="boolean")})

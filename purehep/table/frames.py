@@ -12,11 +12,15 @@ from .anndata_layout import RANGE_INDEX, anndata_mask, categories_of
 
 def _logical(ds):
     """The dtype to restore: ``pandas_dtype``, or for an Anndata nullable column the pandas
-    dtype Anndata reads it as."""
+    dtype Anndata reads it as (a nullable-string-array: StringDtype with NaN as its missing
+    value when the group's ``na-value`` is "NaN", as anndata >= 0.13 writes pandas' "str"
+    columns, else pd.NA)."""
     own = get_text(ds, convert.LOGICAL_ATTR)
     if own is not None or anndata_mask(ds) is None:
         return own
-    return "string" if ds.dtype.kind == "O" else convert.nullable_name(ds.dtype)
+    if ds.dtype.kind == "O":
+        return "str" if get_text(ds.parent, "na-value") == "NaN" else "string"
+    return convert.nullable_name(ds.dtype)
 
 
 def pandas_string_dtype(pd, logical):
