@@ -202,11 +202,14 @@ def test_random_frames_purehep_to_anndata(tmp_path_factory, df):
         back = Table(f["obs"]).to_pandas()
     with h5py.File(path) as f:
         got = ad.io.read_elem(f["obs"])
+    want = df
     if isinstance(df.index, pd.RangeIndex):
         assert list(got.index) == [str(i) for i in range(len(df))]
         got = got.reset_index(drop=True)
-    pd.testing.assert_frame_equal(got, df, check_index_type=len(df) > 0)
-    pd.testing.assert_frame_equal(back, df, check_index_type=len(df) > 0)
+    else:        # an object index of str comes back as pandas' default for str (pandas 3: str)
+        want = df.set_axis(pd.Index(df.index.tolist(), name=df.index.name))
+    pd.testing.assert_frame_equal(got, want, check_index_type=len(df) > 0)
+    pd.testing.assert_frame_equal(back, want, check_index_type=len(df) > 0)
 
 
 @settings(max_examples=25, deadline=None)
