@@ -301,6 +301,7 @@ def test_refusals_at_the_call(tmp_path):
 
 
 _N = st.shared(st.integers(0, 6), key="n")
+_STR = pd.StringDtype(na_value=np.nan)      # "str": pandas 3's default string dtype, also in 2.3
 
 
 def _col(kind):
@@ -324,6 +325,9 @@ def _col(kind):
         "boolean": n.flatmap(lambda k: opt(st.booleans(), k).map(lambda v: pd.array(v, dtype="boolean"))),
         "Float64": n.flatmap(lambda k: opt(st.floats(allow_nan=False), k).map(lambda v: pd.array(v, dtype="Float64"))),
         "string": n.flatmap(lambda k: opt(text, k).map(lambda v: pd.array(v, dtype="string"))),
+        "strdtype": n.flatmap(lambda k: opt(text, k).map(lambda v: pd.array(v, dtype=_STR))),
+        "strcat": n.flatmap(lambda k: opt(st.sampled_from(["a", "b", "c"]), k).map(
+            lambda v: pd.Categorical(v, categories=pd.Index(["c", "a", "b"], dtype=_STR)))),
         "datetime": n.flatmap(lambda k: opt(st.integers(-2**40, 2**40), k).map(
             lambda v: pd.array([None if x is None else np.datetime64(x, "ms") for x in v],
                                dtype="datetime64[ms]"))),
@@ -338,7 +342,8 @@ def _col(kind):
 
 
 _KINDS = ["int8", "uint64", "int64", "float32", "bool", "str", "bytes", "cat", "Int16", "UInt32",
-          "boolean", "Float64", "string", "datetime", "datetimetz", "timedelta"]
+          "boolean", "Float64", "string", "strdtype", "strcat", "datetime", "datetimetz",
+          "timedelta"]
 
 
 @st.composite
@@ -395,6 +400,30 @@ def test_arrow_round_trip(tmp_path_factory, df):
         if pa.types.is_null(e.type):
             continue
         assert g.type == e.type and g.equals(e), name
+
+
+def test_string_dtypes_and_arrow_string_widths(tmp_path):
+    """pandas' "str" (missing: NaN) and "string" (missing: pd.NA) dtypes come back as
+    themselves, str categories keep their dtype, and Arrow large_string / string columns keep
+    their width (large_string is what pyarrow gives pandas' "str", the default in pandas 3)."""
+    df = pd.DataFrame({"str": pd.array(["a", None, "b"], dtype=_STR),
+                       "full": pd.array(["x", "y", "z"], dtype=_STR),
+                       "string": pd.array(["a", None, "b"], dtype="string"),
+                       "cat": pd.Categorical(["a", "b", None],
+                                             categories=pd.Index(["b", "a"], dtype=_STR))})
+    at = pa.table({"large": pa.array(["a", None, "b"], pa.large_string()),
+                   "full": pa.array(["x", "y", "z"], pa.large_string()),
+                   "small": pa.array(["a", None, "b"], pa.string()),
+                   "dict": pa.array(["a", "b", None], pa.large_string()).dictionary_encode()})
+    with purehep.File(tmp_path / "s.h5", "w") as f:
+        create_table(f, "df", df)
+        create_table(f, "at", at)
+    with purehep.File(tmp_path / "s.h5") as f:
+        got = Table(f["df"]).to_pandas()
+        pd.testing.assert_frame_equal(got, df)
+        assert got["str"].tolist()[1] is np.nan and got["string"].tolist()[1] is pd.NA
+        assert Table(f["df"]).to_arrow().schema == pa.Table.from_pandas(df).schema.remove_metadata()
+        assert Table(f["at"]).to_arrow().equals(at)
 
 
 # --- 5. the validator on foreign content ------------------------------------------------------

@@ -19,9 +19,13 @@ import numpy as np
 from ..dtypes import string_dtype
 
 # The dataframe dtype a column restores to, when its stored type alone does not say it:
-# nullable Int*/UInt*/Float*/boolean, pandas "string", datetime64/timedelta64 with unit
-# (and time zone), "object" strings stored dictionary-encoded. Attribute name:
+# nullable Int*/UInt*/Float*/boolean, pandas "string" / "str", datetime64/timedelta64 with
+# unit (and time zone), "object" strings stored dictionary-encoded. Attribute name:
 LOGICAL_ATTR = "pandas_dtype"
+# Logical dtypes of str columns: numpy object, and pandas' StringDtype whose missing value is
+# pd.NA ("string") or NaN ("str", pandas 3's default string dtype; also in pandas 2.3).
+STRING_DTYPES = ("string", "str")
+STRING_LOGICALS = ("object",) + STRING_DTYPES
 TIME_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 
 
@@ -104,6 +108,12 @@ def _from_numpy(arr, name):
     _refuse(name, f"numpy dtype {arr.dtype} is not representable")
 
 
+def string_logical(dtype):
+    """The logical name of a pandas StringDtype: "string" when its missing value is pd.NA,
+    "str" when NaN (what ``str(dtype)`` says in pandas 2.3 and 3, whatever the storage)."""
+    return "str" if isinstance(dtype.na_value, float) else "string"
+
+
 def nullable_name(dtype):
     """pandas' nullable dtype name for a numpy dtype: Int64, UInt8, Float32, boolean."""
     if dtype.kind == "b":
@@ -161,7 +171,7 @@ def _from_pandas(values, name):
         values = values.array
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        cats = normalize(np.asarray(dtype.categories), f"{name} categories")
+        cats = normalize(dtype.categories, f"{name} categories")
         codes = np.asarray(values.codes)
         return Values("cat", codes, codes < 0 if (codes < 0).any() else None,
                       categories=cats, ordered=bool(dtype.ordered))
@@ -171,7 +181,7 @@ def _from_pandas(values, name):
     if isinstance(dtype, pd.StringDtype):
         mask = np.asarray(values.isna())
         data = np.array([v if not m else "" for v, m in zip(values.tolist(), mask)], dtype=object)
-        return Values("str", data, mask if mask.any() else None, "string")
+        return Values("str", data, mask if mask.any() else None, string_logical(dtype))
     if isinstance(values, (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)):
         mask = np.asarray(values.isna())
         data = values.to_numpy(dtype=dtype.numpy_dtype, na_value=dtype.numpy_dtype.type(0))
@@ -200,8 +210,11 @@ def _from_arrow(values, name):
         data = np.asarray(filled.to_numpy(zero_copy_only=False), dtype=t.to_pandas_dtype())
         return Values("num", data, mask, None if mask is None else nullable_name(data.dtype))
     if pt.is_string(t) or pt.is_large_string(t):
+        # large_string is what pyarrow gives pandas' "str" dtype (the default in pandas 3):
+        # recorded as "str" it comes back as large_string (arrow_string_type)
         items = values.to_pylist()
-        return Values("str", np.array([v if v is not None else "" for v in items], dtype=object), mask)
+        return Values("str", np.array([v if v is not None else "" for v in items], dtype=object),
+                      mask, "str" if pt.is_large_string(t) else None)
     if pt.is_binary(t) or pt.is_large_binary(t):
         items = values.to_pylist()
         return Values("bytes", np.array([v if v is not None else b"" for v in items], dtype=object), mask)
@@ -399,7 +412,7 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
     if categories is not None:
         if v.kind == "cat":
             v = normalize(np.asarray(values, dtype=object), name)
-        if logical in ("object", "string") and v.kind == "str":
+        if logical in STRING_LOGICALS and v.kind == "str":
             return v                      # dictionary-encoded strings: the caller extends
         v = _with_categories(v, categories, name, lossy)
         out = v.data.astype(ds.dtype)

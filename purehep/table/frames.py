@@ -12,11 +12,33 @@ from .anndata_layout import RANGE_INDEX, anndata_mask, categories_of
 
 def _logical(ds):
     """The dtype to restore: ``pandas_dtype``, or for an Anndata nullable column the pandas
-    dtype Anndata reads it as."""
+    dtype Anndata reads it as (a nullable-string-array: StringDtype with NaN as its missing
+    value when the group's ``na-value`` is "NaN", as anndata >= 0.13 writes pandas' "str"
+    columns, else pd.NA)."""
     own = get_text(ds, convert.LOGICAL_ATTR)
     if own is not None or anndata_mask(ds) is None:
         return own
-    return "string" if ds.dtype.kind == "O" else convert.nullable_name(ds.dtype)
+    if ds.dtype.kind == "O":
+        return "str" if get_text(ds.parent, "na-value") == "NaN" else "string"
+    return convert.nullable_name(ds.dtype)
+
+
+def pandas_string_dtype(pd, logical):
+    """The pandas StringDtype of a "string" / "str" logical dtype, in the installed pandas'
+    default storage (pyarrow when installed for "str"; for "string" python in pandas 2,
+    pyarrow in pandas 3)."""
+    return pd.StringDtype(na_value=np.nan) if logical == "str" else pd.StringDtype()
+
+
+def arrow_string_type(pa, logical):
+    """The Arrow type pyarrow gives str values of a logical dtype: large_string for a pandas
+    StringDtype stored in pyarrow (pa.Table.from_pandas), string for object strings and
+    python-stored StringDtype."""
+    if logical not in convert.STRING_DTYPES:
+        return pa.string()
+    import pandas as pd
+    return pa.large_string() if pandas_string_dtype(pd, logical).storage == "pyarrow" \
+        else pa.string()
 
 
 def _index_name(table, fields):
@@ -29,19 +51,21 @@ def _index_name(table, fields):
 
 
 def _column_parts(table, name, rows):
-    """(kind, values, missing mask, logical, categories, ordered) of one stored column."""
+    """(kind, values, missing mask, logical, categories, their logical, ordered) of one
+    stored column."""
     ds = table._ds(name)
     values = table.read([name], rows)[name]
     logical = _logical(ds)
     cat_ds = categories_of(ds)
     if cat_ds is not None:
-        categories = _plain(cat_ds[()], _logical(cat_ds))
+        cat_logical = _logical(cat_ds)
+        categories = _plain(cat_ds[()], cat_logical)
         missing = table.missing_mask(name, values, rows)
         holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
         ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False
-        return "cat", values, missing, logical, categories, ordered
+        return "cat", values, missing, logical, categories, cat_logical, ordered
     missing = table.missing_mask(name, values, rows)
-    return "plain", values, missing, logical, None, False
+    return "plain", values, missing, logical, None, None, False
 
 
 def _plain(values, logical=None):
@@ -67,13 +91,18 @@ def to_pandas(table, rows=None, fields=None):
     return pd.DataFrame(data, index=index, columns=names)
 
 
-def _pandas_column(pd, kind, values, missing, logical, categories, ordered):
+def _pandas_column(pd, kind, values, missing, logical, categories, cat_logical, ordered):
     if kind == "cat":
         codes = np.where(missing, -1, values).astype(np.int64)
-        if logical in ("object", "string"):
+        if logical in convert.STRING_LOGICALS:
             out = np.array([None if c < 0 else categories[c] for c in codes.tolist()], dtype=object)
-            return pd.array(out, dtype="string") if logical == "string" else out
-        return pd.Categorical.from_codes(codes, categories=pd.Index(categories), ordered=ordered)
+            if logical == "object":
+                return out
+            return pd.array(out, dtype=pandas_string_dtype(pd, logical))
+        cat_dtype = pandas_string_dtype(pd, cat_logical) if cat_logical in convert.STRING_DTYPES \
+            else None
+        return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=cat_dtype),
+                                         ordered=ordered)
     if logical is None:
         if values.dtype.kind == "O" or not missing.any():
             return values
@@ -89,8 +118,8 @@ def _pandas_column(pd, kind, values, missing, logical, categories, ordered):
         return pd.arrays.IntegerArray(values, missing)
     if logical.startswith("Float"):
         return pd.arrays.FloatingArray(np.where(missing, 0, values).astype(values.dtype), missing)
-    if logical == "string":
-        return pd.array(np.where(missing, None, values), dtype="string")
+    if logical in convert.STRING_DTYPES:
+        return pd.array(np.where(missing, None, values), dtype=pandas_string_dtype(pd, logical))
     if logical.startswith("datetime") and "," in logical:
         naive = values.view("datetime64[" + convert.time_unit(logical) + "]")
         tz = logical.split(",", 1)[1].strip().rstrip("]")
@@ -108,15 +137,19 @@ def to_arrow(table, rows=None, fields=None):
     return pa.table(arrays, names=names) if names else pa.table({})
 
 
-def _arrow_column(pa, kind, values, missing, logical, categories, ordered):
+def _arrow_column(pa, kind, values, missing, logical, categories, cat_logical, ordered):
     mask = missing if missing.any() else None
     if kind == "cat":
         codes = np.where(missing, 0, values)
-        if logical in ("object", "string"):
+        if logical in convert.STRING_LOGICALS:
             return pa.array([None if m else categories[c] for c, m in zip(codes.tolist(), missing)],
-                            type=pa.string())
+                            type=arrow_string_type(pa, logical))
         indices = pa.array(codes.astype(values.dtype), mask=mask)
-        dictionary = pa.array(categories.tolist() if categories.dtype.kind == "O" else categories)
+        if categories.dtype.kind != "O":
+            dictionary = pa.array(categories)
+        else:                           # object strings: pyarrow's inference (null when empty)
+            dictionary = pa.array(categories.tolist(), type=arrow_string_type(pa, cat_logical)
+                                  if cat_logical in convert.STRING_DTYPES else None)
         return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=ordered)
     if logical == "boolean":
         return pa.array(values == 1, mask=mask)
@@ -126,7 +159,8 @@ def _arrow_column(pa, kind, values, missing, logical, categories, ordered):
         typ = pa.timestamp(unit, tz) if logical.startswith("datetime") else pa.duration(unit)
         return pa.array(np.where(missing, 0, values), type=pa.int64(), mask=mask).cast(typ)
     if values.dtype.kind == "O":
-        return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.string())
+        return pa.array([None if m else v for v, m in zip(values.tolist(), missing)],
+                        type=arrow_string_type(pa, logical))
     if values.dtype.kind == "S":
         return pa.array([None if m else v for v, m in zip(values.tolist(), missing)], type=pa.binary())
     if values.dtype.kind == "f" and logical is None:
