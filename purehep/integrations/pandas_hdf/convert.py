@@ -221,6 +221,6 @@ def index_from_stored(data, kind, name, attrs, encoding, errors):
 def str_index_dtype():
     """{"dtype": "str"} when pandas 3 pins a stored string index to its default string dtype
     (with future.infer_string; an all-missing index would otherwise be object), else {}."""
-    if NAN_SENTINELS and pd.get_option("future.infer_string"):
+    if NAN_SENTINELS and isinstance(pd.Index(["a"]).dtype, pd.StringDtype):
         return {"dtype": "str"}
     return {}

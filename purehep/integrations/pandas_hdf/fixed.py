@@ -55,7 +55,7 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
         group, key = node.parent, node.name.rsplit("/", 1)[1]
         categories = _read_index(group, f"{key}_categories", encoding, errors)
         return pd.CategoricalIndex(pd.Categorical.from_codes(
-            node[start:stop], categories=categories, ordered=pt.attr(node, "ordered", False),
+            node[start:stop], categories=categories, ordered=bool(pt.attr(node, "ordered", False)),
             validate=False), name=pt.attr(node, "name"))
     if pt.attr(node, "CLASS") == "VLARRAY":
         data = [loads(node[0].tobytes())][start:stop]
@@ -106,7 +106,7 @@ def read(group, kind, start=None, stop=None):
                                    index=index, copy=False))
     if not frames:
         return pd.DataFrame(columns=columns, index=index)
-    return pd.concat(frames, axis=1, copy=True).reindex(columns=columns, copy=False)
+    return pd.concat(frames, axis=1).reindex(columns=columns)
 
 
 # -- writing -----------------------------------------------------------------------------------
