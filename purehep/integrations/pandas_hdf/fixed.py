@@ -116,13 +116,15 @@ def _write_array(group, key, value, filters, as_column=False):
     write_array does: the transpose of non-empty values; string arrays pickled with their
     ``value_type``; categoricals refused, as pandas; datetimes and timedeltas as int64 with
     ``value_type`` (never compressed: PyTables has no atom for them); ``as_column`` stores a
-    1-D value as (n, 1)."""
+    1-D value as (n, 1). Pickled (object and string) arrays are compressed by pandas 3, which
+    gives their VLArray the store's filters (GH#64180), not by pandas 2."""
     extra = {}
+    vlarray_filters = filters if PANDAS_3 else None
     if isinstance(value.dtype, pd.CategoricalDtype):
         raise NotImplementedError('Cannot store a category dtype in a HDF5 dataset that uses '
                                   'format="fixed". Use format="table".')
     if isinstance(value.dtype, pd.StringDtype):         # pickled as objects, dtype noted
-        node = pt.create_object_vlarray(group, key, value.to_numpy())
+        node = pt.create_object_vlarray(group, key, value.to_numpy(), vlarray_filters)
         pt.set_attr(node, "value_type", str(value.dtype))
         pt.set_attr(node, "transposed", True)
         return node
@@ -142,7 +144,7 @@ def _write_array(group, key, value, filters, as_column=False):
     if extra:
         node = pt.create_array(group, key, value)
     elif kind == "O":
-        node = pt.create_object_vlarray(group, key, value)
+        node = pt.create_object_vlarray(group, key, value, vlarray_filters)
     elif empty:
         node = pt.create_array(group, key, np.empty((1,) * value.ndim))
         extra = {"value_type": str(value.dtype), "shape": tuple(value.shape)}
