@@ -4,14 +4,17 @@
 The group's attributes: ``table_type`` (appendable_frame, appendable_series,
 appendable_multiframe, appendable_multiseries), ``index_cols`` [(0, "index")],
 ``values_cols`` (the Table's value column names), ``non_index_axes`` [(1, column labels)],
-``data_columns``, ``nan_rep`` (the string stored for missing strings), ``encoding``,
+``data_columns``, ``nan_rep`` (the string stored for missing strings; with pandas 3 only a
+``nan_rep`` the caller gave, the markers ``data_col_nan_rep`` / ``mi_level_nan_rep`` saying
+which columns have their own sentinel instead, see convert.NAN_SENTINELS), ``encoding``,
 ``errors``, ``levels`` (1, or the MultiIndex level names, stored as data columns), ``info``
 (per column: index_name, freq, tz, ordered; and the columns' names/type). The Table's own
 attributes: ``index_kind``; per value column ``{c}_kind`` (its frame columns), ``{c}_dtype``
-and ``{c}_meta`` ("category", a string dtype, or None). A values block (``values_block_N``)
+and ``{c}_meta`` ("category", a string dtype, or None), ``{c}_nan_rep`` / ``index_nan_rep``
+(pandas 3 sentinels). A values block (``values_block_N``)
 holds several frame columns of one dtype as an array member; a data column is a scalar member
 named after its frame column. Strings are fixed-length bytes in ``encoding``; datetimes,
-timedeltas and zoned datetimes int64 nanoseconds (UTC); bools 8-bit bitfields; categoricals
+timedeltas and zoned datetimes int64 in their unit (UTC); bools 8-bit bitfields; categoricals
 their codes, the categories a series table at ``meta/{c}/meta``.
 """
 import re
