@@ -1,6 +1,6 @@
 """purehep.pandas: pandas' HDFStore files (DataFrame.to_hdf / pandas.read_hdf) without PyTables.
 
-Oracles: pandas 2 with PyTables. Files pandas writes read equal to ``pandas.read_hdf`` of the
+Oracles: the installed pandas (2 or 3) with PyTables. Files pandas writes read equal to ``pandas.read_hdf`` of the
 same file (check_exact, dtypes, index and column names, freq); files purehep writes read back
 by pandas equal to pandas' own round trip of the same object, carry the attributes PyTables
 and pandas write (compared through h5py) and open in PyTables with no warning; ``where``
@@ -66,7 +66,7 @@ def _objects():
                                        "x": [1, 2, 3]}), both),
         "series_string_dtype": (pd.Series(pd.array(["a", None], dtype="string")), both),
         "seconds": (pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2021-06-01"])
-                                  .as_unit("s")}), both),     # read as ns by pandas too
+                                  .as_unit("s")}), both),     # pandas 2 reads ns (wrongly)
         "object_index": (pd.Series([1.0, 2.0, 3.0], index=pd.Index(["a", 1, None],
                                                                    dtype=object)), ()),
     }
@@ -79,8 +79,9 @@ CASES = [(name, fmt, dc, comp) for name, (_, fmts) in OBJECTS.items() for fmt in
          for dc in ((None, True) if fmt == "table" else (None,)) for comp in COMPRESSION
          if not (dc is True and name == "intcolumns")
          and not (comp[1] == "blosc:lz4" and name not in BLOSC_ON)
-         # pandas 2.3 fails compressing string-dtype arrays in the fixed format (Atom.from_dtype)
-         and not (fmt == "fixed" and comp[0] and "string_dtype" in name)]
+         # pandas 2 fails compressing string-dtype arrays in the fixed format (Atom.from_dtype)
+         and not (fmt == "fixed" and comp[0] and "string_dtype" in name
+                  and int(pd.__version__.split(".")[0]) < 3)]
 
 
 def _equal(got, expected):
@@ -241,6 +242,7 @@ def where_files(tmp_path_factory):
     return d
 
 
+@pytest.mark.filterwarnings("ignore:Querying with a nested:UserWarning")   # pandas 3's
 @pytest.mark.parametrize("key,where", WHERES, ids=[str(w) for _, w in WHERES])
 def test_where_matches_pandas(where_files, key, where):
     for start, stop in ((None, None), (5, 40)):
@@ -298,7 +300,7 @@ def test_append(tmp_path, writers, data_columns, min_itemsize):
     pp.to_hdf(parts[0], mine, key="fixed")
     with pytest.raises(ValueError, match="only append to Tables"):
         pp.to_hdf(parts[1], mine, key="fixed", append=True)
-    too_long = pd.DataFrame({"x": [9.0], "s": ["z" * 20], "t": parts[0]["t"].values}, index=[9])
+    too_long = pd.DataFrame({"x": [9.0], "s": ["z" * 20], "t": parts[0]["t"].array}, index=[9])
     with pytest.raises(ValueError, match="limit"):
         pp.to_hdf(too_long, mine, key="k", append=True, data_columns=data_columns)
 
@@ -393,3 +395,144 @@ def test_not_pandas_groups(tmp_path):
         f["t/table"].attrs["CLASS"] = np.bytes_(b"TABLE")
     with pytest.raises(pp.PandasFormatError, match="did not write"):
         pp.read_hdf(path, "t")
+
+
+PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _units_frame():
+    """Datetimes in microseconds and seconds (columns and index), zoned, timedeltas."""
+    when = pd.to_datetime(["2021-01-01 00:00", "2021-06-01 12:00", "2022-03-04 00:00"])
+    return pd.DataFrame({"us": when.as_unit("us"), "s": when.as_unit("s"),
+                         "tz": when.as_unit("us").tz_localize("Europe/Paris"),
+                         "td": pd.to_timedelta([1, 2, 3], unit="s").as_unit("us"),
+                         "x": [1.0, 2.0, 3.0]}, index=pd.DatetimeIndex(when.as_unit("us")))
+
+
+@pytest.mark.parametrize("fmt", ["fixed", "table"])
+def test_stored_units_read_as_pandas_reads_them(tmp_path, fmt):
+    """A file pandas wrote with datetime64[us]/[s] and timedelta64[us] values: pandas 3 reads
+    them in their unit (purehep read 2021-01-01 as 1970-01-19 before); pandas 2 takes the
+    fixed format's and a table's datetime integers as nanoseconds, and purehep with it."""
+    df = _units_frame()
+    path = tmp_path / "u.h5"
+    df.to_hdf(path, key="k", mode="w", format=fmt, **({"data_columns": True, "index": False}
+                                                       if fmt == "table" else {}))
+    got, expected = pp.read_hdf(path, "k"), pd.read_hdf(path, "k")
+    _equal(got, expected)
+    if PANDAS_3:
+        _equal(got, df)
+        assert got["us"].iloc[0] == pd.Timestamp("2021-01-01")
+        assert got.index.unit == "us" and got["s"].dtype == "M8[s]"
+        assert str(got["tz"].dtype) == "datetime64[us, Europe/Paris]"
+    pp.to_hdf(df, tmp_path / "p.h5", key="k", mode="w", format=fmt)
+    _equal(pd.read_hdf(tmp_path / "p.h5", "k"), expected)
+    if fmt == "table":
+        for where in ("index > '2021-03-01'", "us <= '2021-06-01 12:00'", "td > 1",
+                      "tz > '2021-06-01 12:00+02:00'"):
+            _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))
+
+
+def test_legacy_units_read_as_nanoseconds(tmp_path):
+    """What older pandas wrote (value_type / kind "datetime64" and "timedelta64" with no
+    unit) is nanoseconds to pandas 2 and pandas 3 alike."""
+    df = pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2020-01-02"]).as_unit("ns"),
+                       "d": pd.to_timedelta([1, 2], unit="s").as_unit("ns")},
+                      index=pd.to_timedelta([3, 4], unit="s").as_unit("ns"))
+    path = tmp_path / "legacy.h5"
+    df.to_hdf(path, key="k", mode="w")
+    from purehep.integrations.pandas_hdf import pytables as pt
+    with purehep.File(path, "a") as f:
+        for name in ("block0_values", "block1_values"):
+            node = f["k"][name]
+            pt.set_attr(node, "value_type", pt.attr(node, "value_type").split("[")[0])
+        pt.set_attr(f["k/axis1"], "kind", "timedelta64")
+    expected = pd.read_hdf(path, "k")
+    _equal(expected, df)
+    _equal(pp.read_hdf(path, "k"), expected)
+
+
+@pytest.mark.parametrize("fmt,nan_rep", [("fixed", None), ("table", None), ("table", "NA")])
+def test_missing_strings_and_literal_nan(tmp_path, fmt, nan_rep):
+    """pandas 3 (GH#9604) stores a table's missing strings as a sentinel no present string
+    equals and reads a literal "nan" back as "nan"; pandas 2 reads every "nan" of a table as
+    missing. Both directions, with the attributes pandas writes."""
+    df = pd.DataFrame({"s": ["a", None, "nan", "_nan_"], "o": ["nan", "b", "c", "d"],
+                       "x": np.arange(4)}, index=["i", "j", "k", "l"])
+    extra = {"data_columns": ["s"], "nan_rep": nan_rep} if fmt == "table" else {}
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt,
+              **extra, **({"index": False} if fmt == "table" else {}))
+    pp.to_hdf(df, tmp_path / "b.h5", key="k", mode="w", format=fmt, **extra)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    if fmt == "table" and nan_rep is None:
+        assert (expected.loc["k", "s"] == "nan") is PANDAS_3
+    _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+    if fmt == "table":
+        for where in ("s == 'nan'", "s != 'a'", "s == '__nan__'"):
+            _equal(pp.read_hdf(tmp_path / "b.h5", "k", where=where),
+                   pd.read_hdf(tmp_path / "a.h5", "k", where=where))
+
+
+@pytest.mark.parametrize("writers", [("pd", "pp"), ("pp", "pd"), ("pp", "pp")])
+def test_append_keeps_or_makes_sentinels(tmp_path, writers):
+    """Appends keep a column's sentinel, or make one that avoids the strings already stored
+    (pandas 3); a string index with a missing value likewise."""
+    str_index = pd.Index(["x", "nan", np.nan], dtype="str")
+    parts = [pd.DataFrame({"s": ["nan", "a", "b"], "x": [1, 2, 3]}, index=str_index[:1]
+                          .append(pd.Index(["y", "z"], dtype="str"))),
+             pd.DataFrame({"s": [None, "_nan_", "c"], "x": [4, 5, 6]}, index=str_index)]
+    if pd.api.types.infer_dtype(str_index, skipna=False) != "string":
+        parts[1].index = pd.Index(["u", "v", "w"])         # pandas 2 pickles such an index
+    ref, mine = tmp_path / "ref.h5", tmp_path / "mine.h5"
+    for i, part in enumerate(parts):
+        part.to_hdf(ref, key="k", format="table", append=True, data_columns=["s"],
+                    min_itemsize=8, index=False)
+        if writers[min(i, 1)] == "pd":
+            part.to_hdf(mine, key="k", format="table", append=True, data_columns=["s"],
+                        min_itemsize=8, index=False)
+        else:
+            pp.to_hdf(part, mine, key="k", format="table", append=True, data_columns=["s"],
+                      min_itemsize=8)
+    expected = pd.read_hdf(ref, "k")
+    _equal(pd.read_hdf(mine, "k"), expected)
+    _equal(pp.read_hdf(mine, "k"), expected)
+    _equal(pp.read_hdf(ref, "k"), expected)
+
+
+def test_pandas_3_only_kinds_read(tmp_path):
+    """A CategoricalIndex (codes beside their categories) and period columns, which pandas 3
+    stores (pandas 2 cannot write them), read as pandas reads them."""
+    objects = [pd.DataFrame({"x": [1, 2, 3]}, index=pd.CategoricalIndex(["b", "a", "b"],
+                                                                        name="c")),
+               pd.DataFrame({"p": pd.period_range("2020-01", periods=3, freq="M"),
+                             "x": [1, 2, 3]})]
+    for obj in objects:
+        for fmt in ("fixed", "table"):
+            path = tmp_path / f"{fmt}.h5"
+            try:
+                obj.to_hdf(path, key="k", mode="w", format=fmt)
+            except (AssertionError, TypeError):
+                assert not PANDAS_3                     # pandas 2 cannot store them
+                continue
+            _equal(pp.read_hdf(path, "k"), pd.read_hdf(path, "k"))
+
+
+def test_zoneinfo_and_na_pickles(tmp_path):
+    """pandas 3 pickles a table index's zoneinfo zone as getattr(ZoneInfo, "_unpickle")(key)
+    and pd.NA as pandas.NA: both read; any other getattr or a ZoneInfo call is refused."""
+    import zoneinfo
+    from purehep.integrations.pandas_hdf import pickles
+    zone = zoneinfo.ZoneInfo("Europe/Paris")
+    assert pickles.loads(pickle.dumps({"tz": zone}, 0)) == {"tz": zone}
+    assert pickles.loads(pickle.dumps(zone, 4)) is zone
+    assert pickles.loads(b"cpandas\nNA\np0\n.") is pd.NA
+    for evil in (b"c__builtin__\ngetattr\n(czoneinfo\nZoneInfo\nVclear_cache\ntR(tR.",
+                 b"c__builtin__\ngetattr\n(cnumpy\nndarray\nVtofile\ntR.",
+                 b"czoneinfo\nZoneInfo\n(VEurope/Paris\ntR."):
+        with pytest.raises(pp.UnsafePickleError):
+            pickles.loads(evil)
+    df = pd.DataFrame({"x": np.arange(3)}, index=pd.date_range("2020", periods=3, tz=zone))
+    df.to_hdf(tmp_path / "z.h5", key="k", mode="w", format="table")
+    _equal(pp.read_hdf(tmp_path / "z.h5", "k"), pd.read_hdf(tmp_path / "z.h5", "k"))

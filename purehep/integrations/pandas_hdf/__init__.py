@@ -4,11 +4,13 @@ libhdf5: ``read_hdf``, ``to_hdf`` and a small read-only ``HDFStore``, on purehep
 Both of pandas' formats are read: "fixed" (``fixed`` module) and "table" (``table`` module,
 with ``where=`` conditions evaluated by numpy in ``where``). Both are written, for what pandas
 itself can write and read back; see the README ("pandas HDFStore files") for what is not
-covered. pandas is needed (the results are pandas objects); PyTables is not.
+covered. pandas is needed (the results are pandas objects); PyTables is not. What is read and
+written follows the installed pandas, 2 or 3 (``convert`` names the differences).
 
 Pickles: PyTables keeps some attribute values, and pandas' fixed format keeps object (string)
 columns, as Python pickles. purehep unpickles them with an allow-list (numpy arrays, dtypes and
-scalars, builtin values, fixed-offset time zones, pandas date offsets); a pickle naming any
+scalars, builtin values, fixed-offset, pytz and zoneinfo time zones, pandas date offsets,
+pd.NA); a pickle naming any
 other class or function raises ``UnsafePickleError`` without importing or calling it.
 """
 import posixpath

@@ -13,7 +13,8 @@ import pandas as pd
 
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
-from .convert import index_from_stored, index_to_stored, localize, stored_tz
+from .convert import (PANDAS_3, PANDAS_VERSION, datetimes, dtype_kind, index_from_stored,
+                      index_to_stored, periods, stored_tz, timedeltas)
 from .pickles import loads
 
 
@@ -38,15 +39,24 @@ def _read_array(group, key, start=None, stop=None):
             if pt.is_bitfield(node):
                 ret = ret.astype(bool)
         if value_type and value_type.startswith("datetime64"):
-            tz = pt.attr(node, "tz")
-            ret = localize(ret, tz) if tz is not None else np.asarray(ret, "M8[ns]")
-        elif value_type == "timedelta64":
-            ret = np.asarray(ret, "m8[ns]")
+            ret = datetimes(ret, value_type, pt.attr(node, "tz"))
+        elif value_type and value_type.startswith("timedelta64"):
+            ret = timedeltas(ret, value_type)
+        elif PANDAS_3 and value_type and value_type.startswith("period"):
+            ret = periods(ret, value_type)          # pandas 2 leaves the ordinals
     return ret.T if transposed else ret
 
 
 def _read_index_node(node, encoding, errors, start=None, stop=None):
-    """The Index stored in one array node (pandas' read_index_node)."""
+    """The Index stored in one array node (pandas' read_index_node); pandas 3 stores a
+    CategoricalIndex as its codes (kind "category", ``ordered``) and the categories as the
+    index ``{key}_categories`` beside it (pandas 2 refuses to read it)."""
+    if PANDAS_3 and pt.attr(node, "kind") == "category":
+        group, key = node.parent, node.name.rsplit("/", 1)[1]
+        categories = _read_index(group, f"{key}_categories", encoding, errors)
+        return pd.CategoricalIndex(pd.Categorical.from_codes(
+            node[start:stop], categories=categories, ordered=bool(pt.attr(node, "ordered", False)),
+            validate=False), name=pt.attr(node, "name"))
     if pt.attr(node, "CLASS") == "VLARRAY":
         data = [loads(node[0].tobytes())][start:stop]
     else:
@@ -54,14 +64,15 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
     shape = pt.attr(node, "shape")
     if shape is not None and np.prod(shape) == 0:
         data = np.empty(shape, dtype=pt.attr(node, "value_type"))
-    attrs = {k: pt.attr(node, k) for k in ("freq", "tz", "index_class") if k in node.attrs}
+    attrs = {k: pt.attr(node, k) for k in ("freq", "tz", "index_class", "nan_rep")
+             if k in node.attrs}
     name = pt.attr(node, "name")
     return index_from_stored(data, pt.attr(node, "kind"), name, attrs, encoding, errors)
 
 
 def _read_index(group, key, encoding, errors, start=None, stop=None):
-    """The regular or Multi index ``key`` (rows ``start:stop``; pandas slices a MultiIndex's
-    levels by the same range, and so does this)."""
+    """The regular or Multi index ``key`` (rows ``start:stop``; pandas 2 slices a
+    MultiIndex's levels by the same range, pandas 3 only its codes, and so does this)."""
     variety = pt.attr(group, f"{key}_variety")
     if variety == "regular":
         return _read_index_node(group[key], encoding, errors, start, stop)
@@ -69,7 +80,8 @@ def _read_index(group, key, encoding, errors, start=None, stop=None):
         raise TypeError(f"unrecognized index variety: {variety}")
     levels, codes, names = [], [], []
     for i in range(pt.attr(group, f"{key}_nlevels")):
-        level = _read_index_node(group[f"{key}_level{i}"], encoding, errors, start, stop)
+        level = _read_index_node(group[f"{key}_level{i}"], encoding, errors,
+                                 *((None, None) if PANDAS_3 else (start, stop)))
         levels.append(level)
         names.append(level.name)
         codes.append(_read_array(group, f"{key}_label{i}", start, stop))
@@ -94,7 +106,7 @@ def read(group, kind, start=None, stop=None):
                                    index=index, copy=False))
     if not frames:
         return pd.DataFrame(columns=columns, index=index)
-    return pd.concat(frames, axis=1, copy=True).reindex(columns=columns, copy=False)
+    return pd.concat(frames, axis=1).reindex(columns=columns)
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -104,13 +116,15 @@ def _write_array(group, key, value, filters, as_column=False):
     write_array does: the transpose of non-empty values; string arrays pickled with their
     ``value_type``; categoricals refused, as pandas; datetimes and timedeltas as int64 with
     ``value_type`` (never compressed: PyTables has no atom for them); ``as_column`` stores a
-    1-D value as (n, 1)."""
+    1-D value as (n, 1). Pickled (object and string) arrays are compressed by pandas 3, which
+    gives their VLArray the store's filters (GH#64180), not by pandas 2."""
     extra = {}
+    vlarray_filters = filters if PANDAS_3 else None
     if isinstance(value.dtype, pd.CategoricalDtype):
         raise NotImplementedError('Cannot store a category dtype in a HDF5 dataset that uses '
                                   'format="fixed". Use format="table".')
     if isinstance(value.dtype, pd.StringDtype):         # pickled as objects, dtype noted
-        node = pt.create_object_vlarray(group, key, value.to_numpy())
+        node = pt.create_object_vlarray(group, key, value.to_numpy(), vlarray_filters)
         pt.set_attr(node, "value_type", str(value.dtype))
         pt.set_attr(node, "transposed", True)
         return node
@@ -125,12 +139,12 @@ def _write_array(group, key, value, filters, as_column=False):
         value = value.T
     kind = value.dtype.kind
     if kind in "mM" and not extra:
-        extra = {"value_type": str(value.dtype) if kind == "M" else "timedelta64"}
+        extra = {"value_type": str(value.dtype) if kind == "M" else dtype_kind(value.dtype.name)}
         value = value.view("i8")
     if extra:
         node = pt.create_array(group, key, value)
     elif kind == "O":
-        node = pt.create_object_vlarray(group, key, value)
+        node = pt.create_object_vlarray(group, key, value, vlarray_filters)
     elif empty:
         node = pt.create_array(group, key, np.empty((1,) * value.ndim))
         extra = {"value_type": str(value.dtype), "shape": tuple(value.shape)}
@@ -150,7 +164,7 @@ def _write_index_node(group, key, index, encoding, errors, filters):
     node = _write_array(group, key, values, filters)
     pt.set_attr(node, "kind", kind)
     pt.set_attr(node, "name", index.name)
-    for name in ("index_class", "freq", "tz"):
+    for name in ("nan_rep", "index_class", "freq", "tz"):
         if name in attrs:
             pt.set_attr(node, name, attrs[name])
     return node
@@ -191,7 +205,8 @@ def _blocks(df):
 def write(group, obj, encoding, errors, filters):
     """Store the Series or DataFrame ``obj`` in the empty group as pandas' put(format="fixed")."""
     pt.set_attr(group, "pandas_type", "series" if isinstance(obj, pd.Series) else "frame")
-    pt.set_attr(group, "pandas_version", "0.15.2")
+    if PANDAS_VERSION:
+        pt.set_attr(group, "pandas_version", PANDAS_VERSION)
     pt.set_attr(group, "encoding", encoding)
     pt.set_attr(group, "errors", errors)
     if isinstance(obj, pd.Series):

@@ -5,10 +5,15 @@ offsets, time zones) as a protocol-0 pickle in a string attribute, and pandas' "
 stores object columns as one pickled numpy array in a VLArray row. ``loads`` unpickles with an
 allow-list: builtin containers and scalars (the pickle opcodes themselves), numpy arrays, dtypes
 and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` (a
-pytz zone looked up by name, as pandas keeps a table index's zone), ``pd.NA`` (missing values
-of ``string`` columns) and pandas' date offsets (``pandas._libs.tslibs.offsets`` classes, for
-``freq``). Any other global in a pickle raises
-``UnsafePickleError`` before it is imported or called. ``dumps_attr`` writes PyTables'
+pytz zone looked up by name, as pandas 2 keeps a table index's zone), ``ZoneInfo._unpickle``
+(the same for a zoneinfo zone, pandas 3's default), ``pd.NA`` (missing values of ``string``
+columns; pandas 3 pickles it as ``pandas.NA``) and pandas' date offsets
+(``pandas._libs.tslibs.offsets`` classes, for ``freq``). Any other global in a pickle raises
+``UnsafePickleError`` before it is imported or called.
+
+Protocol 0 (PyTables' attributes) has no opcode for a class's attribute, so a ZoneInfo pickles
+as ``getattr(zoneinfo.ZoneInfo, "_unpickle")(key, 1)``: ``getattr`` resolves to a stand-in that
+gives that one attribute and refuses any other (protocol 4 names "ZoneInfo._unpickle" itself). ``dumps_attr`` writes PyTables'
 protocol-0 attribute pickles of such values.
 """
 import io
@@ -18,7 +23,10 @@ from ...errors import PurehepError
 
 _NUMPY_CORE = ("numpy._core.multiarray", "numpy.core.multiarray")
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("datetime", "timezone"),
-            ("datetime", "timedelta"), ("pytz", "_p"), ("pandas._libs.missing", "NA")}
+            ("datetime", "timedelta"), ("pytz", "_p"), ("pandas._libs.missing", "NA"),
+            ("pandas", "NA"), ("zoneinfo", "ZoneInfo._unpickle")}
+_GETATTR = (("__builtin__", "getattr"), ("builtins", "getattr"))
+_ATTRIBUTES = {("zoneinfo", "ZoneInfo", "_unpickle")}      # (module, class, attribute)
 _ALLOWED |= {(m, n) for m in _NUMPY_CORE for n in ("_reconstruct", "scalar")}
 _OFFSETS = "pandas._libs.tslibs.offsets"
 
@@ -33,6 +41,10 @@ class _RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
+        if (module, name) == ("zoneinfo", "ZoneInfo"):
+            return _Named(module, name)
+        if (module, name) in _GETATTR:
+            return _allowed_getattr
         if module == _OFFSETS:
             from pandas.tseries.offsets import BaseOffset
             cls = super().find_class(module, name)
@@ -41,6 +53,27 @@ class _RestrictedUnpickler(pickle.Unpickler):
         raise UnsafePickleError(f"refusing to unpickle {module}.{name}: purehep.pandas only "
                                 "unpickles numpy arrays, builtin values, time zones and "
                                 "pandas date offsets")
+
+
+class _Named:
+    """A class a pickle names only to take an attribute of (``_allowed_getattr``); calling
+    it, or anything but that, is refused."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args, **kwargs):
+        raise UnsafePickleError(f"refusing to call {self.module}.{self.name} in a pickle")
+
+
+def _allowed_getattr(obj, attribute):
+    """``getattr`` as a pickle may call it: only for the attributes in ``_ATTRIBUTES``."""
+    if isinstance(obj, _Named) and (obj.module, obj.name, attribute) in _ATTRIBUTES:
+        import importlib
+        return getattr(getattr(importlib.import_module(obj.module), obj.name), attribute)
+    raise UnsafePickleError(f"refusing to unpickle getattr({getattr(obj, 'name', obj)!r}, "
+                            f"{attribute!r}): purehep.pandas only takes "
+                            "ZoneInfo._unpickle this way")
 
 
 def loads(data):

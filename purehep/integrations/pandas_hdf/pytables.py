@@ -159,11 +159,13 @@ def create_array(group, name, values, filters=None):
     return ds
 
 
-def create_object_vlarray(group, name, values):
-    """A PyTables VLArray of ObjectAtom with one row: ``values`` pickled (pickles module)."""
+def create_object_vlarray(group, name, values, filters=None):
+    """A PyTables VLArray of ObjectAtom with one row: ``values`` pickled (pickles module),
+    compressed with ``filters`` when given."""
     from ...dtypes import vlen_dtype
-    ds = group.create_dataset(name, shape=(1,), dtype=vlen_dtype(np.uint8), maxshape=(None,),
-                              chunks=(1024,))
+    dt = vlen_dtype(np.uint8)
+    ds = group.create_dataset(name, shape=(1,), dtype=dt, maxshape=(None,), chunks=(1024,),
+                              **filter_options(filters, dt))
     ds[0] = np.frombuffer(pickles.dumps_object_array(values), np.uint8)
     _system_attrs(ds, "VLARRAY", "1.4")
     set_attr(ds, "PSEUDOATOM", "object")

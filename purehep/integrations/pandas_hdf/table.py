@@ -4,14 +4,17 @@
 The group's attributes: ``table_type`` (appendable_frame, appendable_series,
 appendable_multiframe, appendable_multiseries), ``index_cols`` [(0, "index")],
 ``values_cols`` (the Table's value column names), ``non_index_axes`` [(1, column labels)],
-``data_columns``, ``nan_rep`` (the string stored for missing strings), ``encoding``,
+``data_columns``, ``nan_rep`` (the string stored for missing strings; with pandas 3 only a
+``nan_rep`` the caller gave, the markers ``data_col_nan_rep`` / ``mi_level_nan_rep`` saying
+which columns have their own sentinel instead, see convert.NAN_SENTINELS), ``encoding``,
 ``errors``, ``levels`` (1, or the MultiIndex level names, stored as data columns), ``info``
 (per column: index_name, freq, tz, ordered; and the columns' names/type). The Table's own
 attributes: ``index_kind``; per value column ``{c}_kind`` (its frame columns), ``{c}_dtype``
-and ``{c}_meta`` ("category", a string dtype, or None). A values block (``values_block_N``)
+and ``{c}_meta`` ("category", a string dtype, or None), ``{c}_nan_rep`` / ``index_nan_rep``
+(pandas 3 sentinels). A values block (``values_block_N``)
 holds several frame columns of one dtype as an array member; a data column is a scalar member
 named after its frame column. Strings are fixed-length bytes in ``encoding``; datetimes,
-timedeltas and zoned datetimes int64 nanoseconds (UTC); bools 8-bit bitfields; categoricals
+timedeltas and zoned datetimes int64 in their unit (UTC); bools 8-bit bitfields; categoricals
 their codes, the categories a series table at ``meta/{c}/meta``.
 """
 import re
@@ -23,7 +26,9 @@ import pandas as pd
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
 from . import where as where_mod
-from .convert import decode_strings, dtype_kind, encode_strings, index_to_stored, stored_tz
+from .convert import (NAN_SENTINELS, PANDAS_3, PANDAS_VERSION, check_nan_rep, datetimes,
+                      decode_strings, dtype_kind, encode_strings, index_to_stored, make_nan_rep,
+                      periods, stored_index_nan_rep, stored_tz, str_index_dtype)
 
 
 class _Layout:
@@ -45,8 +50,24 @@ class _Layout:
         self.encoding = get("encoding") or "UTF-8"
         self.errors = get("errors", "strict")
         self.levels = get("levels") or []
+        self.col_nan_reps = NAN_SENTINELS and bool(get("data_col_nan_rep", False))
+        self.level_nan_reps = NAN_SENTINELS and bool(get("mi_level_nan_rep", False))
         self.tattr = lambda name, default=None: pt.attr(self.table, name, default)
         self._meta = {}
+
+    def uses_col_nan_rep(self, cname):
+        """Whether the value column ``cname`` has its own sentinel (NAN_SENTINELS): every
+        string column of a table written without a ``nan_rep`` (marked data_col_nan_rep), and
+        the MultiIndex levels whatever the ``nan_rep`` (marked mi_level_nan_rep)."""
+        levels = self.levels if isinstance(self.levels, list) else []
+        return self.col_nan_reps or (self.level_nan_reps and cname in levels)
+
+    def nan_rep_of(self, cname):
+        """The string read as missing in value column ``cname``: its own sentinel (None: it
+        had no missing value, nothing is substituted), else the table's ``nan_rep``."""
+        if self.uses_col_nan_rep(cname):
+            return self.tattr(f"{cname}_nan_rep")
+        return "nan" if self.nan_rep is None else self.nan_rep
 
     def categories(self, cname):
         """The categories of a categorical column (its meta series table), or None."""
@@ -56,34 +77,50 @@ class _Layout:
         return self._meta[cname]
 
     def queryable(self, name):
-        """(kind, meta, categories, encoding) of the index or a data column, else None."""
+        """(kind, meta, categories, encoding, ordered) of the index or a data column, else
+        None."""
         index_names = [c for _, c in self.index_cols]
         if name in index_names:
-            return (self.tattr(f"{name}_kind"), None, None, self.encoding)
+            return (self.tattr(f"{name}_kind"), None, None, self.encoding, None)
         if name in self.data_columns and name in self.values_cols:
             meta = self.tattr(f"{name}_meta")
             cats = self.categories(name) if meta == "category" else None
             return (dtype_kind(self.tattr(f"{name}_dtype")), meta,
-                    None if cats is None else np.asarray(cats), self.encoding)
+                    None if cats is None else np.asarray(cats), self.encoding,
+                    self.info.get(name, {}).get("ordered"))
         return None
 
 
 def _convert_index(layout, cname, values):
-    """The Index of the stored index column (pandas' IndexCol.convert)."""
+    """The Index of the stored index column (pandas' IndexCol.convert). pandas 3 reads
+    timedelta kinds as a TimedeltaIndex (pandas 2 leaves the integers, a PeriodIndex with a
+    freq) and a categorical index's codes (``{c}_meta`` "category") as a CategoricalIndex."""
     kind = layout.tattr(f"{cname}_kind")
     info = layout.info.get(cname, {})
     name, freq, tz = info.get("index_name"), info.get("freq"), info.get("tz")
+    kwargs = {"name": name}
+    if PANDAS_3 and (layout.tattr(f"{cname}_meta") == "category"
+                     or f"meta/{cname}/meta" in layout.group):
+        return pd.CategoricalIndex(_categorical(layout, cname, values,
+                                                bool(info.get("ordered"))), name=name)
     if kind == "datetime64":
         values = np.asarray(values, "M8[ns]")
     elif kind.startswith("datetime64"):
         values = np.asarray(values, dtype=kind)
+    elif PANDAS_3 and kind.startswith("timedelta64"):
+        values = np.asarray(values, "m8[ns]" if kind == "timedelta64" else kind)
     elif kind == "string":
-        values = decode_strings(values, None, layout.encoding, layout.errors)
-    kwargs = {"name": name}
+        nan_rep = {"nan_rep": layout.tattr(f"{cname}_nan_rep")} \
+            if f"{cname}_nan_rep" in layout.table.attrs else {}
+        values = decode_strings(values, stored_index_nan_rep(nan_rep), layout.encoding,
+                                layout.errors)
+        kwargs.update(str_index_dtype())
     if freq is not None:
         kwargs["freq"] = freq
     if values.dtype.kind == "M":
         factory = pd.DatetimeIndex
+    elif values.dtype.kind == "m":
+        factory = pd.TimedeltaIndex
     elif values.dtype == np.int64 and freq is not None:
         def factory(x, **kw):
             return pd.PeriodIndex.from_ordinals(x, freq=kw.get("freq")).rename(kw["name"])
@@ -106,32 +143,42 @@ def _convert_values(layout, cname, values):
     meta = layout.tattr(f"{cname}_meta")
     info = layout.info.get(cname, {})
     if dtype.startswith("datetime64"):
-        tz = info.get("tz")
-        if tz is not None:
-            return pd.DatetimeIndex(np.asarray(values).ravel().view("M8[ns]")) \
-                .tz_localize("UTC").tz_convert(tz)
-        return np.asarray(values, "M8[ns]")
+        return datetimes(values, dtype, info.get("tz"))
     if dtype == "timedelta64":
         return np.asarray(values, "m8[ns]")
+    if PANDAS_3 and dtype.startswith("period"):
+        return periods(values, dtype)
     if meta == "category":
-        categories = layout.categories(cname)
-        codes = np.array(values).ravel()
-        if categories is None:
-            categories = pd.Index([], dtype=np.float64)
-        else:
-            missing = pd.isna(categories)
-            if missing.any():
-                categories = categories[~missing]
-                codes[codes != -1] -= missing.astype(int).cumsum()._values
-        return pd.Categorical.from_codes(codes, categories=categories,
-                                         ordered=info.get("ordered"), validate=False)
+        return _categorical(layout, cname, values, info.get("ordered"))
     try:
         converted = values.astype(dtype, copy=False)
     except TypeError:
         converted = values.astype("O", copy=False)
     if kind == "string":
-        converted = decode_strings(converted, layout.nan_rep, layout.encoding, layout.errors)
+        converted = decode_strings(converted, layout.nan_rep_of(cname), layout.encoding,
+                                   layout.errors)
     return converted
+
+
+def _categorical(layout, cname, codes, ordered):
+    """The Categorical of stored ``codes`` and the column's meta categories. A category read
+    back as missing (it was the ``nan_rep`` string) is dropped: pandas 3 makes its codes -1;
+    pandas 2 shifts every code above a missing category down by one, whatever it was."""
+    categories = layout.categories(cname)
+    codes = np.array(codes).ravel()
+    if categories is None:
+        categories = pd.Index([], dtype=np.float64)
+    else:
+        missing = np.asarray(pd.isna(categories))
+        if missing.any():
+            categories = categories[~missing]
+            if PANDAS_3:
+                remap = np.where(missing, -1, np.cumsum(~missing) - 1).astype(codes.dtype)
+                codes = np.where(codes < 0, codes, remap[codes])
+            else:
+                codes[codes != -1] -= missing.astype(int).cumsum()
+    return pd.Categorical.from_codes(codes, categories=categories, ordered=ordered,
+                                     validate=False)
 
 
 def _select_rows(layout, where, start, stop):
@@ -216,18 +263,40 @@ def read(group, where=None, start=None, stop=None, columns=None):
 class _Column:
     """One stored value column: its Table member, frame labels, stored data and attributes."""
 
-    def __init__(self, cname, labels, data, dtype_name, meta=None, info=None, categories=None):
+    def __init__(self, cname, labels, data, dtype_name, meta=None, info=None, categories=None,
+                 nan_rep=None):
         self.cname, self.labels, self.data = cname, labels, data
         self.dtype_name, self.meta, self.info = dtype_name, meta, info or {}
-        self.categories = categories
+        self.categories, self.nan_rep = categories, nan_rep
+
+
+class _NanRep:
+    """How a string column stores its missing values: as the table's ``shared`` nan_rep, or
+    (``own``, NAN_SENTINELS) as its own sentinel: ``stored``, the one an appended-to column
+    already has, else one made for the values that avoids ``taken()``, the strings the column
+    holds (pandas 3's _make_data_col_nan_rep)."""
+
+    def __init__(self, shared, own=False, stored=None, taken=tuple):
+        self.shared, self.own, self.stored, self.taken = shared, own, stored, taken
+
+    def choose(self, name, values, missing):
+        """(string stored for the missing values, the column's own sentinel or None)."""
+        if not self.own:
+            return self.shared, None
+        nan_rep = self.stored
+        if missing.any() and nan_rep is None:
+            nan_rep = make_nan_rep(values, missing, self.taken())
+        check_nan_rep(name, values, missing, nan_rep)
+        return (self.shared if nan_rep is None else nan_rep), nan_rep
 
 
 def _string_data(name, values, nan_rep, encoding, errors, min_itemsize, existing=0):
-    """Object values (str or missing) as fixed-length bytes, missing stored as ``nan_rep``."""
+    """(fixed-length bytes, the column's own sentinel or None) of object values (str or
+    missing); the missing stored as ``nan_rep`` (a _NanRep) decides."""
     values = np.asarray(values, object)
     missing = pd.isna(values)
     data = values.copy()
-    data[missing] = nan_rep
+    data[missing], own = nan_rep.choose(name, values, missing)
     for v in data.ravel():
         if not isinstance(v, str):
             raise TypeError(f"Cannot serialize the column [{name}] because its data contents "
@@ -238,11 +307,12 @@ def _string_data(name, values, nan_rep, encoding, errors, min_itemsize, existing
     if existing and out.dtype.itemsize > existing:
         raise ValueError(f"Trying to store a string with len [{out.dtype.itemsize}] in "
                          f"[{name}] column but this column has a limit of [{existing}]!")
-    return out
+    return out, own
 
 
 def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None):
-    """The _Column of ``frame``'s columns (all of one dtype) stored as ``cname``."""
+    """The _Column of ``frame``'s columns (all of one dtype) stored as ``cname``; strings'
+    missing values stored as ``nan_rep`` (a _NanRep) says."""
     labels = list(frame.columns)
     dtype = frame.dtypes.iloc[0]
     first = frame.iloc[:, 0]
@@ -255,15 +325,17 @@ def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None
         return _Column(cname, labels, np.asarray(first.array.asi8), f"datetime64[{dtype.unit}]",
                        info={"tz": stored_tz(dtype.tz)})
     if isinstance(dtype, pd.StringDtype):
-        data = _string_data(cname, frame.to_numpy(object), nan_rep, encoding, errors,
-                            min_itemsize, size)
-        return _Column(cname, labels, data, data.dtype.name, str(dtype))
+        data, own = _string_data(cname, frame.to_numpy(object), nan_rep, encoding, errors,
+                                 min_itemsize, size)
+        return _Column(cname, labels, data, data.dtype.name, str(dtype), nan_rep=own)
     values = frame.to_numpy()
     if dtype.kind == "O":
-        values = _string_data(cname, values, nan_rep, encoding, errors, min_itemsize, size)
-    elif dtype.kind in "mM":
+        values, own = _string_data(cname, values, nan_rep, encoding, errors, min_itemsize,
+                                   size)
+        return _Column(cname, labels, values, values.dtype.name, nan_rep=own)
+    if dtype.kind in "mM":
         return _Column(cname, labels, values.view("i8"), dtype.name)
-    elif dtype.kind not in "iufcb":
+    if dtype.kind not in "iufcb":
         raise UnsupportedFeatureError(f"purehep.pandas does not write {dtype} columns")
     return _Column(cname, labels, values, values.dtype.name)
 
@@ -312,19 +384,29 @@ def _layout_columns(frame, data_columns, min_itemsize, levels):
     return [c for c in data_columns if c in labels]
 
 
-def _new_columns(frame, data_columns, nan_rep, encoding, errors, min_itemsize):
+def _new_columns(frame, data_columns, nan_rep, levels, encoding, errors, min_itemsize):
+    """The _Columns of a new table. With NAN_SENTINELS a string column has its own sentinel
+    when no ``nan_rep`` was given, and a MultiIndex level always; otherwise missing strings
+    are stored as ``nan_rep`` ("nan" by default)."""
+    levels = levels if isinstance(levels, list) else []
+
+    def rep(name):
+        return _NanRep("nan" if nan_rep is None else nan_rep,
+                       own=NAN_SENTINELS and (nan_rep is None or name in levels))
     rest = [c for c in frame.columns if c not in data_columns]
-    cols = [_column(f"values_block_{i}", frame[names], nan_rep, encoding, errors, min_itemsize)
-            for i, names in enumerate(_groups_by_dtype(frame, rest))]
+    cols = [_column(f"values_block_{i}", frame[names], rep(None), encoding, errors,
+                    min_itemsize) for i, names in enumerate(_groups_by_dtype(frame, rest))]
     for c in data_columns:
         if not isinstance(c, str):
             raise ValueError("cannot have non-object label DataIndexableCol")
-        cols.append(_column(c, frame[[c]], nan_rep, encoding, errors, min_itemsize))
+        cols.append(_column(c, frame[[c]], rep(c), encoding, errors, min_itemsize))
     return cols
 
 
-def _index_column(index, encoding, errors, min_itemsize, existing=0):
-    values, kind, attrs = index_to_stored(index, encoding, errors)
+def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=None, taken=()):
+    """(stored values, kind, info entry, attrs) of the table's index column; ``nan_rep`` and
+    ``taken`` as for index_to_stored."""
+    values, kind, attrs = index_to_stored(index, encoding, errors, nan_rep, taken)
     if kind == "string":
         floor = min_itemsize.get("index") if isinstance(min_itemsize, dict) else min_itemsize
         want = max(existing, int(floor or 0))
@@ -335,7 +417,7 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0):
     info = {k: attrs[k] for k in ("freq", "tz") if attrs.get(k) is not None}
     if index.name is not None:
         info["index_name"] = index.name
-    return values, kind, info
+    return values, kind, info, attrs
 
 
 def _rows(index_values, columns, data_columns):
@@ -361,29 +443,38 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
         return _append(group, frame, min_itemsize)
     if "pandas_type" in group.attrs:
         raise ValueError("Can only append to Tables")
-    nan_rep = "nan" if nan_rep is None else nan_rep
+    if not NAN_SENTINELS and nan_rep is None:
+        nan_rep = "nan"
     dcs = _layout_columns(frame, forced or data_columns, min_itemsize, levels)
-    columns = _new_columns(frame, dcs, nan_rep, encoding, errors, min_itemsize)
-    index_values, index_kind, index_info = _index_column(frame.index, encoding, errors,
-                                                         min_itemsize)
+    columns = _new_columns(frame, dcs, nan_rep, levels, encoding, errors, min_itemsize)
+    index_values, index_kind, index_info, index_attrs = _index_column(
+        frame.index, encoding, errors, min_itemsize)
     fields, rows = _rows(index_values, columns, dcs)
     info = {1: {"names": list(frame.columns.names), "type": type(frame.columns).__name__},
             "index": index_info}
     info.update({c.cname: c.info for c in columns})
-    for name, value in (("pandas_type", kind), ("pandas_version", "0.15.2"),
-                        ("table_type", ttype), ("index_cols", [(0, "index")]),
-                        ("values_cols", [c.cname for c in columns]),
-                        ("non_index_axes", [(1, list(frame.columns))]),
-                        ("data_columns", dcs), ("nan_rep", nan_rep), ("encoding", encoding),
-                        ("errors", errors), ("levels", levels), ("info", info)):
-        pt.set_attr(group, name, value)
+    attrs = [("pandas_type", kind), ("pandas_version", PANDAS_VERSION), ("table_type", ttype),
+             ("index_cols", [(0, "index")]), ("values_cols", [c.cname for c in columns]),
+             ("non_index_axes", [(1, list(frame.columns))]), ("data_columns", dcs),
+             ("nan_rep", nan_rep), ("encoding", encoding), ("errors", errors),
+             ("levels", levels)]
+    if NAN_SENTINELS:
+        attrs += [("mi_level_nan_rep", isinstance(levels, list)),
+                  ("data_col_nan_rep", nan_rep is None)]
+    for name, value in attrs + [("info", info)]:
+        if name != "pandas_version" or value is not None:
+            pt.set_attr(group, name, value)
     table = pt.create_table(group, "table", fields, filters)
     pt.set_attr(table, "index_kind", index_kind)
+    if "nan_rep" in index_attrs:
+        pt.set_attr(table, "index_nan_rep", index_attrs["nan_rep"])
     for col in columns:
         pt.set_attr(table, f"{col.cname}_kind", col.labels)
         pt.set_attr(table, f"{col.cname}_meta", col.meta)
         pt.set_attr(table, f"{col.cname}_dtype", col.dtype_name)
-        if col.meta == "category":
+        if col.nan_rep is not None:
+            pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
+        if col.meta == "category" and len(col.categories):
             root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
             meta = pt.create_group(pt.create_group(root, col.cname), "meta")
             write(meta, pd.Series(col.categories), encoding, errors, filters, nan_rep=nan_rep)
@@ -401,7 +492,10 @@ def _append(group, frame, min_itemsize):
     columns = []
     for cname in layout.values_cols:
         existing = table.dtype[cname].base
-        col = _column(cname, frame[layout.tattr(f"{cname}_kind")], layout.nan_rep,
+        rep = _NanRep(layout.nan_rep, layout.uses_col_nan_rep(cname),
+                      layout.tattr(f"{cname}_nan_rep"),
+                      lambda c=cname: _stored_strings(layout, c))
+        col = _column(cname, frame[layout.tattr(f"{cname}_kind")], rep,
                       layout.encoding, layout.errors, min_itemsize, existing)
         if col.dtype_name != layout.tattr(f"{cname}_dtype") and existing.kind != "S":
             raise ValueError("appended items dtype do not match existing items dtype in "
@@ -412,9 +506,12 @@ def _append(group, frame, min_itemsize):
                              "existing")
         columns.append(col)
     existing_index = table.dtype["index"]
-    index_values, index_kind, index_info = _index_column(
+    index_nan_rep = _appended_index_nan_rep(layout)
+    index_values, index_kind, index_info, index_attrs = _index_column(
         frame.index, layout.encoding, layout.errors, min_itemsize,
-        existing_index.itemsize if existing_index.kind == "S" else 0)
+        existing_index.itemsize if existing_index.kind == "S" else 0, index_nan_rep,
+        _stored_strings(layout, "index") if index_nan_rep is None and layout.tattr(
+            "index_kind") == "string" else ())
     if index_kind != layout.tattr("index_kind"):
         raise TypeError(f"incompatible kind in col [{layout.tattr('index_kind')} - "
                         f"{index_kind}]")
@@ -428,5 +525,27 @@ def _append(group, frame, min_itemsize):
             old[key] = None
     info["index"] = old
     pt.set_attr(group, "info", info)
+    if "nan_rep" in index_attrs:
+        pt.set_attr(table, "index_nan_rep", index_attrs["nan_rep"])
+    for col in columns:
+        if col.nan_rep is not None:
+            pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
     _, rows = _rows(index_values, columns, layout.data_columns)
     pt.append_rows(table, rows)
+
+
+def _stored_strings(layout, cname):
+    """The strings the table's column ``cname`` holds (a new sentinel must avoid them)."""
+    return set(decode_strings(layout.table[cname], None, layout.encoding, layout.errors)
+               .ravel())
+
+
+def _appended_index_nan_rep(layout):
+    """The sentinel an append keeps for a string index (NAN_SENTINELS): the stored one; for a
+    table from before sentinels, "nan" only if the index holds a "nan" (else there is none to
+    keep, as pandas 3 decides)."""
+    if not NAN_SENTINELS or layout.tattr("index_kind") != "string":
+        return None
+    if "index_nan_rep" in layout.table.attrs:
+        return layout.tattr("index_nan_rep") or None
+    return "nan" if (layout.table["index"] == b"nan").any() else None

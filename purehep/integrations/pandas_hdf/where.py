@@ -3,14 +3,20 @@
 Supported (the forms pandas turns into a PyTables condition on the table):
 comparisons ``name op literal`` with op one of == != < <= > >=, on the index ("index") and
 the data columns; ``name == [v1, …]`` and ``name != [v1, …]`` with up to 31 items (both
-ORed over the items, as pandas builds them: ``!=`` with two distinct values keeps every
-non-missing row; pandas filters longer lists after reading, which is not done); conditions
+ORed over the items as pandas 2 builds them, so that ``!=`` with two distinct values keeps
+every non-missing row; pandas 3 ANDs the ``!=`` items; pandas filters longer lists after
+reading, which is not done); conditions
 combined with ``&``/``and``, ``|``/``or`` and parentheses; a list of condition strings (ANDed).
 Literals: numbers, quoted strings, True/False. Each literal is converted for the column's kind
-as pandas does (pandas/core/computation/pytables.py, ``BinOp.convert_value``): datetimes
-through ``Timestamp`` (UTC nanoseconds), timedeltas through ``Timedelta`` (numbers are
-seconds), integers rounded half-to-even, strings encoded, categoricals as the searchsorted
-position of the value in the categories (-1 when absent). Anything else (names from the
+as the installed pandas does (pandas/core/computation/pytables.py, ``BinOp.convert_value`` and
+``generate``): datetimes through ``Timestamp`` (UTC), timedeltas through ``Timedelta``
+(numbers are seconds), in nanoseconds with pandas 2 and in the column's unit with pandas 3
+(which also leaves NaT out of ``<``/``<=``); strings encoded; for integer columns pandas 2
+rounds a literal half-to-even, pandas 3 floors it and turns a comparison with a fractional
+one into its exact integer form (``B > 1.5`` is ``B > 1``, ``B == 1.5`` nothing);
+categoricals as the position of the value in the categories (pandas 2: searchsorted, -1 when
+absent; pandas 3: the equal one, -2 when absent, and ``<``/``>`` refused on an unordered
+one). Anything else (names from the
 calling scope, ``columns=`` filters, ``~``, functions, arithmetic) raises
 ``UnsupportedWhereError`` rather than guessing.
 """
@@ -21,6 +27,9 @@ import re
 import numpy as np
 
 from ...errors import UnsupportedFeatureError
+from .convert import PANDAS_3, STORED_UNITS
+
+_INAT = np.iinfo(np.int64).min         # NaT as stored
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
@@ -147,44 +156,71 @@ def parse(where):
     return _Parser(where).parse()
 
 
-def convert_value(value, kind, meta, categories, encoding):
-    """The stored-side value of a literal for a column of ``kind`` (module docstring)."""
+def _unit(kind):
+    """The unit literals are converted to for a datetime/timedelta column of ``kind``."""
+    return kind.split("[")[-1][:-1] if STORED_UNITS and "[" in kind else "ns"
+
+
+def convert_value(value, kind, meta, categories, encoding, ordered=None, op="=="):
+    """(stored-side value, truncated) of a literal for a column of ``kind`` (module
+    docstring); ``truncated`` when pandas 3 floored a fractional literal for an integer
+    column."""
     import pandas as pd
     if kind == "datetime" or kind.startswith("datetime64"):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             value = str(value)
-        ts = pd.Timestamp(value).as_unit("ns")
+        ts = pd.Timestamp(value).as_unit(_unit(kind))
         if ts.tz is not None:
             ts = ts.tz_convert("UTC")
-        return ts._value
-    if kind in ("timedelta64", "timedelta"):
+        return ts._value, False
+    if kind == "timedelta" or kind.startswith("timedelta64"):
         td = pd.Timedelta(value) if isinstance(value, str) else pd.Timedelta(value, unit="s")
-        return int(td.as_unit("ns")._value)
+        return int(td.as_unit(_unit(kind))._value), False
     if meta == "category":
         cats = np.asarray(categories)
-        return -1 if value not in cats else int(cats.searchsorted(value, side="left"))
+        if PANDAS_3:
+            if ordered is not None and not ordered and op in ("<", "<=", ">", ">="):
+                raise TypeError("Unordered Categoricals can only compare equality or not")
+            return (int(np.flatnonzero(cats == value)[0]) if value in cats else -2), False
+        return (-1 if value not in cats else int(cats.searchsorted(value, side="left"))), False
     if kind == "integer":
         try:
-            return int(decimal.Decimal(value).to_integral_exact(decimal.ROUND_HALF_EVEN))
+            exact = decimal.Decimal(value)
+            rounding = decimal.ROUND_FLOOR if PANDAS_3 else decimal.ROUND_HALF_EVEN
+            integral = exact.to_integral_exact(rounding)
         except decimal.InvalidOperation:
             float(value)            # the ValueError pandas raises for a non-number
             raise
+        return int(integral), PANDAS_3 and integral != exact
     if kind == "float":
-        return float(value)
+        return float(value), False
     if kind == "bool":
         if isinstance(value, str):
             return value.strip().lower() not in ("false", "f", "no", "n", "none", "0", "[]",
-                                                 "{}", "")
-        return bool(value)
+                                                 "{}", ""), False
+        return bool(value), False
     if isinstance(value, str):
-        return value.encode(encoding)
+        return value.encode(encoding), False
     raise TypeError(f"Cannot compare {value} of type {type(value)} to {kind} column")
+
+
+def _compare(data, op, value, info):
+    """The row mask of ``data op value`` as pandas' condition for it selects."""
+    converted, truncated = convert_value(value, *info, op=op)
+    if truncated:               # v floored from a fractional literal: x < literal is x <= v
+        if op in ("==", "!="):
+            return np.full(data.shape, op == "!=")
+        return data <= converted if op in ("<", "<=") else data > converted
+    mask = _OPS[op](data, converted)
+    if PANDAS_3 and op in ("<", "<=") and info[0].startswith(("datetime", "timedelta")):
+        mask &= data != _INAT
+    return mask
 
 
 def evaluate(tree, columns, describe):
     """The boolean row mask of ``tree``: ``columns(name)`` gives a stored column (numpy),
-    ``describe(name)`` its (kind, meta, categories, encoding), or None for a name that is not
-    queryable (UnsupportedWhereError)."""
+    ``describe(name)`` its (kind, meta, categories, encoding, ordered), or None for a name
+    that is not queryable (UnsupportedWhereError)."""
     if tree[0] in ("&", "|"):
         left = evaluate(tree[1], columns, describe)
         right = evaluate(tree[2], columns, describe)
@@ -202,5 +238,6 @@ def evaluate(tree, columns, describe):
         if not 0 < len(value) <= 31:
             raise UnsupportedWhereError(f"a list of {len(value)} values in the condition on "
                                         f"{name!r} (1 to 31 are evaluated)")
-        return np.logical_or.reduce([_OPS[op](data, convert_value(v, *info)) for v in value])
-    return _OPS[op](data, convert_value(value, *info))
+        join = np.logical_and if PANDAS_3 and op == "!=" else np.logical_or
+        return join.reduce([_compare(data, op, v, info) for v in value])
+    return _compare(data, op, value, info)
