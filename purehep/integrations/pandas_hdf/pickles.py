@@ -13,8 +13,8 @@ columns; pandas 3 pickles it as ``pandas.NA``) and pandas' date offsets
 
 Protocol 0 (PyTables' attributes) has no opcode for a class's attribute, so a ZoneInfo pickles
 as ``getattr(zoneinfo.ZoneInfo, "_unpickle")(key, 1)``: ``getattr`` resolves to a stand-in that
-gives that one attribute and refuses any other (protocol 4 names "ZoneInfo._unpickle" itself). ``dumps_attr`` writes PyTables'
-protocol-0 attribute pickles of such values.
+gives that one attribute and refuses any other (protocol 4 names "ZoneInfo._unpickle"
+itself). ``dumps_attr`` writes PyTables' protocol-0 attribute pickles of such values.
 """
 import io
 import pickle
