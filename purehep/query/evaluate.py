@@ -11,11 +11,14 @@ _UFUNCS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operato
 
 
 def coerce(column, value):
-    """The literal as the column's kind of scalar: bytes for byte-string columns, str for
-    unicode ones; numbers for numeric columns (a string there is a ValueError)."""
+    """The literal as the column's kind of scalar: bytes for byte-string columns (without
+    trailing NULs for fixed-length ones: numpy's fixed-length strings hold none and compare
+    as if a literal had none, so the indexes must look for it so too), str for unicode
+    ones; numbers for numeric columns (a string there is a ValueError)."""
     kind = column.dtype.kind
     if kind == "S" or (kind == "O" and len(column) and isinstance(column[0], bytes)):
-        return value.encode("utf-8") if isinstance(value, str) else value
+        value = value.encode("utf-8") if isinstance(value, str) else value
+        return value.rstrip(b"\0") if kind == "S" and isinstance(value, bytes) else value
     if kind in "U" or kind == "O":
         return value.decode("utf-8") if isinstance(value, bytes) else value
     if isinstance(value, (str, bytes)):

@@ -33,7 +33,8 @@ def canonical_groups(values):
         keys = [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in values.tolist()]
         lengths = sorted({len(key) for key in keys})
         return [np.frombuffer(b"".join(key for key in keys if len(key) == n), np.uint8)
-                .reshape(-1, n) for n in lengths]
+                .reshape(-1, n) if n else np.zeros((keys.count(b""), 0), np.uint8)
+                for n in lengths]
     values = np.ascontiguousarray(values)
     return [values.view(np.uint8).reshape(len(values), values.dtype.itemsize)] if len(values) \
         else []

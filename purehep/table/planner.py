@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import PurehepError
 from ..query import And, Between, Compare, Field, In, IsNull, Not, Or, evaluate, fields
 from ..query.evaluate import coerce
 from . import bloom
@@ -216,30 +217,59 @@ class _Planner:
     def _group(self, group, limit):
         """Exact rows from the first affordable BITMAP or SORTED_ROWS index, else the chunks
         every CHUNK_MINMAX / CHUNK_BLOOM index of the column leaves (each index checked, in
-        "verify" mode, once it is known to answer the group and to be worth using)."""
+        "verify" mode, once it is known to answer the group and to be worth using). A
+        group with a number for a string column is scanned (numpy finds such a literal
+        equal to no string; the indexes cannot order or hash it)."""
         found = Selection.everything()
-        for index in self.usable.get(group.field, []):
-            rows = None
-            if index.kind == "BITMAP":
-                rows = _bitmap_rows(group, self.table, index, self.n, limit)
-                rows = rows if rows is None or self.current(index) else None
-            elif index.kind == "SORTED_ROWS":
-                positions = self._positions(group, index)
-                if positions is not None and \
-                        _count(positions) <= min(max(SORTED_SHARE * self.n, 1),
-                                                 self.n if limit is None else limit) and \
-                        self.current(index):
-                    rows = _sorted_rows(index, positions)
-            else:
-                probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
-                chunks = probe(group, self.table, index)
-                if chunks is not None and self.current(index):
-                    spans = _chunk_spans(chunks, index.column, self.n)
-                    found = intersect(found, Selection(spans=spans))
+        indexes = self.usable.get(group.field, [])
+        if indexes and not _literals_fit(group, indexes[0].column):
+            return found
+        for index in indexes:
+            try:
+                rows, spans = self._consult(index, group, limit)
+            except PurehepError:
+                if self.mode == "trust":
+                    raise
+                continue        # (verify: an index that fails to read is not used)
             if rows is not None:
                 self.exact[id(group)] = Selection(rows, exact=True)
                 return self.exact[id(group)]
+            if spans is not None:
+                found = intersect(found, Selection(spans=spans))
         return found
+
+    def _consult(self, index, group, limit):
+        """(exact rows, or None; spans of candidate chunks, or None) of one index."""
+        if index.kind == "BITMAP":
+            rows = _bitmap_rows(group, self.table, index, self.n, limit)
+            return (rows if rows is None or self.current(index) else None), None
+        if index.kind == "SORTED_ROWS":
+            positions = self._positions(group, index)
+            if positions is not None and \
+                    _count(positions) <= min(max(SORTED_SHARE * self.n, 1),
+                                             self.n if limit is None else limit) and \
+                    self.current(index):
+                return _sorted_rows(index, positions), None
+            return None, None
+        probe = _minmax_chunks if index.kind == "CHUNK_MINMAX" else _bloom_chunks
+        chunks = probe(group, self.table, index)
+        if chunks is not None and self.current(index):
+            return None, _chunk_spans(chunks, index.column, self.n)
+        return None, None
+
+
+def _literals_fit(group, column):
+    """False when a leaf of ``group`` compares the string column ``column`` with a literal
+    that is not a string."""
+    if column.dtype.kind not in "SUO":
+        return True
+    return all(isinstance(v, (str, bytes)) for leaf in group.leaves for v in _literals(leaf))
+
+
+def _literals(leaf):
+    if isinstance(leaf, In):
+        return leaf.values
+    return (leaf.lo, leaf.hi) if isinstance(leaf, Between) else (leaf.value,)
 
 
 def _count(spans):
@@ -335,20 +365,23 @@ def _sorted_ranges(leaf, view, sample):
         return [r for v in leaf.values for r in _sorted_ranges(Compare(leaf.field, "==", v), view, sample)]
     if isinstance(leaf, Between):
         lo, hi = coerce(sample, leaf.lo), coerce(sample, leaf.hi)
-        return [(view.bound(lo, False), view.bound(hi, True))] if _ordered(lo, hi) else []
+        if _is_nan(lo) or _is_nan(hi):
+            return []
+        # (empty or not by the positions, found with the column's comparisons: bounds out of
+        # order as Python numbers may be equal in the column's type, 0.1 and 0.10000000001
+        # in float32)
+        start, stop = view.bound(lo, False), view.bound(hi, True)
+        return [(start, stop)] if stop > start else []
     value = coerce(sample, leaf.value)
-    if isinstance(value, float) and np.isnan(value):
+    if _is_nan(value):
         return [(0, view.body)] if leaf.op == "!=" else []
     left, right = view.bound(value, False), view.bound(value, True)
     return {"==": [(left, right)], "!=": [(0, left), (right, view.body)], "<": [(0, left)],
             "<=": [(0, right)], ">": [(right, view.body)], ">=": [(left, view.body)]}[leaf.op]
 
 
-def _ordered(lo, hi):
-    try:
-        return bool(lo <= hi)
-    except TypeError:
-        return False
+def _is_nan(value):
+    return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
 
 
 def _sorted_positions(group, table, index, n):
@@ -460,16 +493,27 @@ def _bloom_leaf(leaf, index):
     may = np.zeros(ds.shape[0], dtype=bool)
     for value in values:
         key = _canonical_literal(value, index.column)
+        if key is _ANY:
+            return None
         if key is not None:
             may |= bloom.may_contain(read_byte_column, key, k, 8 * ds.shape[1])
     return may
 
 
+_ANY = object()     # a literal that several stored values may equal (no one key to hash)
+
+
 def _canonical_literal(value, col):
-    """The literal's canonical bytes in the column's type; None when no element can equal it."""
+    """The literal's canonical bytes in the column's type; None when no element can equal
+    it; _ANY when elements of several values may: numpy compares a 64-bit integer column
+    with a float in float64, where every integer that rounds to a float of 2**53 or more
+    equals it."""
     sample = col[0:1]
     try:
         value = coerce(sample, value)
+        if col.dtype.kind in "iu" and col.dtype.itemsize == 8 and \
+                isinstance(value, (float, np.floating)) and abs(value) >= 2.0 ** 53:
+            return _ANY if np.isfinite(value) else None
         if col.dtype.kind in "iufb":
             cast = np.array([value]).astype(col.dtype)
             if not cast[0] == value:
