@@ -454,6 +454,19 @@ def test_big_endian_columns_come_out_native(tmp_path):
                                    .replace_schema_metadata())
 
 
+def test_big_endian_times_stored_as_their_values(tmp_path):
+    """Big-endian datetime64 / timedelta64 arrays (created and appended) store their values,
+    not their byte-swapped int64 view (which read back as other times)."""
+    d = np.array([0, 1, -5, 2**40], "datetime64[s]")
+    m = np.array([3, 0, -1, 7], "timedelta64[ns]")
+    with purehep.File(tmp_path / "bt.h5", "w") as f:
+        t = create_table(f, "t", {"d": d.astype(">M8[s]"), "m": m.astype(">m8[ns]")})
+        t.append({"d": d[:2].astype(">M8[s]"), "m": m[:2].astype(">m8[ns]")})
+        want = pd.DataFrame({"d": np.r_[d, d[:2]], "m": np.r_[m, m[:2]]})
+        pd.testing.assert_frame_equal(t.to_pandas(), want)
+        assert t.query("d < 0").tolist() == [2]
+
+
 # --- 5. the validator on foreign content ------------------------------------------------------
 
 @pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),

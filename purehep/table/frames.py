@@ -54,26 +54,20 @@ def _column_parts(table, name, rows):
     """(kind, values, missing mask, logical, categories, their logical, ordered) of one
     stored column."""
     ds = table._ds(name)
-    values = _native(table.read([name], rows)[name])
+    # native order, as pandas and PyTables give users: a big-endian column (HDF5 keeps the
+    # order it was written in) broke pandas' groupby / take / merge and pyarrow
+    values = convert.native(table.read([name], rows)[name])
     logical = _logical(ds)
     cat_ds = categories_of(ds)
     if cat_ds is not None:
         cat_logical = _logical(cat_ds)
-        categories = _plain(_native(cat_ds[()]), cat_logical)
+        categories = _plain(convert.native(cat_ds[()]), cat_logical)
         missing = table.missing_mask(name, values, rows)
         holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
         ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False
         return "cat", values, missing, logical, categories, cat_logical, ordered
     missing = table.missing_mask(name, values, rows)
     return "plain", values, missing, logical, None, None, False
-
-
-def _native(values):
-    """``values`` in the machine's byte order, as pandas and PyTables give them to users:
-    a big-endian column (HDF5 keeps the order it was written in) breaks pandas' groupby,
-    take and merge ("Big-endian buffer not supported"), pyarrow refuses it, and viewing it
-    as datetime64 would misread it."""
-    return values if values.dtype.isnative else values.astype(values.dtype.newbyteorder("="))
 
 
 def _plain(values, logical=None):
