@@ -143,6 +143,20 @@ def test_read_table_filter_prunes_and_is_exact(table_file):
     assert len(pdask.read_table(path, "events", filter="energy > 1000").compute()) == 0
 
 
+def test_read_table_big_endian_columns(tmp_path):
+    """Partitions of big-endian columns are native (pandas' concat of the partitions raised
+    "Big-endian buffer not supported" with a categorical beside them)."""
+    from purehep.table import create_table
+    n = 501
+    kind = pd.Categorical(np.where(np.arange(n) % 3, "a", "b"))
+    path = str(tmp_path / "be.h5")
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", {"x": np.arange(n, dtype=">i4"), "kind": kind}, chunks=100)
+    ddf = pdask.read_table(path, "t", filter="x >= 10", rows_per_partition=100)
+    frame = pd.DataFrame({"x": np.arange(n, dtype=np.int32), "kind": kind})
+    pd.testing.assert_frame_equal(ddf.compute(scheduler="sync"), frame[frame.x >= 10])
+
+
 def test_distributed_datasets(client, files):
     worker_purehep = client.run(lambda: purehep.__file__)
     assert all(p == purehep.__file__ for p in worker_purehep.values())

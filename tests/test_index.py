@@ -316,6 +316,21 @@ def test_foreign_unsorted_table_still_exact():
     assert ix.query(expr).tolist() == _scan(ix, expr).tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.uint64, np.int64])
+def test_large_float_literals_on_64bit_keys_as_full_scan(dtype):
+    """A float literal >= 2**53 on a 64-bit integer key: the scan compares in float64, where
+    the neighbouring integers (2**53 + 1 here) equal it too; the index must agree."""
+    big = [2**53 - 1, 2**53, 2**53 + 1, 2**53 + 2, 2**62 + 1, 2**63 - 1]
+    keys = np.array(big + [-2**53 - 1, -5] * (dtype is np.int64) + [5], dtype)
+    ix = build_index({"k": keys, "t": [[]] * len(keys)}, ["k"], "t")
+    for lit in ["9007199254740992.0", "9007199254740994.0", "4611686018427387904.0",
+                "9223372036854775808.0", "-9007199254740992.0", "9007199254740991.0"]:
+        for text in [f"k {op} {lit}" for op in Q.OPS] + [
+                f"k BETWEEN {lit} AND {lit}", f"k BETWEEN 0 AND {lit}", f"k IN (5, {lit})",
+                f"NOT k IN ({lit})", f"k == {lit} OR k == 5"]:
+            assert ix.query(text).tolist() == _scan(ix, Q.parse(text)).tolist(), text
+
+
 # --- delete, cache, export/import, modify mode ---------------------------------------------------
 
 def test_delete_removes_table_and_metadata(tmp_path):

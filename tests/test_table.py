@@ -390,6 +390,34 @@ def test_append_drops_a_bitmap_beyond_max_values(tmp_path):
         assert validate(f["t"], verify_indexes=True) == []
 
 
+@pytest.mark.parametrize("tamper", [
+    lambda ds: ds.__setitem__(3, 1000),                              # a row past the end
+    lambda ds: ds.__setitem__(0, 2**64 - 1),
+    lambda ds: ds.attrs.__setitem__("nan_tail_length", np.uint64(50)),
+    lambda ds: ds.attrs.__delitem__("fill_tail_length")],
+    ids=["row_past_end", "row_2**64-1", "nan_tail_too_long", "no_fill_tail_length"])
+def test_append_rebuilds_a_damaged_sorted_rows(tmp_path, tamper):
+    """A SORTED_ROWS permutation damaged by another writer (shape still current) is rebuilt
+    by the next append, which keeps its rows; before: IndexError / KeyError on every append."""
+    from purehep.table import indexes as ix
+    path = tmp_path / "damaged.h5"
+    with purehep.File(path, "w") as f:
+        create_table(f, "t", _batch(20, 0, 3), chunks=8).create_search_index("f", "sorted_rows")
+    with h5py.File(path, "r+") as f:
+        tamper(f["t/_search_indexes/f__sorted_rows"])
+    batch = _batch(7, 1, 5)
+    with purehep.File(path, "r+") as f:
+        t = Table(f["t"])
+        t.append(batch)
+        assert len(t) == 27 and np.array_equal(f["t/f"][20:], batch["f"], equal_nan=True)
+        [index] = t.search_indexes("f")
+        assert ix.content_problems(index, index.column[()], t._fill_of(index)) == []
+        data = {"f": f["t/f"][()]}
+        for text in ("f >= 0", "f = nan", "f BETWEEN -5 AND 5"):
+            want = np.flatnonzero(evaluate(parse(text), data))
+            assert np.array_equal(Table(f["t"], indexes="trust").query(text), want), text
+
+
 def test_add_and_drop_columns(tmp_path):
     """Columns added and dropped on an existing table keep column-order, row-index links,
     categories and search indexes consistent (validator and h5py agree)."""

@@ -426,6 +426,47 @@ def test_string_dtypes_and_arrow_string_widths(tmp_path):
         assert Table(f["at"]).to_arrow().equals(at)
 
 
+def test_big_endian_columns_come_out_native(tmp_path):
+    """Big-endian columns and categories (kept so in the file) come out in native order, as
+    pandas needs for groupby / take / merge ("Big-endian buffer not supported") and pyarrow
+    for its arrays."""
+    n = 10
+    with purehep.File(tmp_path / "be.h5", "w") as f:
+        create_table(f, "t", {"x": np.arange(n, dtype=">i4"), "f": np.arange(n, dtype=">f8") / 4,
+                              "m": np.ma.masked_array(np.arange(n, dtype=">i2"), np.arange(n) % 4 == 0),
+                              "c": np.arange(n) % 3 * 1.5},
+                     chunks=4, categories={"c": np.array([0, 1.5, 3.0], ">f8")})
+    want = pd.DataFrame({"x": np.arange(n, dtype="i4"), "f": np.arange(n) / 4,
+                         "m": pd.array([None if i % 4 == 0 else i for i in range(n)], "Int16"),
+                         "c": pd.Categorical(np.arange(n) % 3 * 1.5, categories=[0, 1.5, 3.0])})
+    with purehep.File(tmp_path / "be.h5") as f:
+        t = Table(f["t"])
+        assert f["t/x"].dtype == ">i4" and f["t/c_categories"].dtype == ">f8"
+        got = t.to_pandas()
+        pd.testing.assert_frame_equal(got, want)
+        pd.testing.assert_frame_equal(got.take([3, 1]), want.take([3, 1]))
+        pd.testing.assert_frame_equal(got.groupby("c", observed=True)[["x", "m"]].sum(),
+                                      want.groupby("c", observed=True)[["x", "m"]].sum())
+        pd.testing.assert_frame_equal(got.merge(got, on="x"), want.merge(want, on="x"))
+        pd.testing.assert_frame_equal(t.query("x >= 5", as_="pandas"),
+                                      want[want.x >= 5])
+        assert t.to_arrow().equals(pa.Table.from_pandas(want, preserve_index=False)
+                                   .replace_schema_metadata())
+
+
+def test_big_endian_times_stored_as_their_values(tmp_path):
+    """Big-endian datetime64 / timedelta64 arrays (created and appended) store their values,
+    not their byte-swapped int64 view (which read back as other times)."""
+    d = np.array([0, 1, -5, 2**40], "datetime64[s]")
+    m = np.array([3, 0, -1, 7], "timedelta64[ns]")
+    with purehep.File(tmp_path / "bt.h5", "w") as f:
+        t = create_table(f, "t", {"d": d.astype(">M8[s]"), "m": m.astype(">m8[ns]")})
+        t.append({"d": d[:2].astype(">M8[s]"), "m": m[:2].astype(">m8[ns]")})
+        want = pd.DataFrame({"d": np.r_[d, d[:2]], "m": np.r_[m, m[:2]]})
+        pd.testing.assert_frame_equal(t.to_pandas(), want)
+        assert t.query("d < 0").tolist() == [2]
+
+
 # --- 5. the validator on foreign content ------------------------------------------------------
 
 @pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),

@@ -129,7 +129,12 @@ def _nondecreasing(column, change):
 
 def _exact(column, value):
     """``value`` as a scalar of the column's type when that conversion is exact (so every
-    numpy promotion compares alike), _NAN for a NaN, else None."""
+    numpy promotion compares alike), _NAN for a NaN, else None.
+
+    A float literal on an integer column is compared by the scan in float64, where every
+    integer rounding to the literal equals it (2**53 + 1 == 2.0**53): only below 2**53,
+    where float64 holds every integer, does that agree with the exact integer search, so
+    larger float literals are left to the scan."""
     value = coerce(column, value)
     kind = column.dtype.kind
     if kind == "S":
@@ -138,6 +143,8 @@ def _exact(column, value):
         return None
     if kind == "f" and math.isnan(value):
         return _NAN
+    if kind in "iu" and isinstance(value, (float, np.floating)) and not abs(value) < 2.0 ** 53:
+        return None
     try:
         scalar = column.dtype.type(value)
     except (OverflowError, ValueError):

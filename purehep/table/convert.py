@@ -89,6 +89,12 @@ def normalize(values, name=""):
     return _from_numpy(arr, name)
 
 
+def native(values):
+    """``values`` in the machine's byte order (HDF5 and numpy keep any order; pandas and
+    pyarrow refuse big-endian buffers, and a view as int64 or datetime64 misreads them)."""
+    return values if values.dtype.isnative else values.astype(values.dtype.newbyteorder("="))
+
+
 def _from_numpy(arr, name):
     kind = arr.dtype.kind
     if kind in "iufb":
@@ -98,6 +104,7 @@ def _from_numpy(arr, name):
     if kind == "S":
         return Values("bytes", arr.astype(object))
     if kind in "Mm":
+        arr = native(arr)               # stored as its int64 view, restored as its name
         unit = np.datetime_data(arr.dtype)[0]
         if unit not in TIME_UNITS:
             _refuse(name, f"{arr.dtype} has a unit pandas and Arrow do not share (s/ms/us/ns)")

@@ -54,12 +54,14 @@ def _column_parts(table, name, rows):
     """(kind, values, missing mask, logical, categories, their logical, ordered) of one
     stored column."""
     ds = table._ds(name)
-    values = table.read([name], rows)[name]
+    # native order, as pandas and PyTables give users: a big-endian column (HDF5 keeps the
+    # order it was written in) broke pandas' groupby / take / merge and pyarrow
+    values = convert.native(table.read([name], rows)[name])
     logical = _logical(ds)
     cat_ds = categories_of(ds)
     if cat_ds is not None:
         cat_logical = _logical(cat_ds)
-        categories = _plain(cat_ds[()], cat_logical)
+        categories = _plain(convert.native(cat_ds[()]), cat_logical)
         missing = table.missing_mask(name, values, rows)
         holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
         ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False

@@ -10,8 +10,9 @@ from ._attrs import get_refs, set_u64
 
 def update_index(group, index, old_n, fill):
     """Update ``index`` for the rows appended after ``old_n``; False when its datasets cannot
-    grow in place (the caller rebuilds it). A BITMAP that would exceed its ``max_values``
-    raises :class:`.indexes.TooManyValues` before changing anything (the caller drops it)."""
+    grow in place or a SORTED_ROWS permutation is out of range (the caller rebuilds it). A
+    BITMAP that would exceed its ``max_values`` raises :class:`.indexes.TooManyValues`
+    before changing anything (the caller drops it)."""
     if len(index.column) == old_n:
         return True
     if index.kind == "BITMAP":
@@ -23,7 +24,9 @@ def update_index(group, index, old_n, fill):
         return True
     if not ix.extendible(index.ds):
         return False
-    (_update_sorted if index.kind == "SORTED_ROWS" else _update_chunks)(index, old_n, fill)
+    if index.kind == "SORTED_ROWS":
+        return _update_sorted(index, old_n, fill)
+    _update_chunks(index, old_n, fill)
     return True
 
 
@@ -39,20 +42,35 @@ def _update_chunks(index, old_n, fill):
 
 
 def _split(perm, attrs):
-    """(body, fill tail, NaN tail) of a SORTED_ROWS permutation (§8.5)."""
+    """(body, fill tail, NaN tail) of a SORTED_ROWS permutation (§8.5); None when the tail
+    lengths are missing or do not fit in it."""
+    if "nan_tail_length" not in attrs or "fill_tail_length" not in attrs:
+        return None
     nan, filled = int(attrs["nan_tail_length"]), int(attrs["fill_tail_length"])
     body = len(perm) - nan - filled
+    if min(nan, filled, body) < 0:
+        return None
     return perm[:body], perm[body:body + filled], perm[body + filled:]
 
 
 def _update_sorted(index, old_n, fill):
     """SORTED_ROWS (§8.5): sort the appended rows and merge them into the body (after equal
     old values: their rows are larger), append them to the fill and NaN tails; only the
-    positions from the first change on are rewritten."""
+    positions from the first change on are rewritten.
+
+    The merge indexes the column with the stored permutation, which another writer may have
+    damaged while leaving its shape current: a row number outside the old rows or tail
+    lengths that do not fit give False (the caller rebuilds the index, as for one that
+    cannot grow) instead of an IndexError or a merge of garbage. Only this range is checked,
+    in one pass over what is read anyway; a permutation still wrong within it stays as wrong
+    as it was (queries in "verify" mode reject it)."""
     ds, values = index.ds, index.column[()]
-    old = ds[()].astype(np.int64)
+    old = ds[()].astype(np.int64)       # a uint64 row >= 2**63 turns negative: out of range
+    parts = _split(old, ds.attrs)
+    if parts is None or (len(old) and not 0 <= old.min() <= old.max() < old_n):
+        return False
     new, attrs = ix.build_sorted(values[old_n:], fill, 0)
-    body, fills, nans = _split(old, ds.attrs)
+    body, fills, nans = parts
     new_body, new_fills, new_nans = _split(new.astype(np.int64) + old_n, attrs)
     at = np.searchsorted(values[body], values[new_body], side="right")
     perm = np.concatenate([np.insert(body, at, new_body), fills, new_fills, nans, new_nans])
@@ -62,6 +80,7 @@ def _update_sorted(index, old_n, fill):
     ds[first:] = perm[first:].astype(ds.dtype)
     for name in ("nan_tail_length", "fill_tail_length"):
         set_u64(ds, name, int(ds.attrs[name]) + attrs[name])
+    return True
 
 
 def _update_bitmap(group, index, values_ds, old_n, fill):
