@@ -23,6 +23,7 @@ from ..errors import DimensionScaleError, PurehepWarning
 from ..reference import Reference
 from ..write.values import vlen_stored
 from .dataset import Dataset
+from .serialize import serialized
 
 DIMENSION_SCALE = b"DIMENSION_SCALE"
 RESERVED_CLASSES = (b"IMAGE", b"PALETTE", b"TABLE")        # datasets that take no scales
@@ -324,6 +325,7 @@ def set_label(ds, dim, label):
 
 # --- h5py's interface ---------------------------------------------------------------------------
 
+@serialized("_ds")
 class DimensionProxy:
     """One dimension of a dataset (h5py's DimensionProxy): its label and attached scales."""
 
@@ -389,6 +391,7 @@ class DimensionProxy:
         return f'<"{self.label}" dimension {self._dimension} of HDF5 dataset at {id(self._ds)}>'
 
 
+@serialized("_ds")
 class DimensionManager:
     """``ds.dims`` (h5py's DimensionManager): the dataset's dimensions, one per axis."""
 
