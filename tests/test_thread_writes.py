@@ -178,3 +178,21 @@ def test_table_appends_at_once(tmp_path, round_):
         assert not table.validate()
     with h5py.File(path, "r") as f:
         assert len(f["t/who"]) == THREADS * 12
+
+
+def test_generators_release_the_lock_between_steps(tmp_path):
+    """``struct_chunk_iter()`` and ``iter(ds)`` of a file open for writing hold the lock at
+    each step only: between two steps another thread changes the file."""
+    path = tmp_path / "gen.h5"
+    with purehep.File(path, "w") as f:
+        ds = f.create_dataset("x", (4, 4), "f8", chunks=(2, 2), sparse=True)
+        ds.write_sparse(np.array([[0, 0], [3, 3]]), np.array([1.0, 2.0]))
+        f["y"] = np.arange(3)
+        chunks, values = ds.struct_chunk_iter(), iter(f["y"])
+        first, v0 = next(chunks), next(values)
+        t = threading.Thread(target=lambda: f.create_dataset("z", data=[7]))
+        t.start()
+        t.join(120)               # (a lock held across the yield: the thread never ends)
+        assert not t.is_alive()
+        assert {first.offset, *(c.offset for c in chunks)} == {(0, 0), (2, 2)}
+        assert [v0, *values] == [0, 1, 2] and f["z"][()].tolist() == [7]

@@ -65,8 +65,21 @@ def _wrap(attr, owner):
 
 def _locked(fn, owner):
     """``fn`` holding the lock in write mode (checked inline: the read-only path pays one
-    attribute lookup and one call)."""
-    if owner is None:
+    attribute lookup and one call); a generator holds it at each step."""
+    if inspect.isgeneratorfunction(fn):
+        def call(self, *args, **kwargs):
+            steps = fn(self, *args, **kwargs)
+            if (self if owner is None else getattr(self, owner))._file._writer is None:
+                yield from steps
+                return
+            while True:
+                with writes:
+                    try:
+                        item = next(steps)
+                    except StopIteration:
+                        return
+                yield item
+    elif owner is None:
         def call(self, *args, **kwargs):
             if self._file._writer is None:
                 return fn(self, *args, **kwargs)
