@@ -69,7 +69,7 @@ def _locked(fn, owner):
     if inspect.isgeneratorfunction(fn):
         def call(self, *args, **kwargs):
             steps = fn(self, *args, **kwargs)
-            if (self if owner is None else getattr(self, owner))._file._writer is None:
+            if _writer(self if owner is None else getattr(self, owner)) is None:
                 yield from steps
                 return
             while True:
@@ -81,16 +81,21 @@ def _locked(fn, owner):
                 yield item
     elif owner is None:
         def call(self, *args, **kwargs):
-            if self._file._writer is None:
+            if getattr(self._file, "_writer", None) is None:
                 return fn(self, *args, **kwargs)
             with writes:
                 return fn(self, *args, **kwargs)
     else:
         def call(self, *args, **kwargs):
-            if getattr(self, owner)._file._writer is None:
+            if _writer(getattr(self, owner)) is None:
                 return fn(self, *args, **kwargs)
             with writes:
                 return fn(self, *args, **kwargs)
     functools.update_wrapper(call, fn)
     call.__serialized__ = True
     return call
+
+
+def _writer(obj):
+    """The writer of the file ``obj`` belongs to; None: open for reading, or no file."""
+    return getattr(obj._file, "_writer", None)
