@@ -196,3 +196,16 @@ def test_generators_release_the_lock_between_steps(tmp_path):
         assert not t.is_alive()
         assert {first.offset, *(c.offset for c in chunks)} == {(0, 0), (2, 2)}
         assert [v0, *values] == [0, 1, 2] and f["z"][()].tolist() == [7]
+
+
+def test_warnings_point_at_the_callers_line(tmp_path):
+    """The locking wrappers add frames: purehep's warnings still name the line that called
+    purehep (as h5py's do), not a line of the wrappers."""
+    import warnings
+    with purehep.File(tmp_path / "w.h5", "w") as f:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            f.create_dataset("x", (3,)); line = sys._getframe().f_lineno   # noqa: E702
+            ds = f.create_dataset("y", data=np.arange(3))
+            f["x"].dims.create_scale(ds, "s"); line2 = sys._getframe().f_lineno   # noqa: E702
+    assert [(w.filename, w.lineno) for w in got] == [(__file__, line), (__file__, line2)]

@@ -14,12 +14,11 @@ stored types, CLASS, NAME and REFERENCE_LIST deleted and created again; a detach
 last entry into the removed one's place and deletes DIMENSION_LIST and REFERENCE_LIST once
 empty. H5DS failures raise DimensionScaleError, a RuntimeError as h5py reports them.
 """
-import warnings
 
 import numpy as np
 
 from ..dtypes import check_ref_dtype, check_vlen_dtype, ref_dtype, string_dtype, vlen_dtype
-from ..errors import DimensionScaleError, PurehepWarning
+from ..errors import DimensionScaleError, PurehepWarning, warn
 from ..reference import Reference
 from ..write.values import vlen_stored
 from .dataset import Dataset
@@ -419,6 +418,6 @@ class DimensionManager:
 
     def create_scale(self, dset, name=""):
         """Deprecated (as in h5py): ``dset.make_scale(name)``."""
-        warnings.warn("other_ds.dims.create_scale(ds, name) is deprecated. "
-                      "Use ds.make_scale(name) instead.", PurehepWarning, stacklevel=2)
+        warn("other_ds.dims.create_scale(ds, name) is deprecated. "
+             "Use ds.make_scale(name) instead.", PurehepWarning)
         dset.make_scale(name)
