@@ -1,4 +1,16 @@
 """purehep's exceptions: every failure to read a file names the structure and the offset."""
+import sys
+import warnings
+
+
+def warn(message, category):
+    """``warnings.warn`` attributed to the code that called purehep: the first frame outside
+    the package (as h5py's warnings point at the caller's line), however many purehep calls
+    lie between (hl/serialize.py's wrappers among them)."""
+    frame, level = sys._getframe(1), 2      # (stacklevel 2: the caller of warn)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("purehep."):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class PurehepError(Exception):

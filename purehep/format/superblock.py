@@ -151,12 +151,10 @@ class Superblock:
             if ctx.verify_checksums:
                 self._verify_extension_structures(ctx, ext)
         if self.version >= 3 and self.flags & (WRITE_ACCESS | SWMR_WRITE):
-            import warnings
-            from ..errors import PurehepWarning
-            warnings.warn(
-                f"{ctx.path or 'the file'} is marked open for writing (a writer that has not "
-                "closed it, or an active SWMR writer): reading what is on disk now",
-                PurehepWarning, stacklevel=4)
+            from ..errors import PurehepWarning, warn
+            warn(f"{ctx.path or 'the file'} is marked open for writing (a writer that has not "
+                 "closed it, or an active SWMR writer): reading what is on disk now",
+                 PurehepWarning)
         # libhdf5 compares the stored end-of-file address with the whole file's size
         if self.eof_address > ctx.source.size:
             raise TruncatedError(

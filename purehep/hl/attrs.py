@@ -6,6 +6,7 @@ import numpy as np
 
 from ..format import messages
 from .base import Empty, MappingExtras
+from .serialize import serialized
 from .writing import AttributesWriter
 
 ATTRIBUTE, ATTRIBUTE_INFO = 0x0C, 0x15
@@ -79,6 +80,7 @@ def _strings_as_str(value, dtype):
     return value
 
 
+@serialized("_parent")
 class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
     """``obj.attrs``: a mapping of attribute names to values (writable in write mode)."""
 

@@ -181,6 +181,8 @@ from .writing import WritableObject  # noqa: E402
 class HLObject(WritableObject):
     """Base of Group, Dataset and Datatype."""
 
+    _file = None                  # (h5py's transient named types belong to no file)
+
     def __init__(self, file, address=None, name=None, header=None):
         if address is None and name is None and not hasattr(file, "_ctx"):
             self.__dict__.update(_identified(type(self), file).__dict__)   # h5py's Cls(id)

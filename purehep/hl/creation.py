@@ -106,11 +106,11 @@ def default_order(track_order):
 
 def _no_dtype_deprecated():
     """h5py 3.16's deprecation of a dataset created with a shape alone (f4 by default)."""
-    import warnings
+    from ..errors import warn
     from ..h5py_warnings import H5pyDeprecationWarning
-    warnings.warn("Creating a dataset without passing data or dtype is deprecated. Pass an "
-                  "explicit dtype. Using dtype='f4' will keep the current default behaviour.",
-                  H5pyDeprecationWarning, stacklevel=4)
+    warn("Creating a dataset without passing data or dtype is deprecated. Pass an explicit "
+         "dtype. Using dtype='f4' will keep the current default behaviour.",
+         H5pyDeprecationWarning)
 
 
 def _prepare(data, dtype):

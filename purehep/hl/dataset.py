@@ -11,6 +11,7 @@ from ..format.messages import layout as L
 from ..format.messages.fill_value import FILL_NEVER
 from .. import selections
 from .base import HLObject, Empty, message, DATASPACE, DATATYPE, LAYOUT
+from .serialize import serialized
 from .writing import DatasetWriter
 from .sparse import SparseDatasetMixin
 
@@ -21,6 +22,7 @@ SZIP_EC, SZIP_NN = 4, 32             # szip option mask bits (H5_SZIP_EC/NN_OPTI
 VDSmap = namedtuple("VDSmap", ("vspace", "file_name", "dset_name", "src_space"))
 
 
+@serialized(skip=("__getitem__",), extra=("_read_args",))
 class Dataset(HLObject, DatasetWriter, SparseDatasetMixin):
     """A dataset. Nothing beyond its object header is read until data is asked for."""
 

@@ -2,8 +2,10 @@
 and attributes created with one share it (their Datatype message is a shared message pointing
 to its object header, spec IV.A.2.d and IV.A.2 "Shared Message"), as h5py links them."""
 from .base import HLObject, DATATYPE, message
+from .serialize import serialized
 
 
+@serialized()
 class Datatype(HLObject):
     """A committed datatype of a file; ``Datatype(type_id)`` of a TypeID not committed
     (purehep.h5t: a predefined type, one py_create made) is h5py's transient named type,

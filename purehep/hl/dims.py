@@ -14,15 +14,15 @@ stored types, CLASS, NAME and REFERENCE_LIST deleted and created again; a detach
 last entry into the removed one's place and deletes DIMENSION_LIST and REFERENCE_LIST once
 empty. H5DS failures raise DimensionScaleError, a RuntimeError as h5py reports them.
 """
-import warnings
 
 import numpy as np
 
 from ..dtypes import check_ref_dtype, check_vlen_dtype, ref_dtype, string_dtype, vlen_dtype
-from ..errors import DimensionScaleError, PurehepWarning
+from ..errors import DimensionScaleError, PurehepWarning, warn
 from ..reference import Reference
 from ..write.values import vlen_stored
 from .dataset import Dataset
+from .serialize import serialized
 
 DIMENSION_SCALE = b"DIMENSION_SCALE"
 RESERVED_CLASSES = (b"IMAGE", b"PALETTE", b"TABLE")        # datasets that take no scales
@@ -324,6 +324,7 @@ def set_label(ds, dim, label):
 
 # --- h5py's interface ---------------------------------------------------------------------------
 
+@serialized("_ds")
 class DimensionProxy:
     """One dimension of a dataset (h5py's DimensionProxy): its label and attached scales."""
 
@@ -389,6 +390,7 @@ class DimensionProxy:
         return f'<"{self.label}" dimension {self._dimension} of HDF5 dataset at {id(self._ds)}>'
 
 
+@serialized("_ds")
 class DimensionManager:
     """``ds.dims`` (h5py's DimensionManager): the dataset's dimensions, one per axis."""
 
@@ -416,6 +418,6 @@ class DimensionManager:
 
     def create_scale(self, dset, name=""):
         """Deprecated (as in h5py): ``dset.make_scale(name)``."""
-        warnings.warn("other_ds.dims.create_scale(ds, name) is deprecated. "
-                      "Use ds.make_scale(name) instead.", PurehepWarning, stacklevel=2)
+        warn("other_ds.dims.create_scale(ds, name) is deprecated. "
+             "Use ds.make_scale(name) instead.", PurehepWarning)
         dset.make_scale(name)

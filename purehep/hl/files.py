@@ -18,6 +18,7 @@ from ..io.sink import lock_file, locking_setting, unlock_file
 from .base import open_object, object_kind
 from .filespace import access_buffer, check_space, create_list
 from .group import Group
+from .serialize import serialized
 
 
 STORES_KEPT = 32
@@ -201,6 +202,7 @@ def _check_access(mode, driver, swmr, locking):
         raise UnsupportedFeatureError("writing in SWMR mode")
 
 
+@serialized()
 class File(Group):
     """An HDF5 file opened for reading, h5py-style.
 

@@ -7,6 +7,7 @@ from collections.abc import MutableMapping
 from ..errors import FormatError, LinkTraversalError, PurehepError
 from ..format import messages
 from ..format.messages import link as _link
+from .serialize import serialized
 from .writing import GroupWriter
 from .base import (HLObject, MappingExtras, HardLink, SoftLink, ExternalLink, open_object,
                    message, LINK, LINK_INFO, SYMBOL_TABLE)
@@ -84,6 +85,7 @@ def group_links(ctx, header):
     return ctx.cached("links", header.address, lambda: _sort_links(*native_links(ctx, header)))
 
 
+@serialized()
 class Group(HLObject, GroupWriter, MappingExtras, MutableMapping):
     """A group: a mapping from link names to objects (writable in write mode)."""
 

@@ -31,11 +31,10 @@ import functools
 import json
 import math
 import re
-import warnings
 
 import numpy as np
 
-from ..errors import PurehepWarning, UnsupportedFeatureError
+from ..errors import PurehepWarning, UnsupportedFeatureError, warn
 from ..hl.base import Empty
 from ..hl.dataset import Dataset
 from ..hl.files import File
@@ -289,8 +288,8 @@ def _attributes(obj):
         try:
             json.dumps(value)
         except (TypeError, ValueError):
-            warnings.warn(f"{obj.name}: attribute {name!r} ({type(value).__name__}) has no "
-                          "JSON form; left out", PurehepWarning, stacklevel=2)
+            warn(f"{obj.name}: attribute {name!r} ({type(value).__name__}) has no "
+                 "JSON form; left out", PurehepWarning)
             continue
         out[name] = value
     return out

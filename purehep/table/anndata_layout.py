@@ -2,11 +2,10 @@
 columns as Anndata categorical groups whose ``codes`` are the column's data, Anndata's
 nullable-integer / nullable-boolean groups when reading Anndata's own files, the per-element
 encoding attributes, and the row labels a table without a row index gets."""
-import warnings
 
 import numpy as np
 
-from ..errors import PurehepWarning
+from ..errors import PurehepWarning, warn
 from . import convert
 from ._attrs import get_refs, get_text, is_dataset, is_group, same, set_bool, set_ref, set_utf8
 
@@ -117,6 +116,6 @@ def warn_nullable(specs):
         spec.logical == "boolean" or (spec.logical or "").startswith(("Int", "UInt")) and
         len(spec.values) and np.any(np.asarray(spec.values) == spec.fill))]
     if shown:
-        warnings.warn(f"nullable columns {shown}: Anndata reads their stored values (HEP001 fill "
-                      "values where missing, int8 0/1/-1 for booleans); purehep reads them back "
-                      "as written", PurehepWarning, stacklevel=3)
+        warn(f"nullable columns {shown}: Anndata reads their stored values (HEP001 fill "
+             "values where missing, int8 0/1/-1 for booleans); purehep reads them back "
+             "as written", PurehepWarning)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..errors import UnsupportedFeatureError, ValidationError
+from ..hl.serialize import serialized
 from . import convert
 from . import indexes as ix
 from .txn import Transaction
@@ -201,8 +202,11 @@ def _table_attrs(group, columns, labels, title, description, units_vocabulary, a
 MODES = ("verify", "trust", "ignore")
 
 
+@serialized("group")
 class Table:
-    """An open HEP001 table group.
+    """An open HEP001 table group. In a file open for writing each call holds the file's
+    write lock (hl/serialize.py), so an append or a column change from one thread is never
+    interleaved with another thread's (each is one transaction of the columns it touches).
 
     ``indexes`` says which search indexes queries use (HEP001 §12, Security): "verify" (the
     default) uses an index only once it has been checked against its column's current
