@@ -209,3 +209,22 @@ def test_warnings_point_at_the_callers_line(tmp_path):
             ds = f.create_dataset("y", data=np.arange(3))
             f["x"].dims.create_scale(ds, "s"); line2 = sys._getframe().f_lineno   # noqa: E702
     assert [(w.filename, w.lineno) for w in got] == [(__file__, line), (__file__, line2)]
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_direct_chunk_writes_at_once(tmp_path, round_):
+    """h5py's pattern for parallel compression: threads compress chunks themselves and store
+    them with ``ds.id.write_direct_chunk`` (low-level calls hold the lock as well)."""
+    import zlib
+    path = tmp_path / "direct.h5"
+    n, chunk = 64, 100
+    with purehep.File(path, "w") as f:
+        ds = f.create_dataset("x", (n * chunk,), "i8", chunks=(chunk,), compression="gzip")
+
+        def work(i):
+            for c in range(i, n, THREADS):
+                raw = np.arange(c * chunk, (c + 1) * chunk, dtype="i8").tobytes()
+                ds.id.write_direct_chunk((c * chunk,), zlib.compress(raw))
+        together(work)
+    with h5py.File(path, "r") as f:
+        assert f["x"][()].tolist() == list(range(n * chunk))

@@ -80,7 +80,7 @@ def _strings_as_str(value, dtype):
     return value
 
 
-@serialized("_parent")
+@serialized("_parent", extra=("_rename",))
 class AttributeManager(AttributesWriter, MappingExtras, MutableMapping):
     """``obj.attrs``: a mapping of attribute names to values (writable in write mode)."""
 

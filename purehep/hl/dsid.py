@@ -11,9 +11,12 @@ from collections import namedtuple
 
 import numpy as np
 
+from .serialize import serialized
+
 StoreInfo = namedtuple("StoreInfo", ("chunk_offset", "filter_mask", "byte_offset", "size"))
 
 
+@serialized("_ds")
 class DatasetID:
     def __init__(self, dataset):
         self._ds = dataset

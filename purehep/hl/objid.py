@@ -2,6 +2,7 @@
 created — its creation property list's creation-order flags (see purehep.h5p)."""
 from ..h5p import CRT_ORDER_INDEXED, CRT_ORDER_TRACKED, PropGCID
 from .base import LINK_INFO, message
+from .serialize import serialized
 
 ATTR_TRACKED, ATTR_INDEXED = 0x04, 0x08      # version 2 object header flags (spec IV.A.1.b)
 MTIME_OLD, MTIME = 0x0E, 0x12                 # Object Modification Time messages (IV.A.2.o, .r)
@@ -25,6 +26,7 @@ def object_settings(header):
                 phase_change=header.attr_phase_change or (8, 6))
 
 
+@serialized("_group")
 class GroupID:
     def __init__(self, group):
         self._group = group
