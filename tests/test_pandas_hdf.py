@@ -536,3 +536,42 @@ def test_zoneinfo_and_na_pickles(tmp_path):
     df = pd.DataFrame({"x": np.arange(3)}, index=pd.date_range("2020", periods=3, tz=zone))
     df.to_hdf(tmp_path / "z.h5", key="k", mode="w", format="table")
     _equal(pp.read_hdf(tmp_path / "z.h5", "k"), pd.read_hdf(tmp_path / "z.h5", "k"))
+
+
+def _zones():
+    """Time zones of the kinds pandas stores differently (timezones.get_timezone)."""
+    import datetime
+    import zoneinfo
+    zones = [zoneinfo.ZoneInfo("America/New_York"), zoneinfo.ZoneInfo("UTC"), "US/Eastern",
+             datetime.timezone(datetime.timedelta(hours=5, minutes=30))]
+    try:
+        import pytz
+        zones += [pytz.UTC, pytz.timezone("Asia/Tokyo")]
+    except ImportError:
+        pass
+    if PANDAS_3:                # pandas 2 fails to localize with the newest dateutil zones
+        zones.append("dateutil/Europe/Paris")
+    return zones
+
+
+@pytest.mark.parametrize("fmt", ["fixed", "table"])
+@pytest.mark.parametrize("tz", _zones(), ids=str)
+def test_time_zones_stored_as_pandas_stores_them(tmp_path, fmt, tz):
+    """Zoned values and index keep their kind of zone: pandas stores a zoneinfo zone as the
+    object with pandas 2 (purehep stored its name, which pandas 2 reads back as pytz), a
+    dateutil zone as "dateutil/<file>" (purehep refused it), pytz's UTC pickled (purehep
+    refused to unpickle it), and a table's index zone as the object itself."""
+    index = pd.date_range("2020-03-28", periods=3, freq="h", tz=tz, name="when")
+    df = pd.DataFrame({"t": index, "x": np.arange(3)}, index=index)
+    kw = {"index": False} if fmt == "table" else {}
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt, **kw)
+    pp.to_hdf(df, tmp_path / "b.h5", key="k", mode="w", format=fmt)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    if "dateutil" in str(tz) and fmt == "table":     # a pickled dateutil zone: refused
+        with pytest.raises(pp.UnsafePickleError, match="dateutil"):
+            pp.read_hdf(tmp_path / "a.h5", "k")
+        return
+    _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")

@@ -125,15 +125,15 @@ def dtype_kind(dtype_name):
 
 
 def stored_tz(tz):
-    """The time zone as pandas stores it: a zone name, or a fixed-offset datetime.timezone."""
-    if isinstance(tz, datetime.timezone):
-        return tz
-    if getattr(tz, "zone", None) == "UTC" or getattr(tz, "key", None) == "UTC":
-        return datetime.timezone.utc
-    for attr in ("zone", "key"):                   # pytz, zoneinfo
-        if isinstance(getattr(tz, attr, None), str):
-            return getattr(tz, attr)
-    raise UnsupportedFeatureError(f"purehep.pandas cannot store the time zone {tz!r}")
+    """The time zone as pandas stores it for datetime values and fixed-format indexes (its
+    _get_tz, which is pandas' timezones.get_timezone, used here so that both pandas versions
+    are followed): a pytz zone by name, a dateutil zone as "dateutil/" and its file, a UTC or
+    fixed-offset zone as the object; a zoneinfo zone as the object with pandas 2 and by its
+    key with pandas 3. pandas reads a name back as its default zone type (pytz with pandas 2),
+    so the object must be kept where it keeps it. (A table's index keeps its zone object
+    itself, see table._index_column.)"""
+    from pandas._libs.tslibs.timezones import get_timezone
+    return get_timezone(tz)
 
 
 def localize(utc, tz):

@@ -4,8 +4,9 @@ PyTables stores every attribute value HDF5 has no type for (None, lists, tuples,
 offsets, time zones) as a protocol-0 pickle in a string attribute, and pandas' "fixed" format
 stores object columns as one pickled numpy array in a VLArray row. ``loads`` unpickles with an
 allow-list: builtin containers and scalars (the pickle opcodes themselves), numpy arrays, dtypes
-and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` (a
-pytz zone looked up by name, as pandas 2 keeps a table index's zone), ``ZoneInfo._unpickle``
+and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` and
+``pytz._UTC`` (a pytz zone looked up by name, and pytz's UTC, as pandas 2 keeps a table index's
+zone), ``ZoneInfo._unpickle``
 (the same for a zoneinfo zone, pandas 3's default), ``pd.NA`` (missing values of ``string``
 columns; pandas 3 pickles it as ``pandas.NA``) and pandas' date offsets
 (``pandas._libs.tslibs.offsets`` classes, for ``freq``). Any other global in a pickle raises
@@ -23,7 +24,8 @@ from ...errors import PurehepError
 
 _NUMPY_CORE = ("numpy._core.multiarray", "numpy.core.multiarray")
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("datetime", "timezone"),
-            ("datetime", "timedelta"), ("pytz", "_p"), ("pandas._libs.missing", "NA"),
+            ("datetime", "timedelta"), ("pytz", "_p"), ("pytz", "_UTC"),
+            ("pandas._libs.missing", "NA"),
             ("pandas", "NA"), ("zoneinfo", "ZoneInfo._unpickle")}
 _GETATTR = (("__builtin__", "getattr"), ("builtins", "getattr"))
 _ATTRIBUTES = {("zoneinfo", "ZoneInfo", "_unpickle")}      # (module, class, attribute)

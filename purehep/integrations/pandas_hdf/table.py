@@ -414,7 +414,9 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
             raise ValueError(f"Trying to store a string with len [{values.dtype.itemsize}] in "
                              f"[index] column but this column has a limit of [{existing}]!")
         values = values.astype(f"S{max(want, values.dtype.itemsize)}")
-    info = {k: attrs[k] for k in ("freq", "tz") if attrs.get(k) is not None}
+    info = {"freq": attrs["freq"]} if attrs.get("freq") is not None else {}
+    if attrs.get("tz") is not None:     # pandas' IndexCol keeps the zone object (no _get_tz)
+        info["tz"] = index.tz
     if index.name is not None:
         info["index_name"] = index.name
     return values, kind, info, attrs
