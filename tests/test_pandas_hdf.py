@@ -575,3 +575,16 @@ def test_time_zones_stored_as_pandas_stores_them(tmp_path, fmt, tz):
     _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
     _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
     assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+@pytest.mark.parametrize("name", [0, "", None, "s"])
+def test_series_table_with_a_false_name(tmp_path, name):
+    """pandas stores a Series table under ``name or "values"``: a Series named 0 or "" is
+    read back unnamed (purehep refused 0 as a non-string data column label)."""
+    s = pd.Series([1.5, 2.5], name=name)
+    s.to_hdf(tmp_path / "a.h5", key="k", mode="w", format="table", index=False)
+    pp.to_hdf(s, tmp_path / "b.h5", key="k", mode="w", format="table")
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")

@@ -353,7 +353,7 @@ def _groups_by_dtype(frame, names):
 def _prepare(obj):
     """(frame, pandas_type, table_type, levels, forced data columns) of a Series or frame."""
     if isinstance(obj, pd.Series):
-        name = obj.name if obj.name is not None else "values"
+        name = obj.name or "values"         # pandas' AppendableSeriesTable: 0 and "" too
         multi = obj.index.nlevels > 1
         frame = obj.to_frame(name)
         kind, ttype = "series_table", "appendable_multiseries" if multi else "appendable_series"
