@@ -588,3 +588,17 @@ def test_series_table_with_a_false_name(tmp_path, name):
     _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
     _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
     assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+def test_fixed_block_of_missing_strings(tmp_path):
+    """pandas 3 reads a fixed-format object block of strings and missing values as "str"
+    (is_string_array with skipna), a column with no string at all too: purehep left an
+    all-missing object column object."""
+    df = pd.DataFrame({"none": np.array([None, None], object),
+                       "nan": np.array([np.nan, np.nan], object),
+                       "s": np.array(["a", None], object), "x": [1, 2]})
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w")
+    _equal(pp.read_hdf(tmp_path / "a.h5", "k"), pd.read_hdf(tmp_path / "a.h5", "k"))
+    for column in ("none", "s"):
+        df[[column]].to_hdf(tmp_path / "b.h5", key="k", mode="w")
+        _equal(pp.read_hdf(tmp_path / "b.h5", "k"), pd.read_hdf(tmp_path / "b.h5", "k"))

@@ -218,9 +218,15 @@ def index_from_stored(data, kind, name, attrs, encoding, errors):
     return index
 
 
+def infers_str():
+    """Whether pandas infers its "str" dtype for strings (pandas 3, or future.infer_string:
+    pandas' using_string_dtype())."""
+    return isinstance(pd.Index(["a"]).dtype, pd.StringDtype)
+
+
 def str_index_dtype():
     """{"dtype": "str"} when pandas 3 pins a stored string index to its default string dtype
     (with future.infer_string; an all-missing index would otherwise be object), else {}."""
-    if NAN_SENTINELS and isinstance(pd.Index(["a"]).dtype, pd.StringDtype):
+    if NAN_SENTINELS and infers_str():
         return {"dtype": "str"}
     return {}

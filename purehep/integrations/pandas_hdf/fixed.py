@@ -14,7 +14,7 @@ import pandas as pd
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
 from .convert import (PANDAS_3, PANDAS_VERSION, datetimes, dtype_kind, index_from_stored,
-                      index_to_stored, periods, stored_tz, timedeltas)
+                      index_to_stored, infers_str, periods, stored_tz, timedeltas)
 from .pickles import loads
 
 
@@ -102,11 +102,22 @@ def read(group, kind, start=None, stop=None):
     for i in range(pt.attr(group, "nblocks")):
         items = _read_index(group, f"block{i}_items", encoding, errors)
         values = _read_array(group, f"block{i}_values", start, stop)
-        frames.append(pd.DataFrame(values.T, columns=columns[columns.get_indexer(items)],
-                                   index=index, copy=False))
+        frames.append(_block_frame(values, columns[columns.get_indexer(items)], index))
     if not frames:
         return pd.DataFrame(columns=columns, index=index)
     return pd.concat(frames, axis=1).reindex(columns=columns)
+
+
+def _block_frame(values, columns, index):
+    """The frame of one stored block (FrameFixed.read). With pandas' "str" inference a block
+    of strings and missing values (is_string_array with skipna, so also one of missing values
+    only) becomes "str" as a whole; DataFrame's own inference would leave an all-missing column
+    object."""
+    from pandas._libs.lib import is_string_array
+    df = pd.DataFrame(values.T, columns=columns, index=index, copy=False)
+    if infers_str() and isinstance(values, np.ndarray) and is_string_array(values, skipna=True):
+        df = df.astype(pd.StringDtype(na_value=np.nan))
+    return df
 
 
 # -- writing -----------------------------------------------------------------------------------
