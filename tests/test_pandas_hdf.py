@@ -602,3 +602,40 @@ def test_fixed_block_of_missing_strings(tmp_path):
     for column in ("none", "s"):
         df[[column]].to_hdf(tmp_path / "b.h5", key="k", mode="w")
         _equal(pp.read_hdf(tmp_path / "b.h5", "k"), pd.read_hdf(tmp_path / "b.h5", "k"))
+
+
+def _pandas_3_kinds():
+    return {
+        "catindex_str": pd.DataFrame({"x": [1, 2, 3]}, index=pd.CategoricalIndex(
+            ["b", "a", "b"], categories=["c", "a", "b"], ordered=True, name="ci")),
+        "catindex_int": pd.Series([1.5, 2.5, 3.5], index=pd.CategoricalIndex([5, 1, 5])),
+        "periods": pd.DataFrame({"p": pd.period_range("2020-01", periods=3, freq="M"),
+                                 "q": pd.period_range("2020-01-01", periods=3, freq="D"),
+                                 "x": [1, 2, 3]}),
+        "period_series": pd.Series(pd.period_range("2020", periods=3, freq="Y"), name="s"),
+    }
+
+
+@pytest.mark.parametrize("fmt,kw", [("fixed", {}), ("fixed", {"complevel": 5}),
+                                    ("table", {}), ("table", {"data_columns": True})])
+@pytest.mark.parametrize("name", list(_pandas_3_kinds()))
+def test_pandas_3_only_kinds_written(tmp_path, name, fmt, kw):
+    """A CategoricalIndex (GH#33909) and period values (GH#41978), written as pandas 3 writes
+    them (same attributes, read back equal, appendable); pandas 2 cannot write them and
+    purehep refuses them there."""
+    obj = _pandas_3_kinds()[name]
+    if not PANDAS_3:
+        with pytest.raises((TypeError, purehep.UnsupportedFeatureError)):
+            pp.to_hdf(obj, tmp_path / "b.h5", key="k", format=fmt, **kw)
+        return
+    extra = {"index": False} if fmt == "table" else {}
+    obj.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt, **kw, **extra)
+    pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w", format=fmt, **kw)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(expected, obj)
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+    if fmt == "table":
+        pp.to_hdf(obj, tmp_path / "b.h5", key="k", append=True, **kw)
+        _equal(pd.read_hdf(tmp_path / "b.h5", "k"), pd.concat([obj, obj]))

@@ -29,6 +29,11 @@ STORED_UNITS = PANDAS_3
 #: "nan" back as missing.
 NAN_SENTINELS = PANDAS_3
 
+#: pandas 3 stores a CategoricalIndex (GH#33909: its codes, the categories beside them) and
+#: period values (GH#41978: int64 ordinals with a "period[freq]" value_type / dtype) and reads
+#: them back; pandas 2 refuses to write them and leaves stored ordinals as integers.
+CATEGORICAL_INDEX_AND_PERIODS = PANDAS_3
+
 #: The ``pandas_version`` attribute pandas 2 writes on every stored object (pandas 3 none).
 PANDAS_VERSION = None if PANDAS_3 else "0.15.2"
 
@@ -143,11 +148,16 @@ def localize(utc, tz):
 
 def index_to_stored(index, encoding, errors, nan_rep=None, taken=()):
     """(values, kind, attrs) pandas stores for a non-Multi ``index``: attrs may hold freq, tz
-    and index_class (_convert_index), and for strings with NAN_SENTINELS the sentinel of the
+    and index_class (_convert_index), categories and ordered for a CategoricalIndex in a table
+    (CATEGORICAL_INDEX_AND_PERIODS: its codes are stored), and for strings with NAN_SENTINELS
+    the sentinel of the
     missing values ("" when there are none): ``nan_rep`` when a table already has one, else
     one avoiding ``taken`` (the strings the table holds)."""
     attrs = {}
     dtype = index.dtype
+    if isinstance(index, pd.CategoricalIndex) and CATEGORICAL_INDEX_AND_PERIODS:
+        attrs.update(categories=np.asarray(index.categories).ravel(), ordered=index.ordered)
+        return np.asarray(index.codes), dtype_kind(index.codes.dtype.name), attrs
     if isinstance(index, pd.DatetimeIndex):
         attrs.update(index_class="datetime", freq=index.freq)
         if index.tz is not None:

@@ -13,8 +13,9 @@ import pandas as pd
 
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
-from .convert import (PANDAS_3, PANDAS_VERSION, datetimes, dtype_kind, index_from_stored,
-                      index_to_stored, infers_str, periods, stored_tz, timedeltas)
+from .convert import (CATEGORICAL_INDEX_AND_PERIODS, PANDAS_3, PANDAS_VERSION, datetimes,
+                      dtype_kind, index_from_stored, index_to_stored, infers_str, periods,
+                      stored_tz, timedeltas)
 from .pickles import loads
 
 
@@ -42,7 +43,7 @@ def _read_array(group, key, start=None, stop=None):
             ret = datetimes(ret, value_type, pt.attr(node, "tz"))
         elif value_type and value_type.startswith("timedelta64"):
             ret = timedeltas(ret, value_type)
-        elif PANDAS_3 and value_type and value_type.startswith("period"):
+        elif CATEGORICAL_INDEX_AND_PERIODS and value_type and value_type.startswith("period"):
             ret = periods(ret, value_type)          # pandas 2 leaves the ordinals
     return ret.T if transposed else ret
 
@@ -51,7 +52,7 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
     """The Index stored in one array node (pandas' read_index_node); pandas 3 stores a
     CategoricalIndex as its codes (kind "category", ``ordered``) and the categories as the
     index ``{key}_categories`` beside it (pandas 2 refuses to read it)."""
-    if PANDAS_3 and pt.attr(node, "kind") == "category":
+    if CATEGORICAL_INDEX_AND_PERIODS and pt.attr(node, "kind") == "category":
         group, key = node.parent, node.name.rsplit("/", 1)[1]
         categories = _read_index(group, f"{key}_categories", encoding, errors)
         return pd.CategoricalIndex(pd.Categorical.from_codes(
@@ -123,12 +124,13 @@ def _block_frame(values, columns, index):
 # -- writing -----------------------------------------------------------------------------------
 
 def _write_array(group, key, value, filters, as_column=False):
-    """Store ``value`` (numpy, or a zoned DatetimeArray, Categorical or StringArray) as pandas'
-    write_array does: the transpose of non-empty values; string arrays pickled with their
-    ``value_type``; categoricals refused, as pandas; datetimes and timedeltas as int64 with
-    ``value_type`` (never compressed: PyTables has no atom for them); ``as_column`` stores a
-    1-D value as (n, 1). Pickled (object and string) arrays are compressed by pandas 3, which
-    gives their VLArray the store's filters (GH#64180), not by pandas 2."""
+    """Store ``value`` (numpy, or a zoned DatetimeArray, PeriodArray, Categorical or
+    StringArray) as pandas' write_array does: the transpose of non-empty values; string arrays
+    pickled with their ``value_type``; categoricals refused, as pandas; datetimes, timedeltas
+    and (CATEGORICAL_INDEX_AND_PERIODS) periods as int64 with ``value_type`` (never
+    compressed: PyTables has no atom for them); ``as_column`` stores a 1-D value as (n, 1).
+    Pickled (object and string) arrays are compressed by pandas 3, which gives their VLArray
+    the store's filters (GH#64180), not by pandas 2."""
     extra = {}
     vlarray_filters = filters if PANDAS_3 else None
     if isinstance(value.dtype, pd.CategoricalDtype):
@@ -141,6 +143,9 @@ def _write_array(group, key, value, filters, as_column=False):
         return node
     if isinstance(value.dtype, pd.DatetimeTZDtype):
         extra = {"tz": stored_tz(value.dtype.tz), "value_type": f"datetime64[{value.unit}]"}
+        value = np.asarray(value.asi8)
+    elif isinstance(value.dtype, pd.PeriodDtype) and CATEGORICAL_INDEX_AND_PERIODS:
+        extra = {"value_type": str(value.dtype)}
         value = np.asarray(value.asi8)
     value = np.asarray(value)
     if as_column:
@@ -181,7 +186,22 @@ def _write_index_node(group, key, index, encoding, errors, filters):
     return node
 
 
+def _write_categorical_index(group, key, index, encoding, errors, filters):
+    """pandas 3's write_index of a CategoricalIndex (GH#33909): the codes at ``key`` (kind
+    "category", name, ordered), the categories as the regular index ``{key}_categories``."""
+    pt.set_attr(group, f"{key}_variety", "regular")
+    node = _write_array(group, key, np.asarray(index.codes), filters)
+    _write_index(group, f"{key}_categories", pd.Index(index.categories), encoding, errors,
+                 filters)
+    pt.set_attr(node, "kind", "category")
+    pt.set_attr(node, "name", index.name)
+    pt.set_attr(node, "ordered", bool(index.ordered))
+
+
 def _write_index(group, key, index, encoding, errors, filters):
+    if isinstance(index, pd.CategoricalIndex) and CATEGORICAL_INDEX_AND_PERIODS:
+        _write_categorical_index(group, key, index, encoding, errors, filters)
+        return
     if not isinstance(index, pd.MultiIndex):
         pt.set_attr(group, f"{key}_variety", "regular")
         _write_index_node(group, key, index, encoding, errors, filters)
@@ -235,6 +255,6 @@ def write(group, obj, encoding, errors, filters):
     pt.set_attr(group, "nblocks", len(blocks))
     for i, (positions, values) in enumerate(blocks):
         _write_array(group, f"block{i}_values", values, filters,
-                     as_column=isinstance(values.dtype, pd.DatetimeTZDtype))
+                     as_column=isinstance(values.dtype, (pd.DatetimeTZDtype, pd.PeriodDtype)))
         _write_index(group, f"block{i}_items", obj.columns[positions], encoding, errors,
                      filters)

@@ -26,7 +26,8 @@ import pandas as pd
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
 from . import where as where_mod
-from .convert import (NAN_SENTINELS, PANDAS_3, PANDAS_VERSION, check_nan_rep, datetimes,
+from .convert import (CATEGORICAL_INDEX_AND_PERIODS, NAN_SENTINELS, PANDAS_3, PANDAS_VERSION,
+                      check_nan_rep, datetimes,
                       decode_strings, dtype_kind, encode_strings, index_to_stored, make_nan_rep,
                       periods, stored_index_nan_rep, stored_tz, str_index_dtype)
 
@@ -99,7 +100,7 @@ def _convert_index(layout, cname, values):
     info = layout.info.get(cname, {})
     name, freq, tz = info.get("index_name"), info.get("freq"), info.get("tz")
     kwargs = {"name": name}
-    if PANDAS_3 and (layout.tattr(f"{cname}_meta") == "category"
+    if CATEGORICAL_INDEX_AND_PERIODS and (layout.tattr(f"{cname}_meta") == "category"
                      or f"meta/{cname}/meta" in layout.group):
         return pd.CategoricalIndex(_categorical(layout, cname, values,
                                                 bool(info.get("ordered"))), name=name)
@@ -146,7 +147,7 @@ def _convert_values(layout, cname, values):
         return datetimes(values, dtype, info.get("tz"))
     if dtype == "timedelta64":
         return np.asarray(values, "m8[ns]")
-    if PANDAS_3 and dtype.startswith("period"):
+    if CATEGORICAL_INDEX_AND_PERIODS and dtype.startswith("period"):
         return periods(values, dtype)
     if meta == "category":
         return _categorical(layout, cname, values, info.get("ordered"))
@@ -324,6 +325,8 @@ def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None
     if isinstance(dtype, pd.DatetimeTZDtype):
         return _Column(cname, labels, np.asarray(first.array.asi8), f"datetime64[{dtype.unit}]",
                        info={"tz": stored_tz(dtype.tz)})
+    if isinstance(dtype, pd.PeriodDtype) and CATEGORICAL_INDEX_AND_PERIODS:
+        return _Column(cname, labels, np.asarray(first.array.asi8), str(dtype))
     if isinstance(dtype, pd.StringDtype):
         data, own = _string_data(cname, frame.to_numpy(object), nan_rep, encoding, errors,
                                  min_itemsize, size)
@@ -419,6 +422,8 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
         info["tz"] = index.tz
     if index.name is not None:
         info["index_name"] = index.name
+    if "ordered" in attrs:
+        info["ordered"] = attrs["ordered"]
     return values, kind, info, attrs
 
 
@@ -470,17 +475,30 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
     pt.set_attr(table, "index_kind", index_kind)
     if "nan_rep" in index_attrs:
         pt.set_attr(table, "index_nan_rep", index_attrs["nan_rep"])
+    if "categories" in index_attrs:
+        pt.set_attr(table, "index_meta", "category")
+        _write_categories(group, "index", index_attrs["categories"], encoding, errors, filters,
+                          nan_rep)
     for col in columns:
         pt.set_attr(table, f"{col.cname}_kind", col.labels)
         pt.set_attr(table, f"{col.cname}_meta", col.meta)
         pt.set_attr(table, f"{col.cname}_dtype", col.dtype_name)
         if col.nan_rep is not None:
             pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
-        if col.meta == "category" and len(col.categories):
-            root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
-            meta = pt.create_group(pt.create_group(root, col.cname), "meta")
-            write(meta, pd.Series(col.categories), encoding, errors, filters, nan_rep=nan_rep)
+        if col.meta == "category":
+            _write_categories(group, col.cname, col.categories, encoding, errors, filters,
+                              nan_rep)
     pt.append_rows(table, rows)
+
+
+def _write_categories(group, cname, categories, encoding, errors, filters, nan_rep):
+    """The categories of column (or, pandas 3, index) ``cname`` as the series table
+    ``meta/{cname}/meta`` (pandas' write_metadata), when there are any."""
+    if not len(categories):
+        return
+    root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
+    meta = pt.create_group(pt.create_group(root, cname), "meta")
+    write(meta, pd.Series(categories), encoding, errors, filters, nan_rep=nan_rep)
 
 
 def _append(group, frame, min_itemsize):
@@ -502,10 +520,8 @@ def _append(group, frame, min_itemsize):
         if col.dtype_name != layout.tattr(f"{cname}_dtype") and existing.kind != "S":
             raise ValueError("appended items dtype do not match existing items dtype in "
                              "table!")
-        if col.meta == "category" and not np.array_equal(
-                col.categories, np.asarray(layout.categories(cname))):
-            raise ValueError("cannot append a categorical with different categories to the "
-                             "existing")
+        if col.meta == "category":
+            _check_categories(layout, cname, col.categories)
         columns.append(col)
     existing_index = table.dtype["index"]
     index_nan_rep = _appended_index_nan_rep(layout)
@@ -517,6 +533,8 @@ def _append(group, frame, min_itemsize):
     if index_kind != layout.tattr("index_kind"):
         raise TypeError(f"incompatible kind in col [{layout.tattr('index_kind')} - "
                         f"{index_kind}]")
+    if "categories" in index_attrs:
+        _check_categories(layout, "index", index_attrs["categories"])
     info = dict(layout.info)
     old = info.get("index", {})
     for key in ("freq", "index_name"):
@@ -534,6 +552,14 @@ def _append(group, frame, min_itemsize):
             pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
     _, rows = _rows(index_values, columns, layout.data_columns)
     pt.append_rows(table, rows)
+
+
+def _check_categories(layout, cname, categories):
+    """pandas' validate_metadata: appended categoricals keep the stored categories."""
+    stored = layout.categories(cname)
+    if stored is not None and not np.array_equal(categories, np.asarray(stored)):
+        raise ValueError("cannot append a categorical with different categories to the "
+                         "existing")
 
 
 def _stored_strings(layout, cname):
