@@ -639,3 +639,16 @@ def test_pandas_3_only_kinds_written(tmp_path, name, fmt, kw):
     if fmt == "table":
         pp.to_hdf(obj, tmp_path / "b.h5", key="k", append=True, **kw)
         _equal(pd.read_hdf(tmp_path / "b.h5", "k"), pd.concat([obj, obj]))
+
+
+def test_where_on_a_categorical_index(tmp_path):
+    """pandas 3 compares a where literal on a CategoricalIndex with its categories, as on a
+    categorical data column (purehep converted 'b' as a number and raised ValueError)."""
+    if not PANDAS_3:
+        pytest.skip("pandas 2 cannot write a CategoricalIndex")
+    df = _pandas_3_kinds()["catindex_str"]
+    path = tmp_path / "a.h5"
+    df.to_hdf(path, key="k", mode="w", format="table")
+    for where in ("index == 'b'", "index != 'a'", "index == ['a', 'c']", "index > 'a'",
+                  "index == 'q'"):
+        _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))

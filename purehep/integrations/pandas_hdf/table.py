@@ -80,16 +80,16 @@ class _Layout:
     def queryable(self, name):
         """(kind, meta, categories, encoding, ordered) of the index or a data column, else
         None."""
-        index_names = [c for _, c in self.index_cols]
-        if name in index_names:
-            return (self.tattr(f"{name}_kind"), None, None, self.encoding, None)
-        if name in self.data_columns and name in self.values_cols:
-            meta = self.tattr(f"{name}_meta")
-            cats = self.categories(name) if meta == "category" else None
-            return (dtype_kind(self.tattr(f"{name}_dtype")), meta,
-                    None if cats is None else np.asarray(cats), self.encoding,
-                    self.info.get(name, {}).get("ordered"))
-        return None
+        if name in [c for _, c in self.index_cols]:
+            kind = self.tattr(f"{name}_kind")
+        elif name in self.data_columns and name in self.values_cols:
+            kind = dtype_kind(self.tattr(f"{name}_dtype"))
+        else:
+            return None
+        meta = self.tattr(f"{name}_meta")      # a categorical index has one too (pandas 3)
+        cats = self.categories(name) if meta == "category" else None
+        return (kind, meta, None if cats is None else np.asarray(cats), self.encoding,
+                self.info.get(name, {}).get("ordered"))
 
 
 def _convert_index(layout, cname, values):
