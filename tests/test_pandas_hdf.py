@@ -652,3 +652,19 @@ def test_where_on_a_categorical_index(tmp_path):
     for where in ("index == 'b'", "index != 'a'", "index == ['a', 'c']", "index > 'a'",
                   "index == 'q'"):
         _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))
+
+
+def test_empty_categorical_index_fixed(tmp_path):
+    """An empty CategoricalIndex in the fixed format (pandas 3): its codes are the dummy
+    element of an empty array, read by its ``shape`` (purehep read the dummy code: 'Length of
+    values (0) does not match length of index (1)')."""
+    if not PANDAS_3:
+        pytest.skip("pandas 2 cannot write a CategoricalIndex")
+    index = pd.CategoricalIndex([], categories=["a", "b"], name="c")
+    for obj in (pd.Series([], dtype="i4", index=index),
+                pd.DataFrame({"p": pd.PeriodIndex([], freq="D")}, index=index)):
+        obj.to_hdf(tmp_path / "a.h5", key="k", mode="w")
+        pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w")
+        expected = pd.read_hdf(tmp_path / "a.h5", "k")
+        _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
+        _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)

@@ -52,22 +52,22 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
     """The Index stored in one array node (pandas' read_index_node); pandas 3 stores a
     CategoricalIndex as its codes (kind "category", ``ordered``) and the categories as the
     index ``{key}_categories`` beside it (pandas 2 refuses to read it)."""
-    if CATEGORICAL_INDEX_AND_PERIODS and pt.attr(node, "kind") == "category":
-        group, key = node.parent, node.name.rsplit("/", 1)[1]
-        categories = _read_index(group, f"{key}_categories", encoding, errors)
-        return pd.CategoricalIndex(pd.Categorical.from_codes(
-            node[start:stop], categories=categories, ordered=bool(pt.attr(node, "ordered", False)),
-            validate=False), name=pt.attr(node, "name"))
     if pt.attr(node, "CLASS") == "VLARRAY":
         data = [loads(node[0].tobytes())][start:stop]
     else:
         data = node[start:stop]
     shape = pt.attr(node, "shape")
-    if shape is not None and np.prod(shape) == 0:
+    if shape is not None and np.prod(shape) == 0:   # an empty index: a dummy element stored
         data = np.empty(shape, dtype=pt.attr(node, "value_type"))
+    name = pt.attr(node, "name")
+    if CATEGORICAL_INDEX_AND_PERIODS and pt.attr(node, "kind") == "category":
+        group, key = node.parent, node.name.rsplit("/", 1)[1]
+        categories = _read_index(group, f"{key}_categories", encoding, errors)
+        return pd.CategoricalIndex(pd.Categorical.from_codes(
+            data, categories=categories, ordered=bool(pt.attr(node, "ordered", False)),
+            validate=False), name=name)
     attrs = {k: pt.attr(node, k) for k in ("freq", "tz", "index_class", "nan_rep")
              if k in node.attrs}
-    name = pt.attr(node, "name")
     return index_from_stored(data, pt.attr(node, "kind"), name, attrs, encoding, errors)
 
 
