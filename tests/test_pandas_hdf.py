@@ -668,3 +668,20 @@ def test_empty_categorical_index_fixed(tmp_path):
         expected = pd.read_hdf(tmp_path / "a.h5", "k")
         _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
         _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+
+
+def test_multiindex_table_with_all_data_columns(tmp_path):
+    """data_columns=True on a MultiIndex frame: pandas takes the frame's own columns, then
+    inserts each level in front (level_1, level_0, a); purehep took the columns after the reset
+    (level_0, level_1, a), a different table layout, on which pandas reads a columns name
+    back that its own file loses."""
+    df = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]},
+                      index=pd.MultiIndex.from_arrays([["p", "q"], [3, 4]], names=[None, "n"]))
+    df.columns.name = "cols"
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w", format="table", data_columns=True,
+              index=False)
+    pp.to_hdf(df, tmp_path / "b.h5", key="k", mode="w", format="table", data_columns=True)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")

@@ -372,16 +372,19 @@ def _prepare(obj):
 
 
 def _layout_columns(frame, data_columns, min_itemsize, levels):
-    """The data columns pandas makes of ``data_columns`` (True = all), ``min_itemsize`` keys
-    and MultiIndex ``levels``, in the frame's column order."""
+    """The data columns pandas makes of ``data_columns``, ``min_itemsize`` keys and
+    MultiIndex ``levels``, in pandas' order (AppendableMultiFrameTable.write,
+    validate_data_columns): the given ones (True: the frame's columns before its MultiIndex
+    became the ``levels`` columns), each level not among them inserted in front, then the
+    ``min_itemsize`` keys."""
     labels = list(frame.columns)
+    levels_ = levels if isinstance(levels, list) else []
     if data_columns is True:
-        data_columns = list(labels)
+        data_columns = [c for c in labels if c not in levels_]
     data_columns = list(data_columns or [])
-    if isinstance(levels, list):
-        for n in levels:
-            if n not in data_columns:
-                data_columns.insert(0, n)
+    for n in levels_:
+        if n not in data_columns:
+            data_columns.insert(0, n)
     if isinstance(min_itemsize, dict):
         data_columns += [k for k in min_itemsize if k != "values" and k not in data_columns]
     return [c for c in data_columns if c in labels]
