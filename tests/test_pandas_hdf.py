@@ -685,3 +685,17 @@ def test_multiindex_table_with_all_data_columns(tmp_path):
     _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
     _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
     assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+def test_where_literals_and_names_beyond_ascii(tmp_path):
+    """A quoted literal is Python's string literal (purehep decoded escapes of one holding
+    non-ASCII characters through latin-1, so 'é\\\\b' matched nothing), and a column name may
+    be any Python identifier ('é1' raised UnsupportedWhereError), as pandas parses them."""
+    df = pd.DataFrame({"s": ["é\\b", "a\\b", "é\t", "x"], "é1": [1, 2, 3, 4]})
+    path = tmp_path / "a.h5"
+    df.to_hdf(path, key="k", mode="w", format="table", data_columns=True, index=False)
+    for where in ("s == 'é\\\\b'", "s == 'é\\t'", "s == \"a\\\\b\"", "s == '\\u00e9\\t'",
+                  "é1 > 2", "s != ['é\\t', 'x'] & é1 < 4"):
+        expected = pd.read_hdf(path, "k", where=where)
+        assert len(expected), where
+        _equal(pp.read_hdf(path, "k", where=where), expected)

@@ -20,6 +20,7 @@ one). Anything else (names from the
 calling scope, ``columns=`` filters, ``~``, functions, arithmetic) raises
 ``UnsupportedWhereError`` rather than guessing.
 """
+import ast
 import decimal
 import operator
 import re
@@ -37,7 +38,7 @@ _TOKEN = re.compile(r"""\s*(?:
     (?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
   | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
   | (?P<op>==|!=|<=|>=|<|>|&|\||\(|\)|\[|\]|,)
-  | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<name>[^\W\d]\w*)
   | (?P<bad>\S)
 )""", re.VERBOSE)
 
@@ -124,8 +125,7 @@ class _Parser:
         if kind == "num":
             return ("lit", float(value) if re.search(r"[.eE]", value) else int(value))
         if kind == "str":
-            return ("lit", bytes(value[1:-1], "utf-8").decode("unicode_escape")
-                    if "\\" in value else value[1:-1])
+            return ("lit", ast.literal_eval(value))     # Python's string literal, as pandas
         if kind == "name":
             if value in ("True", "False"):
                 return ("lit", value == "True")
