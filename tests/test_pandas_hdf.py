@@ -699,3 +699,34 @@ def test_where_literals_and_names_beyond_ascii(tmp_path):
         expected = pd.read_hdf(path, "k", where=where)
         assert len(expected), where
         _equal(pp.read_hdf(path, "k", where=where), expected)
+
+
+def _layout_objects():
+    dt = pd.date_range("2020", periods=2, freq="D")
+    return {
+        "complex_data_column": (pd.DataFrame({"c": [1 + 2j, 3j], "x": [1, 2]}), "table",
+                                {"data_columns": ["c"]}),
+        "blocks_beside_data_columns": (pd.DataFrame({"b": [1, 2], "z": ["u", "v"],
+                                                     "a": [1.5, 2.5], "k": [3, 4],
+                                                     "c": [True, False]}), "table",
+                                       {"data_columns": ["k"]}),
+        "datetime_level": (pd.DataFrame({"x": [1, 2]}, index=pd.MultiIndex.from_arrays(
+            [dt, ["p", "q"]])), "fixed", {}),
+        "empty_string_dtype": (pd.DataFrame({"s": pd.array([], dtype="string")}), "fixed", {}),
+    }
+
+
+@pytest.mark.parametrize("name", list(_layout_objects()))
+def test_layout_as_pandas_writes_it(tmp_path, name):
+    """Attributes and Table layout as pandas writes them (read back the same either way):
+    complex fill values as numbers (purehep pickled them) and a complex data column with
+    shape (1,); the values blocks beside data columns in Index.difference order (sorted);
+    MultiIndex levels without index_class/freq; an empty string array not 'transposed'."""
+    obj, fmt, kw = _layout_objects()[name]
+    extra = {"index": False} if fmt == "table" else {}
+    obj.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt, **kw, **extra)
+    pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w", format=fmt, **kw)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")

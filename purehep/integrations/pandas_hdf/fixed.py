@@ -139,7 +139,7 @@ def _write_array(group, key, value, filters, as_column=False):
     if isinstance(value.dtype, pd.StringDtype):         # pickled as objects, dtype noted
         node = pt.create_object_vlarray(group, key, value.to_numpy(), vlarray_filters)
         pt.set_attr(node, "value_type", str(value.dtype))
-        pt.set_attr(node, "transposed", True)
+        pt.set_attr(node, "transposed", len(value) > 0)
         return node
     if isinstance(value.dtype, pd.DatetimeTZDtype):
         extra = {"tz": stored_tz(value.dtype.tz), "value_type": f"datetime64[{value.unit}]"}
@@ -175,12 +175,14 @@ def _write_array(group, key, value, filters, as_column=False):
     return node
 
 
-def _write_index_node(group, key, index, encoding, errors, filters):
+def _write_index_node(group, key, index, encoding, errors, filters, level=False):
+    """One index node (write_index); a MultiIndex ``level`` gets only its kind, name and
+    sentinel, as pandas' write_multi_index writes it (no index_class, freq nor tz)."""
     values, kind, attrs = index_to_stored(index, encoding, errors)
     node = _write_array(group, key, values, filters)
     pt.set_attr(node, "kind", kind)
     pt.set_attr(node, "name", index.name)
-    for name in ("nan_rep", "index_class", "freq", "tz"):
+    for name in ("nan_rep",) if level else ("nan_rep", "index_class", "freq", "tz"):
         if name in attrs:
             pt.set_attr(node, name, attrs[name])
     return node
@@ -209,7 +211,8 @@ def _write_index(group, key, index, encoding, errors, filters):
     pt.set_attr(group, f"{key}_variety", "multi")
     pt.set_attr(group, f"{key}_nlevels", index.nlevels)
     for i, (level, codes, name) in enumerate(zip(index.levels, index.codes, index.names)):
-        node = _write_index_node(group, f"{key}_level{i}", level, encoding, errors, filters)
+        node = _write_index_node(group, f"{key}_level{i}", level, encoding, errors, filters,
+                                 level=True)
         pt.set_attr(node, f"{key}_name{name}", name)
         _write_array(group, f"{key}_label{i}", np.asarray(codes), filters)
 

@@ -84,7 +84,7 @@ def set_attr(node, name, value, utf8=True):
         attrs.create(name, np.array(value, np.int64))
     elif isinstance(value, float):
         attrs.create(name, np.array(value, np.float64))
-    elif isinstance(value, np.generic) and value.dtype.kind in "iuf":
+    elif isinstance(value, np.generic) and value.dtype.kind in "iufc":
         attrs.create(name, np.array(value))
     else:
         raw = pickles.dumps_attr(value)

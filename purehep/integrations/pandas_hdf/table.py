@@ -393,13 +393,17 @@ def _layout_columns(frame, data_columns, min_itemsize, levels):
 def _new_columns(frame, data_columns, nan_rep, levels, encoding, errors, min_itemsize):
     """The _Columns of a new table. With NAN_SENTINELS a string column has its own sentinel
     when no ``nan_rep`` was given, and a MultiIndex level always; otherwise missing strings
-    are stored as ``nan_rep`` ("nan" by default)."""
+    are stored as ``nan_rep`` ("nan" by default). Beside data columns, the values blocks are
+    made of the other columns as pandas' _get_blocks_and_items takes them: Index.difference,
+    so sorted when they sort."""
     levels = levels if isinstance(levels, list) else []
 
     def rep(name):
         return _NanRep("nan" if nan_rep is None else nan_rep,
                        own=NAN_SENTINELS and (nan_rep is None or name in levels))
-    rest = [c for c in frame.columns if c not in data_columns]
+    rest = list(frame.columns)
+    if data_columns:
+        rest = list(pd.Index(rest).difference(pd.Index(data_columns)))
     cols = [_column(f"values_block_{i}", frame[names], rep(None), encoding, errors,
                     min_itemsize) for i, names in enumerate(_groups_by_dtype(frame, rest))]
     for c in data_columns:
@@ -431,10 +435,12 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
 
 
 def _rows(index_values, columns, data_columns):
+    """(Table fields, rows): a values block holds its columns as an array member, a data
+    column is scalar, except a complex one, which pandas' _get_atom gives a shape (1,)."""
     fields = [("index", index_values.dtype, None)]
     for col in columns:
-        shape = None if col.cname in data_columns else (col.data.shape[1]
-                                                        if col.data.ndim > 1 else 1,)
+        scalar = col.cname in data_columns and col.data.dtype.kind != "c"
+        shape = None if scalar else (col.data.shape[1] if col.data.ndim > 1 else 1,)
         fields.append((col.cname, col.data.dtype, shape))
     rows = np.empty(len(index_values), pt.table_dtype(fields))
     rows["index"] = index_values
