@@ -225,7 +225,10 @@ WHERES = [("df", "index > 5 & A < 0.3"), ("df", "A > 0.5"), ("df", "A != 0.5"),
           ("df", "B != [1, 2]"), ("df", ["A < 0.5", "B > 0"]), ("df", "A < -1e-3"),
           ("dti", "index > '2020-01-20'"), ("dti", "index >= '2020-01-20' & A < 0.5"),
           ("s", "index == 'k3'"), ("s", "index > 'k5'"), ("mi", "s == 'foo' & B > 0"),
-          ("mi", "A < 0.5 | B == -5")]
+          ("mi", "A < 0.5 | B == -5"), ("df", "t > Timestamp('2020-01-10')"),
+          ("df", "tz <= Timestamp('2020-01-01 05:00-05:00') | B == 1"),
+          ("df", "t == [Timestamp('2020-01-03'), '2020-01-05']"),
+          ("dti", "index < Timestamp(20200105)")]
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +258,8 @@ def test_where_matches_pandas(where_files, key, where):
 
 @pytest.mark.parametrize("where", ["other > 0.5", "columns == ['A']", "A > x", "A + 1 > 2",
                                    "~(A > 0.5)", "5 < index", "A >", "B == [" + ",".join(
-                                       map(str, range(40))) + "]", "sin(A) > 0"])
+                                       map(str, range(40))) + "]", "sin(A) > 0",
+                                   "t > Timestamp('2020', tz='UTC')"])
 def test_unsupported_where_raises(where_files, where):
     with pytest.raises(pp.UnsupportedWhereError):
         pp.read_hdf(where_files / "pandas.h5", "df", where=where)

@@ -7,7 +7,8 @@ ORed over the items as pandas 2 builds them, so that ``!=`` with two distinct va
 every non-missing row; pandas 3 ANDs the ``!=`` items; pandas filters longer lists after
 reading, which is not done); conditions
 combined with ``&``/``and``, ``|``/``or`` and parentheses; a list of condition strings (ANDed).
-Literals: numbers, quoted strings, True/False. Each literal is converted for the column's kind
+Literals: numbers, quoted strings, True/False, ``Timestamp(...)`` of a number or a string.
+Each literal is converted for the column's kind
 as the installed pandas does (pandas/core/computation/pytables.py, ``BinOp.convert_value`` and
 ``generate``): datetimes through ``Timestamp`` (UTC), timedeltas through ``Timedelta``
 (numbers are seconds), in nanoseconds with pandas 2 and in the column's unit with pandas 3
@@ -17,7 +18,7 @@ one into its exact integer form (``B > 1.5`` is ``B > 1``, ``B == 1.5`` nothing)
 categoricals as the position of the value in the categories (pandas 2: searchsorted, -1 when
 absent; pandas 3: the equal one, -2 when absent, and ``<``/``>`` refused on an unordered
 one). Anything else (names from the
-calling scope, ``columns=`` filters, ``~``, functions, arithmetic) raises
+calling scope, ``columns=`` filters, ``~``, other functions, arithmetic) raises
 ``UnsupportedWhereError`` rather than guessing.
 """
 import ast
@@ -41,6 +42,9 @@ _TOKEN = re.compile(r"""\s*(?:
   | (?P<name>[^\W\d]\w*)
   | (?P<bad>\S)
 )""", re.VERBOSE)
+
+
+_CALLS = ("Timestamp",)
 
 
 class UnsupportedWhereError(UnsupportedFeatureError, ValueError):
@@ -120,6 +124,18 @@ class _Parser:
         raise UnsupportedWhereError(f"each comparison in where {self.text!r} must be a column "
                                     "name, an operator and a literal, in that order")
 
+    def call(self, name):
+        """``Timestamp(literal)``: pandas evaluates the call in Python (its expression scope
+        holds the name) and compares with the result."""
+        self.take("(")
+        kind, arg = self.operand()
+        self.take(")")
+        if kind != "lit" or isinstance(arg, (list, bool)):
+            raise UnsupportedWhereError(f"{name}() of a number or a string only, in "
+                                        f"{self.text!r}")
+        import pandas as pd
+        return getattr(pd, name)(arg)
+
     def operand(self):
         kind, value = self.take()
         if kind == "num":
@@ -129,6 +145,8 @@ class _Parser:
         if kind == "name":
             if value in ("True", "False"):
                 return ("lit", value == "True")
+            if value in _CALLS and self.peek() == ("op", "("):
+                return ("lit", self.call(value))
             return ("name", value)
         if (kind, value) == ("op", "["):
             items = []
