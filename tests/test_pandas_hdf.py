@@ -735,3 +735,26 @@ def test_layout_as_pandas_writes_it(tmp_path, name):
     _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
     _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
     assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+@pytest.mark.parametrize("index", [pd.Index([], dtype=object, name="e"),
+                                   pd.Index([None, np.nan], dtype=object),
+                                   pd.MultiIndex.from_arrays([pd.Index([], dtype=object), []])],
+                         ids=["empty", "all_missing", "empty_level"])
+def test_object_index_without_values(tmp_path, index):
+    """An object index that is empty or all missing is pickled with kind "object", as pandas
+    stores it (purehep refused it with UnsupportedFeatureError: 'an index of empty values');
+    a table cannot hold one, as pandas."""
+    obj = pd.Series(np.arange(len(index), dtype="f8"), index=index)
+    for kw in ({}, {"complevel": 3}):
+        obj.to_hdf(tmp_path / "a.h5", key="k", mode="w", **kw)
+        pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w", **kw)
+        expected = pd.read_hdf(tmp_path / "a.h5", "k")
+        _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+        _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+        assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+    if len(obj):
+        with pytest.raises(TypeError):
+            obj.to_hdf(tmp_path / "a.h5", key="t", format="table")
+        with pytest.raises(TypeError):
+            pp.to_hdf(obj, tmp_path / "b.h5", key="t", format="table")

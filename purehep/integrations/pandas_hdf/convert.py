@@ -152,7 +152,9 @@ def index_to_stored(index, encoding, errors, nan_rep=None, taken=()):
     (CATEGORICAL_INDEX_AND_PERIODS: its codes are stored), and for strings with NAN_SENTINELS
     the sentinel of the
     missing values ("" when there are none): ``nan_rep`` when a table already has one, else
-    one avoiding ``taken`` (the strings the table holds)."""
+    one avoiding ``taken`` (the strings the table holds). An object index with no value
+    (empty, or all missing) is of kind "object", its values pickled (pandas' ObjectAtom);
+    other non-string objects are refused."""
     attrs = {}
     dtype = index.dtype
     if isinstance(index, pd.CategoricalIndex) and CATEGORICAL_INDEX_AND_PERIODS:
@@ -184,6 +186,8 @@ def index_to_stored(index, encoding, errors, nan_rep=None, taken=()):
         return encode_strings(values, encoding, errors), "string", attrs
     if inferred == "floating" and dtype.kind == "f":
         return np.asarray(index), "float", attrs
+    if dtype == object and pd.isna(index).all():    # empty or all missing: kind "object",
+        return np.asarray(index, object), "object", attrs   # pickled as pandas does
     raise UnsupportedFeatureError(f"purehep.pandas does not write an index of {inferred} "
                                   f"values ({dtype}); pandas would pickle it")
 

@@ -417,6 +417,9 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
     """(stored values, kind, info entry, attrs) of the table's index column; ``nan_rep`` and
     ``taken`` as for index_to_stored."""
     values, kind, attrs = index_to_stored(index, encoding, errors, nan_rep, taken)
+    if kind == "object":
+        raise TypeError("an index of pickled objects cannot be a table column (pandas: "
+                        "'Passing an incorrect value to a table column')")
     if kind == "string":
         floor = min_itemsize.get("index") if isinstance(min_itemsize, dict) else min_itemsize
         want = max(existing, int(floor or 0))
