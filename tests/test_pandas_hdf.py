@@ -48,6 +48,8 @@ def _objects():
         "periodindex": (pd.DataFrame({"x": np.arange(3)},
                                      index=pd.period_range("2020-01", periods=3, freq="M")), both),
         "int64index": (pd.DataFrame({"x": [1.5, 2.5]}, index=pd.Index([10, 3])), both),
+        "boolindex": (pd.Series([1.5, 2.5, 3.5], index=pd.Index([True, False, True],
+                                                                  name="b")), both),
         "multiindex": (pd.DataFrame({"v": np.arange(4.0)}, index=pd.MultiIndex.from_product(
             [["x", "y"], [1, 2]], names=["k", None])), both),
         "intcolumns": (pd.DataFrame(np.arange(6).reshape(3, 2), columns=[5, 7]), both),

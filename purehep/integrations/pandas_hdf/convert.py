@@ -206,8 +206,10 @@ def index_from_stored(data, kind, name, attrs, encoding, errors):
         values = pd.TimedeltaIndex(data if kind == "timedelta64" else data.view(kind))
     elif kind == "date":
         values = np.asarray([datetime.date.fromordinal(v) for v in data], dtype=object)
-    elif kind in ("integer", "float", "bool"):
+    elif kind in ("integer", "float"):
         values = np.asarray(data)
+    elif kind == "bool":                # stored as a bitfield, read by PyTables as bool
+        values = np.asarray(data).astype(bool)
     elif kind == "string":
         values = decode_strings(data, stored_index_nan_rep(attrs), encoding, errors)
         string_dtype = str_index_dtype()

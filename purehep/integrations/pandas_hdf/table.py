@@ -110,6 +110,8 @@ def _convert_index(layout, cname, values):
         values = np.asarray(values, dtype=kind)
     elif PANDAS_3 and kind.startswith("timedelta64"):
         values = np.asarray(values, "m8[ns]" if kind == "timedelta64" else kind)
+    elif kind == "bool":                # a bitfield column, read by PyTables as bool
+        values = np.asarray(values).astype(bool)
     elif kind == "string":
         nan_rep = {"nan_rep": layout.tattr(f"{cname}_nan_rep")} \
             if f"{cname}_nan_rep" in layout.table.attrs else {}
