@@ -760,3 +760,23 @@ def test_object_index_without_values(tmp_path, index):
             obj.to_hdf(tmp_path / "a.h5", key="t", format="table")
         with pytest.raises(TypeError):
             pp.to_hdf(obj, tmp_path / "b.h5", key="t", format="table")
+
+
+@pytest.mark.parametrize("fmt", ["fixed", "table"])
+def test_strings_with_an_embedded_nul(tmp_path, fmt):
+    """A string holding a NUL keeps the bytes after it, as PyTables reads them (in the file's
+    own string type): purehep's reads end a null-terminated string at its first NUL as h5py
+    does, so the index 'a\\0b' came back 'a' (duplicated labels, a MultiIndex refused)."""
+    df = pd.DataFrame({"s": np.array(["a\x00b", "x\x00", "a", "😀"], object),
+                       "t": ["a\x00b", "v", "a", "z"], "x": np.arange(4)},
+                      index=pd.Index(["a\x00b", "a", "c", "d"], dtype=object))
+    extra = {"data_columns": ["t"], "index": False} if fmt == "table" else {}
+    path = tmp_path / "a.h5"
+    df.to_hdf(path, key="k", mode="w", format=fmt, **extra)
+    df.set_index(["s", "x"]).to_hdf(path, key="m", format=fmt, **extra)
+    for key in ("k", "m"):
+        expected = pd.read_hdf(path, key)
+        _equal(pp.read_hdf(path, key), expected)
+    if fmt == "table":
+        for where in ("t == 'a\\x00b'", "index == 'a\\x00b'", "t != 'a'"):
+            _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))

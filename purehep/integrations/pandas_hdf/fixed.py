@@ -36,7 +36,7 @@ def _read_array(group, key, start=None, stop=None):
         if shape is not None:
             ret = np.empty(shape, dtype=value_type)
         else:
-            ret = node[start:stop]
+            ret = pt.read(node, start, stop)
             if pt.is_bitfield(node):
                 ret = ret.astype(bool)
         if value_type and value_type.startswith("datetime64"):
@@ -55,7 +55,7 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
     if pt.attr(node, "CLASS") == "VLARRAY":
         data = [loads(node[0].tobytes())][start:stop]
     else:
-        data = node[start:stop]
+        data = pt.read(node, start, stop)
     shape = pt.attr(node, "shape")
     if shape is not None and np.prod(shape) == 0:   # an empty index: a dummy element stored
         data = np.empty(shape, dtype=pt.attr(node, "value_type"))

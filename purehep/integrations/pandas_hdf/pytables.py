@@ -36,6 +36,27 @@ def is_bitfield(ds):
     return ds.id.get_type().get_class() == h5t.BITFIELD
 
 
+def read(node, start=None, stop=None):
+    """``node[start:stop]`` as PyTables reads it: a fixed-length string keeps the bytes after
+    an embedded NUL. PyTables reads in the file's own string type, which HDF5 leaves as it is,
+    where h5py's conversion, which purehep's reads follow, ends a null-terminated string at its
+    first NUL ('a\\0b' came back as 'a'); the other values are converted as usual."""
+    values = node[start:stop]
+    fields = values.dtype.names or ()
+    strings = [n for n in fields if values.dtype[n].base.kind == "S"]
+    if not (strings or values.dtype.kind == "S") or not values.size:
+        return values
+    from ... import selections
+    from ...chunks.storage import as_elements
+    sel = selections.select(node.shape, (slice(start, stop),), strict=True)
+    raw = as_elements(sel.finish(node._storage.read(sel)), node._type.file_dtype)
+    if not fields:
+        return raw.astype(values.dtype)
+    for name in strings:
+        values[name] = raw[name]
+    return values
+
+
 def attr(node, name, default=None):
     """The attribute ``name`` of ``node`` as PyTables (and so pandas) sees it: str for strings,
     Python numbers for scalars, unpickled objects for pickles; ``default`` when absent."""

@@ -185,7 +185,7 @@ def _categorical(layout, cname, codes, ordered):
 
 
 def _select_rows(layout, where, start, stop):
-    rows = layout.table[start:stop]
+    rows = pt.read(layout.table, start, stop)
     if where is None:
         return rows
     tree = where_mod.parse(where)
@@ -578,8 +578,8 @@ def _check_categories(layout, cname, categories):
 
 def _stored_strings(layout, cname):
     """The strings the table's column ``cname`` holds (a new sentinel must avoid them)."""
-    return set(decode_strings(layout.table[cname], None, layout.encoding, layout.errors)
-               .ravel())
+    stored = pt.read(layout.table)[cname]
+    return set(decode_strings(stored, None, layout.encoding, layout.errors).ravel())
 
 
 def _appended_index_nan_rep(layout):
@@ -590,4 +590,4 @@ def _appended_index_nan_rep(layout):
         return None
     if "index_nan_rep" in layout.table.attrs:
         return layout.tattr("index_nan_rep") or None
-    return "nan" if (layout.table["index"] == b"nan").any() else None
+    return "nan" if (pt.read(layout.table)["index"] == b"nan").any() else None
