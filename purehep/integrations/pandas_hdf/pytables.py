@@ -41,17 +41,21 @@ def read(node, start=None, stop=None):
     an embedded NUL. PyTables reads in the file's own string type, which HDF5 leaves as it is,
     where h5py's conversion, which purehep's reads follow, ends a null-terminated string at its
     first NUL ('a\\0b' came back as 'a'); the other values are converted as usual."""
-    values = node[start:stop]
-    fields = values.dtype.names or ()
-    strings = [n for n in fields if values.dtype[n].base.kind == "S"]
-    if not (strings or values.dtype.kind == "S") or not values.size:
-        return values
+    dtype = node.dtype
+    fields = dtype.names or ()
+    strings = [n for n in fields if dtype[n].base.kind == "S"]
+    if not (strings or dtype.kind == "S") or not node.shape:
+        return node[start:stop]
     from ... import selections
     from ...chunks.storage import as_elements
     sel = selections.select(node.shape, (slice(start, stop),), strict=True)
-    raw = as_elements(sel.finish(node._storage.read(sel)), node._type.file_dtype)
+    if not sel.nselected:
+        return node[start:stop]
+    stored = sel.finish(node._storage.read(sel))          # read once: stored bytes
+    raw = as_elements(stored, node._type.file_dtype)
     if not fields:
-        return raw.astype(values.dtype)
+        return raw.astype(dtype)
+    values = node._convert(stored, ())                    # converted as node[...] does
     for name in strings:
         values[name] = raw[name]
     return values
