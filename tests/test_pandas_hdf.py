@@ -48,6 +48,8 @@ def _objects():
         "periodindex": (pd.DataFrame({"x": np.arange(3)},
                                      index=pd.period_range("2020-01", periods=3, freq="M")), both),
         "int64index": (pd.DataFrame({"x": [1.5, 2.5]}, index=pd.Index([10, 3])), both),
+        "boolindex": (pd.Series([1.5, 2.5, 3.5], index=pd.Index([True, False, True],
+                                                                  name="b")), both),
         "multiindex": (pd.DataFrame({"v": np.arange(4.0)}, index=pd.MultiIndex.from_product(
             [["x", "y"], [1, 2]], names=["k", None])), both),
         "intcolumns": (pd.DataFrame(np.arange(6).reshape(3, 2), columns=[5, 7]), both),
@@ -225,7 +227,10 @@ WHERES = [("df", "index > 5 & A < 0.3"), ("df", "A > 0.5"), ("df", "A != 0.5"),
           ("df", "B != [1, 2]"), ("df", ["A < 0.5", "B > 0"]), ("df", "A < -1e-3"),
           ("dti", "index > '2020-01-20'"), ("dti", "index >= '2020-01-20' & A < 0.5"),
           ("s", "index == 'k3'"), ("s", "index > 'k5'"), ("mi", "s == 'foo' & B > 0"),
-          ("mi", "A < 0.5 | B == -5")]
+          ("mi", "A < 0.5 | B == -5"), ("df", "t > Timestamp('2020-01-10')"),
+          ("df", "tz <= Timestamp('2020-01-01 05:00-05:00') | B == 1"),
+          ("df", "t == [Timestamp('2020-01-03'), '2020-01-05']"),
+          ("dti", "index < Timestamp(20200105)")]
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +260,8 @@ def test_where_matches_pandas(where_files, key, where):
 
 @pytest.mark.parametrize("where", ["other > 0.5", "columns == ['A']", "A > x", "A + 1 > 2",
                                    "~(A > 0.5)", "5 < index", "A >", "B == [" + ",".join(
-                                       map(str, range(40))) + "]", "sin(A) > 0"])
+                                       map(str, range(40))) + "]", "sin(A) > 0",
+                                   "t > Timestamp('2020', tz='UTC')"])
 def test_unsupported_where_raises(where_files, where):
     with pytest.raises(pp.UnsupportedWhereError):
         pp.read_hdf(where_files / "pandas.h5", "df", where=where)
@@ -530,9 +536,247 @@ def test_zoneinfo_and_na_pickles(tmp_path):
     assert pickles.loads(b"cpandas\nNA\np0\n.") is pd.NA
     for evil in (b"c__builtin__\ngetattr\n(czoneinfo\nZoneInfo\nVclear_cache\ntR(tR.",
                  b"c__builtin__\ngetattr\n(cnumpy\nndarray\nVtofile\ntR.",
-                 b"czoneinfo\nZoneInfo\n(VEurope/Paris\ntR."):
+                 b"czoneinfo\nZoneInfo\n(VEurope/Paris\ntR.",
+                 b"cdateutil.tz._tzfile\ntzfile\n(V/etc/passwd\ntR.",
+                 b"cdateutil.tz._tzfile\n_unpickle\n(cnumpy\nndarray\nVk\nVf\n(ttR."):
         with pytest.raises(pp.UnsafePickleError):
             pickles.loads(evil)
     df = pd.DataFrame({"x": np.arange(3)}, index=pd.date_range("2020", periods=3, tz=zone))
     df.to_hdf(tmp_path / "z.h5", key="k", mode="w", format="table")
     _equal(pp.read_hdf(tmp_path / "z.h5", "k"), pd.read_hdf(tmp_path / "z.h5", "k"))
+
+
+def _zones():
+    """Time zones of the kinds pandas stores differently (timezones.get_timezone)."""
+    import datetime
+    import zoneinfo
+    zones = [zoneinfo.ZoneInfo("America/New_York"), zoneinfo.ZoneInfo("UTC"), "US/Eastern",
+             datetime.timezone(datetime.timedelta(hours=5, minutes=30))]
+    try:
+        import pytz
+        zones += [pytz.UTC, pytz.timezone("Asia/Tokyo")]
+    except ImportError:
+        pass
+    if PANDAS_3:                # pandas 2 fails to localize with the newest dateutil zones
+        import dateutil.tz
+        zones += ["dateutil/Europe/Paris", dateutil.tz.tzutc(),
+                  dateutil.tz.tzoffset("X", 3600)]
+    return zones
+
+
+@pytest.mark.parametrize("fmt", ["fixed", "table"])
+@pytest.mark.parametrize("tz", _zones(), ids=str)
+def test_time_zones_stored_as_pandas_stores_them(tmp_path, fmt, tz):
+    """Zoned values and index keep their kind of zone: pandas stores a zoneinfo zone as the
+    object with pandas 2 (purehep stored its name, which pandas 2 reads back as pytz), a
+    dateutil zone as "dateutil/<file>" (purehep refused it), pytz's UTC pickled (purehep
+    refused to unpickle it), and a table's index zone as the object itself (pandas 3 pickles
+    a dateutil zone there, which purehep refused to unpickle)."""
+    index = pd.date_range("2020-03-28", periods=3, freq="h", tz=tz, name="when")
+    df = pd.DataFrame({"t": index, "x": np.arange(3)}, index=index)
+    kw = {"index": False} if fmt == "table" else {}
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt, **kw)
+    pp.to_hdf(df, tmp_path / "b.h5", key="k", mode="w", format=fmt)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+@pytest.mark.parametrize("name", [0, "", None, "s"])
+def test_series_table_with_a_false_name(tmp_path, name):
+    """pandas stores a Series table under ``name or "values"``: a Series named 0 or "" is
+    read back unnamed (purehep refused 0 as a non-string data column label)."""
+    s = pd.Series([1.5, 2.5], name=name)
+    s.to_hdf(tmp_path / "a.h5", key="k", mode="w", format="table", index=False)
+    pp.to_hdf(s, tmp_path / "b.h5", key="k", mode="w", format="table")
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+def test_fixed_block_of_missing_strings(tmp_path):
+    """pandas 3 reads a fixed-format object block of strings and missing values as "str"
+    (is_string_array with skipna), a column with no string at all too: purehep left an
+    all-missing object column object."""
+    df = pd.DataFrame({"none": np.array([None, None], object),
+                       "nan": np.array([np.nan, np.nan], object),
+                       "s": np.array(["a", None], object), "x": [1, 2]})
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w")
+    _equal(pp.read_hdf(tmp_path / "a.h5", "k"), pd.read_hdf(tmp_path / "a.h5", "k"))
+    for column in ("none", "s"):
+        df[[column]].to_hdf(tmp_path / "b.h5", key="k", mode="w")
+        _equal(pp.read_hdf(tmp_path / "b.h5", "k"), pd.read_hdf(tmp_path / "b.h5", "k"))
+
+
+def _pandas_3_kinds():
+    return {
+        "catindex_str": pd.DataFrame({"x": [1, 2, 3]}, index=pd.CategoricalIndex(
+            ["b", "a", "b"], categories=["c", "a", "b"], ordered=True, name="ci")),
+        "catindex_int": pd.Series([1.5, 2.5, 3.5], index=pd.CategoricalIndex([5, 1, 5])),
+        "periods": pd.DataFrame({"p": pd.period_range("2020-01", periods=3, freq="M"),
+                                 "q": pd.period_range("2020-01-01", periods=3, freq="D"),
+                                 "x": [1, 2, 3]}),
+        "period_series": pd.Series(pd.period_range("2020", periods=3, freq="Y"), name="s"),
+    }
+
+
+@pytest.mark.parametrize("fmt,kw", [("fixed", {}), ("fixed", {"complevel": 5}),
+                                    ("table", {}), ("table", {"data_columns": True})])
+@pytest.mark.parametrize("name", list(_pandas_3_kinds()))
+def test_pandas_3_only_kinds_written(tmp_path, name, fmt, kw):
+    """A CategoricalIndex (GH#33909) and period values (GH#41978), written as pandas 3 writes
+    them (same attributes, read back equal, appendable); pandas 2 cannot write them and
+    purehep refuses them there."""
+    obj = _pandas_3_kinds()[name]
+    if not PANDAS_3:
+        with pytest.raises((TypeError, purehep.UnsupportedFeatureError)):
+            pp.to_hdf(obj, tmp_path / "b.h5", key="k", format=fmt, **kw)
+        return
+    extra = {"index": False} if fmt == "table" else {}
+    obj.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt, **kw, **extra)
+    pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w", format=fmt, **kw)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(expected, obj)
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+    if fmt == "table":
+        pp.to_hdf(obj, tmp_path / "b.h5", key="k", append=True, **kw)
+        _equal(pd.read_hdf(tmp_path / "b.h5", "k"), pd.concat([obj, obj]))
+
+
+def test_where_on_a_categorical_index(tmp_path):
+    """pandas 3 compares a where literal on a CategoricalIndex with its categories, as on a
+    categorical data column (purehep converted 'b' as a number and raised ValueError)."""
+    if not PANDAS_3:
+        pytest.skip("pandas 2 cannot write a CategoricalIndex")
+    df = _pandas_3_kinds()["catindex_str"]
+    path = tmp_path / "a.h5"
+    df.to_hdf(path, key="k", mode="w", format="table")
+    for where in ("index == 'b'", "index != 'a'", "index == ['a', 'c']", "index > 'a'",
+                  "index == 'q'"):
+        _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))
+
+
+def test_empty_categorical_index_fixed(tmp_path):
+    """An empty CategoricalIndex in the fixed format (pandas 3): its codes are the dummy
+    element of an empty array, read by its ``shape`` (purehep read the dummy code: 'Length of
+    values (0) does not match length of index (1)')."""
+    if not PANDAS_3:
+        pytest.skip("pandas 2 cannot write a CategoricalIndex")
+    index = pd.CategoricalIndex([], categories=["a", "b"], name="c")
+    for obj in (pd.Series([], dtype="i4", index=index),
+                pd.DataFrame({"p": pd.PeriodIndex([], freq="D")}, index=index)):
+        obj.to_hdf(tmp_path / "a.h5", key="k", mode="w")
+        pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w")
+        expected = pd.read_hdf(tmp_path / "a.h5", "k")
+        _equal(pp.read_hdf(tmp_path / "a.h5", "k"), expected)
+        _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+
+
+def test_multiindex_table_with_all_data_columns(tmp_path):
+    """data_columns=True on a MultiIndex frame: pandas takes the frame's own columns, then
+    inserts each level in front (level_1, level_0, a); purehep took the columns after the reset
+    (level_0, level_1, a), a different table layout, on which pandas reads a columns name
+    back that its own file loses."""
+    df = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]},
+                      index=pd.MultiIndex.from_arrays([["p", "q"], [3, 4]], names=[None, "n"]))
+    df.columns.name = "cols"
+    df.to_hdf(tmp_path / "a.h5", key="k", mode="w", format="table", data_columns=True,
+              index=False)
+    pp.to_hdf(df, tmp_path / "b.h5", key="k", mode="w", format="table", data_columns=True)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+def test_where_literals_and_names_beyond_ascii(tmp_path):
+    """A quoted literal is Python's string literal (purehep decoded escapes of one holding
+    non-ASCII characters through latin-1, so 'é\\\\b' matched nothing), and a column name may
+    be any Python identifier ('é1' raised UnsupportedWhereError), as pandas parses them."""
+    df = pd.DataFrame({"s": ["é\\b", "a\\b", "é\t", "x"], "é1": [1, 2, 3, 4]})
+    path = tmp_path / "a.h5"
+    df.to_hdf(path, key="k", mode="w", format="table", data_columns=True, index=False)
+    for where in ("s == 'é\\\\b'", "s == 'é\\t'", "s == \"a\\\\b\"", "s == '\\u00e9\\t'",
+                  "é1 > 2", "s != ['é\\t', 'x'] & é1 < 4"):
+        expected = pd.read_hdf(path, "k", where=where)
+        assert len(expected), where
+        _equal(pp.read_hdf(path, "k", where=where), expected)
+
+
+def _layout_objects():
+    dt = pd.date_range("2020", periods=2, freq="D")
+    return {
+        "complex_data_column": (pd.DataFrame({"c": [1 + 2j, 3j], "x": [1, 2]}), "table",
+                                {"data_columns": ["c"]}),
+        "blocks_beside_data_columns": (pd.DataFrame({"b": [1, 2], "z": ["u", "v"],
+                                                     "a": [1.5, 2.5], "k": [3, 4],
+                                                     "c": [True, False]}), "table",
+                                       {"data_columns": ["k"]}),
+        "datetime_level": (pd.DataFrame({"x": [1, 2]}, index=pd.MultiIndex.from_arrays(
+            [dt, ["p", "q"]])), "fixed", {}),
+        "empty_string_dtype": (pd.DataFrame({"s": pd.array([], dtype="string")}), "fixed", {}),
+    }
+
+
+@pytest.mark.parametrize("name", list(_layout_objects()))
+def test_layout_as_pandas_writes_it(tmp_path, name):
+    """Attributes and Table layout as pandas writes them (read back the same either way):
+    complex fill values as numbers (purehep pickled them) and a complex data column with
+    shape (1,); the values blocks beside data columns in Index.difference order (sorted);
+    MultiIndex levels without index_class/freq; an empty string array not 'transposed'."""
+    obj, fmt, kw = _layout_objects()[name]
+    extra = {"index": False} if fmt == "table" else {}
+    obj.to_hdf(tmp_path / "a.h5", key="k", mode="w", format=fmt, **kw, **extra)
+    pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w", format=fmt, **kw)
+    expected = pd.read_hdf(tmp_path / "a.h5", "k")
+    _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+    _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+    assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+
+
+@pytest.mark.parametrize("index", [pd.Index([], dtype=object, name="e"),
+                                   pd.Index([None, np.nan], dtype=object),
+                                   pd.MultiIndex.from_arrays([pd.Index([], dtype=object), []])],
+                         ids=["empty", "all_missing", "empty_level"])
+def test_object_index_without_values(tmp_path, index):
+    """An object index that is empty or all missing is pickled with kind "object", as pandas
+    stores it (purehep refused it with UnsupportedFeatureError: 'an index of empty values');
+    a table cannot hold one, as pandas."""
+    obj = pd.Series(np.arange(len(index), dtype="f8"), index=index)
+    for kw in ({}, {"complevel": 3}):
+        obj.to_hdf(tmp_path / "a.h5", key="k", mode="w", **kw)
+        pp.to_hdf(obj, tmp_path / "b.h5", key="k", mode="w", **kw)
+        expected = pd.read_hdf(tmp_path / "a.h5", "k")
+        _equal(pd.read_hdf(tmp_path / "b.h5", "k"), expected)
+        _equal(pp.read_hdf(tmp_path / "b.h5", "k"), expected)
+        assert _attribute_signature(tmp_path / "b.h5") == _attribute_signature(tmp_path / "a.h5")
+    if len(obj):
+        with pytest.raises(TypeError):
+            obj.to_hdf(tmp_path / "a.h5", key="t", format="table")
+        with pytest.raises(TypeError):
+            pp.to_hdf(obj, tmp_path / "b.h5", key="t", format="table")
+
+
+@pytest.mark.parametrize("fmt", ["fixed", "table"])
+def test_strings_with_an_embedded_nul(tmp_path, fmt):
+    """A string holding a NUL keeps the bytes after it, as PyTables reads them (in the file's
+    own string type): purehep's reads end a null-terminated string at its first NUL as h5py
+    does, so the index 'a\\0b' came back 'a' (duplicated labels, a MultiIndex refused)."""
+    df = pd.DataFrame({"s": np.array(["a\x00b", "x\x00", "a", "😀"], object),
+                       "t": ["a\x00b", "v", "a", "z"], "x": np.arange(4)},
+                      index=pd.Index(["a\x00b", "a", "c", "d"], dtype=object))
+    extra = {"data_columns": ["t"], "index": False} if fmt == "table" else {}
+    path = tmp_path / "a.h5"
+    df.to_hdf(path, key="k", mode="w", format=fmt, **extra)
+    df.set_index(["s", "x"]).to_hdf(path, key="m", format=fmt, **extra)
+    for key in ("k", "m"):
+        expected = pd.read_hdf(path, key)
+        _equal(pp.read_hdf(path, key), expected)
+    if fmt == "table":
+        for where in ("t == 'a\\x00b'", "index == 'a\\x00b'", "t != 'a'"):
+            _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))

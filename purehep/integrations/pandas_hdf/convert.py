@@ -29,6 +29,11 @@ STORED_UNITS = PANDAS_3
 #: "nan" back as missing.
 NAN_SENTINELS = PANDAS_3
 
+#: pandas 3 stores a CategoricalIndex (GH#33909: its codes, the categories beside them) and
+#: period values (GH#41978: int64 ordinals with a "period[freq]" value_type / dtype) and reads
+#: them back; pandas 2 refuses to write them and leaves stored ordinals as integers.
+CATEGORICAL_INDEX_AND_PERIODS = PANDAS_3
+
 #: The ``pandas_version`` attribute pandas 2 writes on every stored object (pandas 3 none).
 PANDAS_VERSION = None if PANDAS_3 else "0.15.2"
 
@@ -125,15 +130,15 @@ def dtype_kind(dtype_name):
 
 
 def stored_tz(tz):
-    """The time zone as pandas stores it: a zone name, or a fixed-offset datetime.timezone."""
-    if isinstance(tz, datetime.timezone):
-        return tz
-    if getattr(tz, "zone", None) == "UTC" or getattr(tz, "key", None) == "UTC":
-        return datetime.timezone.utc
-    for attr in ("zone", "key"):                   # pytz, zoneinfo
-        if isinstance(getattr(tz, attr, None), str):
-            return getattr(tz, attr)
-    raise UnsupportedFeatureError(f"purehep.pandas cannot store the time zone {tz!r}")
+    """The time zone as pandas stores it for datetime values and fixed-format indexes (its
+    _get_tz, which is pandas' timezones.get_timezone, used here so that both pandas versions
+    are followed): a pytz zone by name, a dateutil zone as "dateutil/" and its file, a UTC or
+    fixed-offset zone as the object; a zoneinfo zone as the object with pandas 2 and by its
+    key with pandas 3. pandas reads a name back as its default zone type (pytz with pandas 2),
+    so the object must be kept where it keeps it. (A table's index keeps its zone object
+    itself, see table._index_column.)"""
+    from pandas._libs.tslibs.timezones import get_timezone
+    return get_timezone(tz)
 
 
 def localize(utc, tz):
@@ -143,11 +148,18 @@ def localize(utc, tz):
 
 def index_to_stored(index, encoding, errors, nan_rep=None, taken=()):
     """(values, kind, attrs) pandas stores for a non-Multi ``index``: attrs may hold freq, tz
-    and index_class (_convert_index), and for strings with NAN_SENTINELS the sentinel of the
+    and index_class (_convert_index), categories and ordered for a CategoricalIndex in a table
+    (CATEGORICAL_INDEX_AND_PERIODS: its codes are stored), and for strings with NAN_SENTINELS
+    the sentinel of the
     missing values ("" when there are none): ``nan_rep`` when a table already has one, else
-    one avoiding ``taken`` (the strings the table holds)."""
+    one avoiding ``taken`` (the strings the table holds). An object index with no value
+    (empty, or all missing) is of kind "object", its values pickled (pandas' ObjectAtom);
+    other non-string objects are refused."""
     attrs = {}
     dtype = index.dtype
+    if isinstance(index, pd.CategoricalIndex) and CATEGORICAL_INDEX_AND_PERIODS:
+        attrs.update(categories=np.asarray(index.categories).ravel(), ordered=index.ordered)
+        return np.asarray(index.codes), dtype_kind(index.codes.dtype.name), attrs
     if isinstance(index, pd.DatetimeIndex):
         attrs.update(index_class="datetime", freq=index.freq)
         if index.tz is not None:
@@ -174,6 +186,8 @@ def index_to_stored(index, encoding, errors, nan_rep=None, taken=()):
         return encode_strings(values, encoding, errors), "string", attrs
     if inferred == "floating" and dtype.kind == "f":
         return np.asarray(index), "float", attrs
+    if dtype == object and pd.isna(index).all():    # empty or all missing: kind "object",
+        return np.asarray(index, object), "object", attrs   # pickled as pandas does
     raise UnsupportedFeatureError(f"purehep.pandas does not write an index of {inferred} "
                                   f"values ({dtype}); pandas would pickle it")
 
@@ -192,8 +206,10 @@ def index_from_stored(data, kind, name, attrs, encoding, errors):
         values = pd.TimedeltaIndex(data if kind == "timedelta64" else data.view(kind))
     elif kind == "date":
         values = np.asarray([datetime.date.fromordinal(v) for v in data], dtype=object)
-    elif kind in ("integer", "float", "bool"):
+    elif kind in ("integer", "float"):
         values = np.asarray(data)
+    elif kind == "bool":                # stored as a bitfield, read by PyTables as bool
+        values = np.asarray(data).astype(bool)
     elif kind == "string":
         values = decode_strings(data, stored_index_nan_rep(attrs), encoding, errors)
         string_dtype = str_index_dtype()
@@ -218,9 +234,15 @@ def index_from_stored(data, kind, name, attrs, encoding, errors):
     return index
 
 
+def infers_str():
+    """Whether pandas infers its "str" dtype for strings (pandas 3, or future.infer_string:
+    pandas' using_string_dtype())."""
+    return isinstance(pd.Index(["a"]).dtype, pd.StringDtype)
+
+
 def str_index_dtype():
     """{"dtype": "str"} when pandas 3 pins a stored string index to its default string dtype
     (with future.infer_string; an all-missing index would otherwise be object), else {}."""
-    if NAN_SENTINELS and isinstance(pd.Index(["a"]).dtype, pd.StringDtype):
+    if NAN_SENTINELS and infers_str():
         return {"dtype": "str"}
     return {}

@@ -13,8 +13,9 @@ import pandas as pd
 
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
-from .convert import (PANDAS_3, PANDAS_VERSION, datetimes, dtype_kind, index_from_stored,
-                      index_to_stored, periods, stored_tz, timedeltas)
+from .convert import (CATEGORICAL_INDEX_AND_PERIODS, PANDAS_3, PANDAS_VERSION, datetimes,
+                      dtype_kind, index_from_stored, index_to_stored, infers_str, periods,
+                      stored_tz, timedeltas)
 from .pickles import loads
 
 
@@ -35,14 +36,14 @@ def _read_array(group, key, start=None, stop=None):
         if shape is not None:
             ret = np.empty(shape, dtype=value_type)
         else:
-            ret = node[start:stop]
+            ret = pt.read(node, start, stop)
             if pt.is_bitfield(node):
                 ret = ret.astype(bool)
         if value_type and value_type.startswith("datetime64"):
             ret = datetimes(ret, value_type, pt.attr(node, "tz"))
         elif value_type and value_type.startswith("timedelta64"):
             ret = timedeltas(ret, value_type)
-        elif PANDAS_3 and value_type and value_type.startswith("period"):
+        elif CATEGORICAL_INDEX_AND_PERIODS and value_type and value_type.startswith("period"):
             ret = periods(ret, value_type)          # pandas 2 leaves the ordinals
     return ret.T if transposed else ret
 
@@ -51,22 +52,22 @@ def _read_index_node(node, encoding, errors, start=None, stop=None):
     """The Index stored in one array node (pandas' read_index_node); pandas 3 stores a
     CategoricalIndex as its codes (kind "category", ``ordered``) and the categories as the
     index ``{key}_categories`` beside it (pandas 2 refuses to read it)."""
-    if PANDAS_3 and pt.attr(node, "kind") == "category":
-        group, key = node.parent, node.name.rsplit("/", 1)[1]
-        categories = _read_index(group, f"{key}_categories", encoding, errors)
-        return pd.CategoricalIndex(pd.Categorical.from_codes(
-            node[start:stop], categories=categories, ordered=bool(pt.attr(node, "ordered", False)),
-            validate=False), name=pt.attr(node, "name"))
     if pt.attr(node, "CLASS") == "VLARRAY":
         data = [loads(node[0].tobytes())][start:stop]
     else:
-        data = node[start:stop]
+        data = pt.read(node, start, stop)
     shape = pt.attr(node, "shape")
-    if shape is not None and np.prod(shape) == 0:
+    if shape is not None and np.prod(shape) == 0:   # an empty index: a dummy element stored
         data = np.empty(shape, dtype=pt.attr(node, "value_type"))
+    name = pt.attr(node, "name")
+    if CATEGORICAL_INDEX_AND_PERIODS and pt.attr(node, "kind") == "category":
+        group, key = node.parent, node.name.rsplit("/", 1)[1]
+        categories = _read_index(group, f"{key}_categories", encoding, errors)
+        return pd.CategoricalIndex(pd.Categorical.from_codes(
+            data, categories=categories, ordered=bool(pt.attr(node, "ordered", False)),
+            validate=False), name=name)
     attrs = {k: pt.attr(node, k) for k in ("freq", "tz", "index_class", "nan_rep")
              if k in node.attrs}
-    name = pt.attr(node, "name")
     return index_from_stored(data, pt.attr(node, "kind"), name, attrs, encoding, errors)
 
 
@@ -102,22 +103,34 @@ def read(group, kind, start=None, stop=None):
     for i in range(pt.attr(group, "nblocks")):
         items = _read_index(group, f"block{i}_items", encoding, errors)
         values = _read_array(group, f"block{i}_values", start, stop)
-        frames.append(pd.DataFrame(values.T, columns=columns[columns.get_indexer(items)],
-                                   index=index, copy=False))
+        frames.append(_block_frame(values, columns[columns.get_indexer(items)], index))
     if not frames:
         return pd.DataFrame(columns=columns, index=index)
     return pd.concat(frames, axis=1).reindex(columns=columns)
 
 
+def _block_frame(values, columns, index):
+    """The frame of one stored block (FrameFixed.read). With pandas' "str" inference a block
+    of strings and missing values (is_string_array with skipna, so also one of missing values
+    only) becomes "str" as a whole; DataFrame's own inference would leave an all-missing column
+    object."""
+    from pandas._libs.lib import is_string_array
+    df = pd.DataFrame(values.T, columns=columns, index=index, copy=False)
+    if infers_str() and isinstance(values, np.ndarray) and is_string_array(values, skipna=True):
+        df = df.astype(pd.StringDtype(na_value=np.nan))
+    return df
+
+
 # -- writing -----------------------------------------------------------------------------------
 
 def _write_array(group, key, value, filters, as_column=False):
-    """Store ``value`` (numpy, or a zoned DatetimeArray, Categorical or StringArray) as pandas'
-    write_array does: the transpose of non-empty values; string arrays pickled with their
-    ``value_type``; categoricals refused, as pandas; datetimes and timedeltas as int64 with
-    ``value_type`` (never compressed: PyTables has no atom for them); ``as_column`` stores a
-    1-D value as (n, 1). Pickled (object and string) arrays are compressed by pandas 3, which
-    gives their VLArray the store's filters (GH#64180), not by pandas 2."""
+    """Store ``value`` (numpy, or a zoned DatetimeArray, PeriodArray, Categorical or
+    StringArray) as pandas' write_array does: the transpose of non-empty values; string arrays
+    pickled with their ``value_type``; categoricals refused, as pandas; datetimes, timedeltas
+    and (CATEGORICAL_INDEX_AND_PERIODS) periods as int64 with ``value_type`` (never
+    compressed: PyTables has no atom for them); ``as_column`` stores a 1-D value as (n, 1).
+    Pickled (object and string) arrays are compressed by pandas 3, which gives their VLArray
+    the store's filters (GH#64180), not by pandas 2."""
     extra = {}
     vlarray_filters = filters if PANDAS_3 else None
     if isinstance(value.dtype, pd.CategoricalDtype):
@@ -126,10 +139,13 @@ def _write_array(group, key, value, filters, as_column=False):
     if isinstance(value.dtype, pd.StringDtype):         # pickled as objects, dtype noted
         node = pt.create_object_vlarray(group, key, value.to_numpy(), vlarray_filters)
         pt.set_attr(node, "value_type", str(value.dtype))
-        pt.set_attr(node, "transposed", True)
+        pt.set_attr(node, "transposed", len(value) > 0)
         return node
     if isinstance(value.dtype, pd.DatetimeTZDtype):
         extra = {"tz": stored_tz(value.dtype.tz), "value_type": f"datetime64[{value.unit}]"}
+        value = np.asarray(value.asi8)
+    elif isinstance(value.dtype, pd.PeriodDtype) and CATEGORICAL_INDEX_AND_PERIODS:
+        extra = {"value_type": str(value.dtype)}
         value = np.asarray(value.asi8)
     value = np.asarray(value)
     if as_column:
@@ -159,18 +175,35 @@ def _write_array(group, key, value, filters, as_column=False):
     return node
 
 
-def _write_index_node(group, key, index, encoding, errors, filters):
+def _write_index_node(group, key, index, encoding, errors, filters, level=False):
+    """One index node (write_index); a MultiIndex ``level`` gets only its kind, name and
+    sentinel, as pandas' write_multi_index writes it (no index_class, freq nor tz)."""
     values, kind, attrs = index_to_stored(index, encoding, errors)
     node = _write_array(group, key, values, filters)
     pt.set_attr(node, "kind", kind)
     pt.set_attr(node, "name", index.name)
-    for name in ("nan_rep", "index_class", "freq", "tz"):
+    for name in ("nan_rep",) if level else ("nan_rep", "index_class", "freq", "tz"):
         if name in attrs:
             pt.set_attr(node, name, attrs[name])
     return node
 
 
+def _write_categorical_index(group, key, index, encoding, errors, filters):
+    """pandas 3's write_index of a CategoricalIndex (GH#33909): the codes at ``key`` (kind
+    "category", name, ordered), the categories as the regular index ``{key}_categories``."""
+    pt.set_attr(group, f"{key}_variety", "regular")
+    node = _write_array(group, key, np.asarray(index.codes), filters)
+    _write_index(group, f"{key}_categories", pd.Index(index.categories), encoding, errors,
+                 filters)
+    pt.set_attr(node, "kind", "category")
+    pt.set_attr(node, "name", index.name)
+    pt.set_attr(node, "ordered", bool(index.ordered))
+
+
 def _write_index(group, key, index, encoding, errors, filters):
+    if isinstance(index, pd.CategoricalIndex) and CATEGORICAL_INDEX_AND_PERIODS:
+        _write_categorical_index(group, key, index, encoding, errors, filters)
+        return
     if not isinstance(index, pd.MultiIndex):
         pt.set_attr(group, f"{key}_variety", "regular")
         _write_index_node(group, key, index, encoding, errors, filters)
@@ -178,7 +211,8 @@ def _write_index(group, key, index, encoding, errors, filters):
     pt.set_attr(group, f"{key}_variety", "multi")
     pt.set_attr(group, f"{key}_nlevels", index.nlevels)
     for i, (level, codes, name) in enumerate(zip(index.levels, index.codes, index.names)):
-        node = _write_index_node(group, f"{key}_level{i}", level, encoding, errors, filters)
+        node = _write_index_node(group, f"{key}_level{i}", level, encoding, errors, filters,
+                                 level=True)
         pt.set_attr(node, f"{key}_name{name}", name)
         _write_array(group, f"{key}_label{i}", np.asarray(codes), filters)
 
@@ -224,6 +258,6 @@ def write(group, obj, encoding, errors, filters):
     pt.set_attr(group, "nblocks", len(blocks))
     for i, (positions, values) in enumerate(blocks):
         _write_array(group, f"block{i}_values", values, filters,
-                     as_column=isinstance(values.dtype, pd.DatetimeTZDtype))
+                     as_column=isinstance(values.dtype, (pd.DatetimeTZDtype, pd.PeriodDtype)))
         _write_index(group, f"block{i}_items", obj.columns[positions], encoding, errors,
                      filters)

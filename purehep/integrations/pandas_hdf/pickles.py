@@ -4,10 +4,12 @@ PyTables stores every attribute value HDF5 has no type for (None, lists, tuples,
 offsets, time zones) as a protocol-0 pickle in a string attribute, and pandas' "fixed" format
 stores object columns as one pickled numpy array in a VLArray row. ``loads`` unpickles with an
 allow-list: builtin containers and scalars (the pickle opcodes themselves), numpy arrays, dtypes
-and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` (a
-pytz zone looked up by name, as pandas 2 keeps a table index's zone), ``ZoneInfo._unpickle``
-(the same for a zoneinfo zone, pandas 3's default), ``pd.NA`` (missing values of ``string``
-columns; pandas 3 pickles it as ``pandas.NA``) and pandas' date offsets
+and scalars, ``datetime.timezone``/``timedelta`` (fixed-offset time zones), ``pytz._p`` and
+``pytz._UTC`` (a pytz zone looked up by name, and pytz's UTC, as pandas 2 keeps a table index's
+zone), ``ZoneInfo._unpickle`` (the same for a zoneinfo zone, pandas 3's default), dateutil's
+``tzutc``, ``tzoffset`` and zone files (rebuilt from the pickled data by
+``_tzfile._unpickle``, with ``_codecs.encode`` for its bytes), ``pd.NA`` (missing values of
+``string`` columns; pandas 3 pickles it as ``pandas.NA``) and pandas' date offsets
 (``pandas._libs.tslibs.offsets`` classes, for ``freq``). Any other global in a pickle raises
 ``UnsafePickleError`` before it is imported or called.
 
@@ -23,12 +25,15 @@ from ...errors import PurehepError
 
 _NUMPY_CORE = ("numpy._core.multiarray", "numpy.core.multiarray")
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("datetime", "timezone"),
-            ("datetime", "timedelta"), ("pytz", "_p"), ("pandas._libs.missing", "NA"),
+            ("datetime", "timedelta"), ("pytz", "_p"), ("pytz", "_UTC"),
+            ("pandas._libs.missing", "NA"),
             ("pandas", "NA"), ("zoneinfo", "ZoneInfo._unpickle")}
 _GETATTR = (("__builtin__", "getattr"), ("builtins", "getattr"))
 _ATTRIBUTES = {("zoneinfo", "ZoneInfo", "_unpickle")}      # (module, class, attribute)
 _ALLOWED |= {(m, n) for m in _NUMPY_CORE for n in ("_reconstruct", "scalar")}
+_ALLOWED |= {("dateutil.tz.tz", "tzutc"), ("dateutil.tz.tz", "tzoffset"), ("_codecs", "encode")}
 _OFFSETS = "pandas._libs.tslibs.offsets"
+_TZFILE = "dateutil.tz._tzfile"
 
 
 class UnsafePickleError(PurehepError, pickle.UnpicklingError):
@@ -41,8 +46,10 @@ class _RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
-        if (module, name) == ("zoneinfo", "ZoneInfo"):
+        if (module, name) in (("zoneinfo", "ZoneInfo"), (_TZFILE, "tzfile")):
             return _Named(module, name)
+        if (module, name) == (_TZFILE, "_unpickle"):
+            return _dateutil_tzfile
         if (module, name) in _GETATTR:
             return _allowed_getattr
         if module == _OFFSETS:
@@ -74,6 +81,16 @@ def _allowed_getattr(obj, attribute):
     raise UnsafePickleError(f"refusing to unpickle getattr({getattr(obj, 'name', obj)!r}, "
                             f"{attribute!r}): purehep.pandas only takes "
                             "ZoneInfo._unpickle this way")
+
+
+def _dateutil_tzfile(cls, key, filename, data):
+    """dateutil's ``_tzfile._unpickle``, as a pickled dateutil zone file calls it (pandas 3
+    pickles a table index's dateutil zone): the zone is rebuilt from the transition ``data``
+    in the pickle, its file is not opened; any other class is refused."""
+    if not (isinstance(cls, _Named) and (cls.module, cls.name) == (_TZFILE, "tzfile")):
+        raise UnsafePickleError(f"refusing to unpickle {_TZFILE}._unpickle of {cls!r}")
+    from dateutil.tz import _tzfile
+    return _tzfile._unpickle(_tzfile.tzfile, key, filename, data)
 
 
 def loads(data):

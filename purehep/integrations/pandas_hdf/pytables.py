@@ -36,6 +36,31 @@ def is_bitfield(ds):
     return ds.id.get_type().get_class() == h5t.BITFIELD
 
 
+def read(node, start=None, stop=None):
+    """``node[start:stop]`` as PyTables reads it: a fixed-length string keeps the bytes after
+    an embedded NUL. PyTables reads in the file's own string type, which HDF5 leaves as it is,
+    where h5py's conversion, which purehep's reads follow, ends a null-terminated string at its
+    first NUL ('a\\0b' came back as 'a'); the other values are converted as usual."""
+    dtype = node.dtype
+    fields = dtype.names or ()
+    strings = [n for n in fields if dtype[n].base.kind == "S"]
+    if not (strings or dtype.kind == "S") or not node.shape:
+        return node[start:stop]
+    from ... import selections
+    from ...chunks.storage import as_elements
+    sel = selections.select(node.shape, (slice(start, stop),), strict=True)
+    if not sel.nselected:
+        return node[start:stop]
+    stored = sel.finish(node._storage.read(sel))          # read once: stored bytes
+    raw = as_elements(stored, node._type.file_dtype)
+    if not fields:
+        return raw.astype(dtype)
+    values = node._convert(stored, ())                    # converted as node[...] does
+    for name in strings:
+        values[name] = raw[name]
+    return values
+
+
 def attr(node, name, default=None):
     """The attribute ``name`` of ``node`` as PyTables (and so pandas) sees it: str for strings,
     Python numbers for scalars, unpickled objects for pickles; ``default`` when absent."""
@@ -84,7 +109,7 @@ def set_attr(node, name, value, utf8=True):
         attrs.create(name, np.array(value, np.int64))
     elif isinstance(value, float):
         attrs.create(name, np.array(value, np.float64))
-    elif isinstance(value, np.generic) and value.dtype.kind in "iuf":
+    elif isinstance(value, np.generic) and value.dtype.kind in "iufc":
         attrs.create(name, np.array(value))
     else:
         raw = pickles.dumps_attr(value)

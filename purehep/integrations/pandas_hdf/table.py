@@ -26,7 +26,8 @@ import pandas as pd
 from ...errors import UnsupportedFeatureError
 from . import pytables as pt
 from . import where as where_mod
-from .convert import (NAN_SENTINELS, PANDAS_3, PANDAS_VERSION, check_nan_rep, datetimes,
+from .convert import (CATEGORICAL_INDEX_AND_PERIODS, NAN_SENTINELS, PANDAS_3, PANDAS_VERSION,
+                      check_nan_rep, datetimes,
                       decode_strings, dtype_kind, encode_strings, index_to_stored, make_nan_rep,
                       periods, stored_index_nan_rep, stored_tz, str_index_dtype)
 
@@ -79,16 +80,16 @@ class _Layout:
     def queryable(self, name):
         """(kind, meta, categories, encoding, ordered) of the index or a data column, else
         None."""
-        index_names = [c for _, c in self.index_cols]
-        if name in index_names:
-            return (self.tattr(f"{name}_kind"), None, None, self.encoding, None)
-        if name in self.data_columns and name in self.values_cols:
-            meta = self.tattr(f"{name}_meta")
-            cats = self.categories(name) if meta == "category" else None
-            return (dtype_kind(self.tattr(f"{name}_dtype")), meta,
-                    None if cats is None else np.asarray(cats), self.encoding,
-                    self.info.get(name, {}).get("ordered"))
-        return None
+        if name in [c for _, c in self.index_cols]:
+            kind = self.tattr(f"{name}_kind")
+        elif name in self.data_columns and name in self.values_cols:
+            kind = dtype_kind(self.tattr(f"{name}_dtype"))
+        else:
+            return None
+        meta = self.tattr(f"{name}_meta")      # a categorical index has one too (pandas 3)
+        cats = self.categories(name) if meta == "category" else None
+        return (kind, meta, None if cats is None else np.asarray(cats), self.encoding,
+                self.info.get(name, {}).get("ordered"))
 
 
 def _convert_index(layout, cname, values):
@@ -99,7 +100,7 @@ def _convert_index(layout, cname, values):
     info = layout.info.get(cname, {})
     name, freq, tz = info.get("index_name"), info.get("freq"), info.get("tz")
     kwargs = {"name": name}
-    if PANDAS_3 and (layout.tattr(f"{cname}_meta") == "category"
+    if CATEGORICAL_INDEX_AND_PERIODS and (layout.tattr(f"{cname}_meta") == "category"
                      or f"meta/{cname}/meta" in layout.group):
         return pd.CategoricalIndex(_categorical(layout, cname, values,
                                                 bool(info.get("ordered"))), name=name)
@@ -109,6 +110,8 @@ def _convert_index(layout, cname, values):
         values = np.asarray(values, dtype=kind)
     elif PANDAS_3 and kind.startswith("timedelta64"):
         values = np.asarray(values, "m8[ns]" if kind == "timedelta64" else kind)
+    elif kind == "bool":                # a bitfield column, read by PyTables as bool
+        values = np.asarray(values).astype(bool)
     elif kind == "string":
         nan_rep = {"nan_rep": layout.tattr(f"{cname}_nan_rep")} \
             if f"{cname}_nan_rep" in layout.table.attrs else {}
@@ -146,7 +149,7 @@ def _convert_values(layout, cname, values):
         return datetimes(values, dtype, info.get("tz"))
     if dtype == "timedelta64":
         return np.asarray(values, "m8[ns]")
-    if PANDAS_3 and dtype.startswith("period"):
+    if CATEGORICAL_INDEX_AND_PERIODS and dtype.startswith("period"):
         return periods(values, dtype)
     if meta == "category":
         return _categorical(layout, cname, values, info.get("ordered"))
@@ -182,7 +185,7 @@ def _categorical(layout, cname, codes, ordered):
 
 
 def _select_rows(layout, where, start, stop):
-    rows = layout.table[start:stop]
+    rows = pt.read(layout.table, start, stop)
     if where is None:
         return rows
     tree = where_mod.parse(where)
@@ -324,6 +327,8 @@ def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None
     if isinstance(dtype, pd.DatetimeTZDtype):
         return _Column(cname, labels, np.asarray(first.array.asi8), f"datetime64[{dtype.unit}]",
                        info={"tz": stored_tz(dtype.tz)})
+    if isinstance(dtype, pd.PeriodDtype) and CATEGORICAL_INDEX_AND_PERIODS:
+        return _Column(cname, labels, np.asarray(first.array.asi8), str(dtype))
     if isinstance(dtype, pd.StringDtype):
         data, own = _string_data(cname, frame.to_numpy(object), nan_rep, encoding, errors,
                                  min_itemsize, size)
@@ -353,7 +358,7 @@ def _groups_by_dtype(frame, names):
 def _prepare(obj):
     """(frame, pandas_type, table_type, levels, forced data columns) of a Series or frame."""
     if isinstance(obj, pd.Series):
-        name = obj.name if obj.name is not None else "values"
+        name = obj.name or "values"         # pandas' AppendableSeriesTable: 0 and "" too
         multi = obj.index.nlevels > 1
         frame = obj.to_frame(name)
         kind, ttype = "series_table", "appendable_multiseries" if multi else "appendable_series"
@@ -369,16 +374,19 @@ def _prepare(obj):
 
 
 def _layout_columns(frame, data_columns, min_itemsize, levels):
-    """The data columns pandas makes of ``data_columns`` (True = all), ``min_itemsize`` keys
-    and MultiIndex ``levels``, in the frame's column order."""
+    """The data columns pandas makes of ``data_columns``, ``min_itemsize`` keys and
+    MultiIndex ``levels``, in pandas' order (AppendableMultiFrameTable.write,
+    validate_data_columns): the given ones (True: the frame's columns before its MultiIndex
+    became the ``levels`` columns), each level not among them inserted in front, then the
+    ``min_itemsize`` keys."""
     labels = list(frame.columns)
+    levels_ = levels if isinstance(levels, list) else []
     if data_columns is True:
-        data_columns = list(labels)
+        data_columns = [c for c in labels if c not in levels_]
     data_columns = list(data_columns or [])
-    if isinstance(levels, list):
-        for n in levels:
-            if n not in data_columns:
-                data_columns.insert(0, n)
+    for n in levels_:
+        if n not in data_columns:
+            data_columns.insert(0, n)
     if isinstance(min_itemsize, dict):
         data_columns += [k for k in min_itemsize if k != "values" and k not in data_columns]
     return [c for c in data_columns if c in labels]
@@ -387,13 +395,17 @@ def _layout_columns(frame, data_columns, min_itemsize, levels):
 def _new_columns(frame, data_columns, nan_rep, levels, encoding, errors, min_itemsize):
     """The _Columns of a new table. With NAN_SENTINELS a string column has its own sentinel
     when no ``nan_rep`` was given, and a MultiIndex level always; otherwise missing strings
-    are stored as ``nan_rep`` ("nan" by default)."""
+    are stored as ``nan_rep`` ("nan" by default). Beside data columns, the values blocks are
+    made of the other columns as pandas' _get_blocks_and_items takes them: Index.difference,
+    so sorted when they sort."""
     levels = levels if isinstance(levels, list) else []
 
     def rep(name):
         return _NanRep("nan" if nan_rep is None else nan_rep,
                        own=NAN_SENTINELS and (nan_rep is None or name in levels))
-    rest = [c for c in frame.columns if c not in data_columns]
+    rest = list(frame.columns)
+    if data_columns:
+        rest = list(pd.Index(rest).difference(pd.Index(data_columns)))
     cols = [_column(f"values_block_{i}", frame[names], rep(None), encoding, errors,
                     min_itemsize) for i, names in enumerate(_groups_by_dtype(frame, rest))]
     for c in data_columns:
@@ -407,6 +419,9 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
     """(stored values, kind, info entry, attrs) of the table's index column; ``nan_rep`` and
     ``taken`` as for index_to_stored."""
     values, kind, attrs = index_to_stored(index, encoding, errors, nan_rep, taken)
+    if kind == "object":
+        raise TypeError("an index of pickled objects cannot be a table column (pandas: "
+                        "'Passing an incorrect value to a table column')")
     if kind == "string":
         floor = min_itemsize.get("index") if isinstance(min_itemsize, dict) else min_itemsize
         want = max(existing, int(floor or 0))
@@ -414,17 +429,23 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
             raise ValueError(f"Trying to store a string with len [{values.dtype.itemsize}] in "
                              f"[index] column but this column has a limit of [{existing}]!")
         values = values.astype(f"S{max(want, values.dtype.itemsize)}")
-    info = {k: attrs[k] for k in ("freq", "tz") if attrs.get(k) is not None}
+    info = {"freq": attrs["freq"]} if attrs.get("freq") is not None else {}
+    if attrs.get("tz") is not None:     # pandas' IndexCol keeps the zone object (no _get_tz)
+        info["tz"] = index.tz
     if index.name is not None:
         info["index_name"] = index.name
+    if "ordered" in attrs:
+        info["ordered"] = attrs["ordered"]
     return values, kind, info, attrs
 
 
 def _rows(index_values, columns, data_columns):
+    """(Table fields, rows): a values block holds its columns as an array member, a data
+    column is scalar, except a complex one, which pandas' _get_atom gives a shape (1,)."""
     fields = [("index", index_values.dtype, None)]
     for col in columns:
-        shape = None if col.cname in data_columns else (col.data.shape[1]
-                                                        if col.data.ndim > 1 else 1,)
+        scalar = col.cname in data_columns and col.data.dtype.kind != "c"
+        shape = None if scalar else (col.data.shape[1] if col.data.ndim > 1 else 1,)
         fields.append((col.cname, col.data.dtype, shape))
     rows = np.empty(len(index_values), pt.table_dtype(fields))
     rows["index"] = index_values
@@ -468,17 +489,30 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
     pt.set_attr(table, "index_kind", index_kind)
     if "nan_rep" in index_attrs:
         pt.set_attr(table, "index_nan_rep", index_attrs["nan_rep"])
+    if "categories" in index_attrs:
+        pt.set_attr(table, "index_meta", "category")
+        _write_categories(group, "index", index_attrs["categories"], encoding, errors, filters,
+                          nan_rep)
     for col in columns:
         pt.set_attr(table, f"{col.cname}_kind", col.labels)
         pt.set_attr(table, f"{col.cname}_meta", col.meta)
         pt.set_attr(table, f"{col.cname}_dtype", col.dtype_name)
         if col.nan_rep is not None:
             pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
-        if col.meta == "category" and len(col.categories):
-            root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
-            meta = pt.create_group(pt.create_group(root, col.cname), "meta")
-            write(meta, pd.Series(col.categories), encoding, errors, filters, nan_rep=nan_rep)
+        if col.meta == "category":
+            _write_categories(group, col.cname, col.categories, encoding, errors, filters,
+                              nan_rep)
     pt.append_rows(table, rows)
+
+
+def _write_categories(group, cname, categories, encoding, errors, filters, nan_rep):
+    """The categories of column (or, pandas 3, index) ``cname`` as the series table
+    ``meta/{cname}/meta`` (pandas' write_metadata), when there are any."""
+    if not len(categories):
+        return
+    root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
+    meta = pt.create_group(pt.create_group(root, cname), "meta")
+    write(meta, pd.Series(categories), encoding, errors, filters, nan_rep=nan_rep)
 
 
 def _append(group, frame, min_itemsize):
@@ -500,10 +534,8 @@ def _append(group, frame, min_itemsize):
         if col.dtype_name != layout.tattr(f"{cname}_dtype") and existing.kind != "S":
             raise ValueError("appended items dtype do not match existing items dtype in "
                              "table!")
-        if col.meta == "category" and not np.array_equal(
-                col.categories, np.asarray(layout.categories(cname))):
-            raise ValueError("cannot append a categorical with different categories to the "
-                             "existing")
+        if col.meta == "category":
+            _check_categories(layout, cname, col.categories)
         columns.append(col)
     existing_index = table.dtype["index"]
     index_nan_rep = _appended_index_nan_rep(layout)
@@ -515,6 +547,8 @@ def _append(group, frame, min_itemsize):
     if index_kind != layout.tattr("index_kind"):
         raise TypeError(f"incompatible kind in col [{layout.tattr('index_kind')} - "
                         f"{index_kind}]")
+    if "categories" in index_attrs:
+        _check_categories(layout, "index", index_attrs["categories"])
     info = dict(layout.info)
     old = info.get("index", {})
     for key in ("freq", "index_name"):
@@ -534,10 +568,18 @@ def _append(group, frame, min_itemsize):
     pt.append_rows(table, rows)
 
 
+def _check_categories(layout, cname, categories):
+    """pandas' validate_metadata: appended categoricals keep the stored categories."""
+    stored = layout.categories(cname)
+    if stored is not None and not np.array_equal(categories, np.asarray(stored)):
+        raise ValueError("cannot append a categorical with different categories to the "
+                         "existing")
+
+
 def _stored_strings(layout, cname):
     """The strings the table's column ``cname`` holds (a new sentinel must avoid them)."""
-    return set(decode_strings(layout.table[cname], None, layout.encoding, layout.errors)
-               .ravel())
+    stored = pt.read(layout.table)[cname]
+    return set(decode_strings(stored, None, layout.encoding, layout.errors).ravel())
 
 
 def _appended_index_nan_rep(layout):
@@ -548,4 +590,4 @@ def _appended_index_nan_rep(layout):
         return None
     if "index_nan_rep" in layout.table.attrs:
         return layout.tattr("index_nan_rep") or None
-    return "nan" if (layout.table["index"] == b"nan").any() else None
+    return "nan" if (pt.read(layout.table)["index"] == b"nan").any() else None

@@ -7,7 +7,8 @@ ORed over the items as pandas 2 builds them, so that ``!=`` with two distinct va
 every non-missing row; pandas 3 ANDs the ``!=`` items; pandas filters longer lists after
 reading, which is not done); conditions
 combined with ``&``/``and``, ``|``/``or`` and parentheses; a list of condition strings (ANDed).
-Literals: numbers, quoted strings, True/False. Each literal is converted for the column's kind
+Literals: numbers, quoted strings, True/False, ``Timestamp(...)`` of a number or a string.
+Each literal is converted for the column's kind
 as the installed pandas does (pandas/core/computation/pytables.py, ``BinOp.convert_value`` and
 ``generate``): datetimes through ``Timestamp`` (UTC), timedeltas through ``Timedelta``
 (numbers are seconds), in nanoseconds with pandas 2 and in the column's unit with pandas 3
@@ -17,9 +18,10 @@ one into its exact integer form (``B > 1.5`` is ``B > 1``, ``B == 1.5`` nothing)
 categoricals as the position of the value in the categories (pandas 2: searchsorted, -1 when
 absent; pandas 3: the equal one, -2 when absent, and ``<``/``>`` refused on an unordered
 one). Anything else (names from the
-calling scope, ``columns=`` filters, ``~``, functions, arithmetic) raises
+calling scope, ``columns=`` filters, ``~``, other functions, arithmetic) raises
 ``UnsupportedWhereError`` rather than guessing.
 """
+import ast
 import decimal
 import operator
 import re
@@ -37,9 +39,12 @@ _TOKEN = re.compile(r"""\s*(?:
     (?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
   | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
   | (?P<op>==|!=|<=|>=|<|>|&|\||\(|\)|\[|\]|,)
-  | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<name>[^\W\d]\w*)
   | (?P<bad>\S)
 )""", re.VERBOSE)
+
+
+_CALLS = ("Timestamp",)
 
 
 class UnsupportedWhereError(UnsupportedFeatureError, ValueError):
@@ -119,16 +124,29 @@ class _Parser:
         raise UnsupportedWhereError(f"each comparison in where {self.text!r} must be a column "
                                     "name, an operator and a literal, in that order")
 
+    def call(self, name):
+        """``Timestamp(literal)``: pandas evaluates the call in Python (its expression scope
+        holds the name) and compares with the result."""
+        self.take("(")
+        kind, arg = self.operand()
+        self.take(")")
+        if kind != "lit" or isinstance(arg, (list, bool)):
+            raise UnsupportedWhereError(f"{name}() of a number or a string only, in "
+                                        f"{self.text!r}")
+        import pandas as pd
+        return getattr(pd, name)(arg)
+
     def operand(self):
         kind, value = self.take()
         if kind == "num":
             return ("lit", float(value) if re.search(r"[.eE]", value) else int(value))
         if kind == "str":
-            return ("lit", bytes(value[1:-1], "utf-8").decode("unicode_escape")
-                    if "\\" in value else value[1:-1])
+            return ("lit", ast.literal_eval(value))     # Python's string literal, as pandas
         if kind == "name":
             if value in ("True", "False"):
                 return ("lit", value == "True")
+            if value in _CALLS and self.peek() == ("op", "("):
+                return ("lit", self.call(value))
             return ("name", value)
         if (kind, value) == ("op", "["):
             items = []
