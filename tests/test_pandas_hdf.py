@@ -7,6 +7,7 @@ and pandas write (compared through h5py) and open in PyTables with no warning; `
 conditions select the rows pandas selects, and the ones purehep does not evaluate raise.
 """
 import pickle
+import sys
 import warnings
 
 import numpy as np
@@ -780,3 +781,21 @@ def test_strings_with_an_embedded_nul(tmp_path, fmt):
     if fmt == "table":
         for where in ("t == 'a\\x00b'", "index == 'a\\x00b'", "t != 'a'"):
             _equal(pp.read_hdf(path, "k", where=where), pd.read_hdf(path, "k", where=where))
+
+
+def test_conflicting_index_freq_warns_as_pandas(tmp_path):
+    """Appending rows whose index has another freq: pandas' AttributeConflictWarning, naming
+    the caller's line, and the freq reset as pandas resets it."""
+    a = pd.DataFrame({"x": [1.0, 2.0]}, index=pd.date_range("2020", periods=2, freq="D"))
+    b = pd.DataFrame({"x": [3.0, 4.0]}, index=pd.date_range("2021", periods=2, freq="h"))
+    ours, theirs = tmp_path / "purehep.h5", tmp_path / "pandas.h5"
+    a.to_hdf(theirs, key="k", format="table")
+    b.to_hdf(theirs, key="k", format="table", append=True)
+    pp.to_hdf(a, ours, key="k", format="table")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        pp.to_hdf(b, ours, key="k", format="table", append=True); line = sys._getframe().f_lineno  # noqa
+    assert [(x.category, x.filename, x.lineno) for x in w] == \
+        [(pd.errors.AttributeConflictWarning, __file__, line)]
+    for path in (ours, theirs):
+        pd.testing.assert_frame_equal(pd.read_hdf(path, "k"), pd.read_hdf(theirs, "k"))

@@ -18,12 +18,11 @@ timedeltas and zoned datetimes int64 in their unit (UTC); bools 8-bit bitfields;
 their codes, the categories a series table at ``meta/{c}/meta``.
 """
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
 
-from ...errors import UnsupportedFeatureError
+from ...errors import UnsupportedFeatureError, warn
 from . import pytables as pt
 from . import where as where_mod
 from .convert import (CATEGORICAL_INDEX_AND_PERIODS, NAN_SENTINELS, PANDAS_3, PANDAS_VERSION,
@@ -553,8 +552,10 @@ def _append(group, frame, min_itemsize):
     old = info.get("index", {})
     for key in ("freq", "index_name"):
         if key in old and old[key] != index_info.get(key):
-            warnings.warn(f"the [{key}] attribute of the existing index is [{old[key]}] which "
-                          f"conflicts with the new [{index_info.get(key)}]; it is reset")
+            from pandas.errors import AttributeConflictWarning
+            warn(f"the [{key}] attribute of the existing index is [{old[key]}] which conflicts "
+                 f"with the new [{index_info.get(key)}], resetting the attribute to None",
+                 AttributeConflictWarning)    # (pandas' class and words)
             old = dict(old)
             old[key] = None
     info["index"] = old
