@@ -467,6 +467,24 @@ def test_big_endian_times_stored_as_their_values(tmp_path):
         assert t.query("d < 0").tolist() == [2]
 
 
+
+@pytest.mark.parametrize("na_value", [pd.NA, np.nan], ids=["string", "str"])
+@pytest.mark.parametrize("storage", ["python", "pyarrow"])
+def test_string_storage_round_trips(tmp_path, storage, na_value):
+    """A StringDtype comes back in the storage it was written in (pandas 2 restored
+    "string[pyarrow]" as "string[python]", pandas 3 "string[python]" as pyarrow: the
+    default storage), as columns, dictionary-encoded columns, categories, and in Arrow."""
+    dtype = pd.StringDtype(storage, na_value=na_value)
+    df = pd.DataFrame({"full": pd.array(["x", "y", "z"], dtype=dtype),
+                       "gaps": pd.array(["a", None, "a"], dtype=dtype),
+                       "cat": pd.Categorical(["b", None, "c"], categories=pd.Index(["c", "b"], dtype=dtype))})
+    with purehep.File(tmp_path / "st.h5", "w") as f:
+        t = create_table(f, "t", df.iloc[:2])
+        t.append(df.iloc[2:])
+        pd.testing.assert_frame_equal(t.to_pandas(), df, check_exact=True)
+        assert t.to_arrow().schema == pa.Table.from_pandas(df).schema.remove_metadata()
+
+
 # --- 5. the validator on foreign content ------------------------------------------------------
 
 @pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),

@@ -23,9 +23,10 @@ from ..dtypes import string_dtype
 # unit (and time zone), "object" strings stored dictionary-encoded. Attribute name:
 LOGICAL_ATTR = "pandas_dtype"
 # Logical dtypes of str columns: numpy object, and pandas' StringDtype whose missing value is
-# pd.NA ("string") or NaN ("str", pandas 3's default string dtype; also in pandas 2.3).
+# pd.NA ("string") or NaN ("str", pandas 3's default string dtype; also in pandas 2.3), with
+# its storage when known ("string[pyarrow]", pandas' own spelling; "str[python]").
 STRING_DTYPES = ("string", "str")
-STRING_LOGICALS = ("object",) + STRING_DTYPES
+STRING_STORAGES = ("python", "pyarrow")
 TIME_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 
 
@@ -117,8 +118,24 @@ def _from_numpy(arr, name):
 
 def string_logical(dtype):
     """The logical name of a pandas StringDtype: "string" when its missing value is pd.NA,
-    "str" when NaN (what ``str(dtype)`` says in pandas 2.3 and 3, whatever the storage)."""
-    return "str" if isinstance(dtype.na_value, float) else "string"
+    "str" when NaN (what ``str(dtype)`` says in pandas 2.3 and 3), and its storage in
+    brackets: the default storage of "string" is python in pandas 2 and pyarrow in 3, and
+    ``StringDtype("python") != StringDtype("pyarrow")``, so an unrecorded storage changed
+    the dtype on the way back."""
+    base = "str" if isinstance(dtype.na_value, float) else "string"
+    return f"{base}[{dtype.storage}]" if dtype.storage in STRING_STORAGES else base
+
+
+def string_base(logical):
+    """"string" or "str" for a StringDtype's logical name (storage given or not), else None."""
+    base, _, storage = (logical or "").partition("[")
+    known = storage.rstrip("]") in ("",) + STRING_STORAGES
+    return base if base in STRING_DTYPES and known else None
+
+
+def is_string_logical(logical):
+    """Whether a logical dtype restores str values: object strings or a StringDtype."""
+    return logical == "object" or string_base(logical) is not None
 
 
 def nullable_name(dtype):
@@ -419,7 +436,7 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
     if categories is not None:
         if v.kind == "cat":
             v = normalize(np.asarray(values, dtype=object), name)
-        if logical in STRING_LOGICALS and v.kind == "str":
+        if is_string_logical(logical) and v.kind == "str":
             return v                      # dictionary-encoded strings: the caller extends
         v = _with_categories(v, categories, name, lossy)
         out = v.data.astype(ds.dtype)
