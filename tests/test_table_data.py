@@ -485,6 +485,23 @@ def test_string_storage_round_trips(tmp_path, storage, na_value):
         assert t.to_arrow().schema == pa.Table.from_pandas(df).schema.remove_metadata()
 
 
+def test_appended_categoricals_keep_their_missing_values(tmp_path):
+    """An Arrow dictionary array (and a pandas Categorical) appended to a categorical column
+    is looked up by the values its codes name; a null's index (arbitrary in Arrow) became a
+    category before."""
+    c = pd.Categorical.from_codes([0, 1, -1, 0, -1], categories=pd.Index([0.5, 1.5]))
+    s = pd.Categorical(["u", None, "v", None], categories=["v", "u"])
+    with purehep.File(tmp_path / "ca.h5", "w") as f:
+        t = create_table(f, "t", {"c": c[:2]})
+        t.append(pa.Table.from_pandas(pd.DataFrame({"c": c[2:]})))
+        pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(c, name="c"))
+        t = create_table(f, "s", {"s": s[:1]})
+        t.append(pa.table({"s": pa.array([None, "v", None], pa.string()).dictionary_encode()}))
+        t.append({"s": s[1:]})
+        pd.testing.assert_series_equal(t.to_pandas()["s"], pd.Series(pd.Categorical(
+            list(s) + list(s[1:]), categories=s.categories), name="s"))
+
+
 # --- 5. the validator on foreign content ------------------------------------------------------
 
 @pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),

@@ -435,7 +435,7 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
         return np.zeros(0, dtype=ds.dtype)
     if categories is not None:
         if v.kind == "cat":
-            v = normalize(np.asarray(values, dtype=object), name)
+            v = _decoded(v)
         if is_string_logical(logical) and v.kind == "str":
             return v                      # dictionary-encoded strings: the caller extends
         v = _with_categories(v, categories, name, lossy)
@@ -463,6 +463,19 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
         _refuse(name, f"a {ds.dtype} column takes numbers, not {v.kind} values")
     return _fill_missing(_cast_number(v.data, ds.dtype, name, lossy, v.mask), v.mask, fill, name,
                          lossy)
+
+
+def _decoded(v):
+    """Categorical values (pandas Categorical, Arrow dictionary) as the category values
+    their codes name, missing where they are missing (a null's index in an Arrow dictionary
+    array is arbitrary: numpy's conversion gave it a category)."""
+    cats = v.categories
+    missing = np.zeros(len(v.data), bool) if v.mask is None else v.mask
+    if len(cats.data):
+        data = cats.data[np.where(missing, 0, v.data)]
+    else:
+        data = np.zeros(len(v.data), dtype=cats.data.dtype)
+    return Values(cats.kind, data, missing if missing.any() else None, cats.logical)
 
 
 def _fill_missing(data, mask, fill, name, lossy):
