@@ -502,6 +502,33 @@ def test_appended_categoricals_keep_their_missing_values(tmp_path):
             list(s) + list(s[1:]), categories=s.categories), name="s"))
 
 
+def test_append_refuses_values_equal_to_the_fill_value(tmp_path):
+    """A pandas / Arrow value equal to the column's fill value (chosen at creation among the
+    values absent then) would read back as missing (§6.4): refused unless lossy, leaving the
+    table as it was (plain numpy values are stored as given: HDF5's way to mark missing
+    values); a bool column has no fill value, so a missing value cannot go into it (it
+    became False)."""
+    df = pd.DataFrame({"u": np.array([1, 2], np.uint16), "i": np.array([0, 5], np.int8),
+                       "b": np.array([b"x", b"yy"], dtype=object), "t": [True, False]})
+    row = pd.DataFrame({"u": np.array([3], np.uint16), "i": np.array([1], np.int8),
+                        "b": np.array([b"z"], dtype=object), "t": [True]})
+    with purehep.File(tmp_path / "fv.h5", "w") as f:
+        t = create_table(f, "t", df)
+        for col, bad in (("u", np.array([65535], np.uint16)), ("i", np.array([-128], np.int8)),
+                         ("b", np.array([b""], dtype=object)),
+                         ("t", pd.array([None], dtype="boolean"))):
+            for wrap in (pd.Series, lambda v: pa.Array.from_pandas(pd.Series(v))):
+                with pytest.raises(ValueError, match="fill value"):
+                    t.append({**{c: row[c] for c in row.columns}, col: wrap(bad)})
+                pd.testing.assert_frame_equal(t.to_pandas(), df, check_exact=True)
+        with pytest.raises(ValueError, match="fill value"):
+            t["i"][0:1] = pd.Series([-128], dtype=np.int8)
+        t.append(row.assign(u=np.array([65535], np.uint16)), lossy=True)
+        t.append({"u": np.array([65535], np.uint16), "i": [1], "b": [b"z"], "t": [True]})
+        assert t.to_pandas()["u"].tolist() == [1, 2, pd.NA, pd.NA]
+        assert t.validate() == []
+
+
 # --- 5. the validator on foreign content ------------------------------------------------------
 
 @pytest.mark.parametrize("case, section", [("soft", "§5.5"), ("external", "§5.5"),

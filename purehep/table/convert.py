@@ -429,7 +429,9 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
     writes), exactly; missing values become the fill value. ``categories``: the column's
     category values when it is categorical (new ones raise unless ``lossy``)."""
     logical = _logical(ds)
-    fill = None if ds.dtype.kind == "O" else ds.fillvalue
+    # no fill value for variable-length strings and bool (HDF5's default False is a value)
+    fill = None if ds.dtype.kind in "Ob" else ds.fillvalue
+    strict = marks_missing(values) and not lossy
     v = normalize(values, name)
     if not len(v.data):
         return np.zeros(0, dtype=ds.dtype)
@@ -458,11 +460,11 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
         data = _bytes(v.data, name)
         if data.dtype.itemsize > ds.dtype.itemsize and not lossy:
             _refuse(name, f"values longer than the column's {ds.dtype.itemsize} bytes")
-        return _fill_missing(data.astype(ds.dtype), v.mask, fill, name, lossy)
+        return _fill_missing(data.astype(ds.dtype), v.mask, fill, name, strict)
     if v.kind != "num":
         _refuse(name, f"a {ds.dtype} column takes numbers, not {v.kind} values")
     return _fill_missing(_cast_number(v.data, ds.dtype, name, lossy, v.mask), v.mask, fill, name,
-                         lossy)
+                         strict)
 
 
 def _decoded(v):
@@ -478,8 +480,25 @@ def _decoded(v):
     return Values(cats.kind, data, missing if missing.any() else None, cats.logical)
 
 
-def _fill_missing(data, mask, fill, name, lossy):
-    """Missing rows get the fill value (a value equal to it is missing too, §6.4)."""
+def marks_missing(values):
+    """Whether an input has a missing value of its own (pandas, Arrow, numpy masked arrays):
+    then a value equal to the column's fill value is a value, not a missing one. Plain
+    numpy arrays and lists are stored as given (a value equal to the fill value is missing,
+    HEP001 §6.4: how HDF5 users mark missing values)."""
+    module = type(values).__module__ or ""
+    return module.startswith(("pandas", "pyarrow")) or isinstance(values, np.ma.MaskedArray)
+
+
+def _fill_missing(data, mask, fill, name, strict):
+    """Missing rows get the fill value. With ``strict`` (values that mark missing values
+    themselves, not ``lossy``) a value equal to the fill value is refused: it would read
+    back as missing (§6.4; a default fill value is chosen at creation among the values the
+    column did not hold then, an append may hold it)."""
+    present = data if mask is None else data[~mask]
+    if fill is not None and strict and np.any(present == fill):
+        _refuse(name, f"the value {np.asarray(fill).tolist()!r} is the column's fill value: "
+                      "it would read back as missing (HEP001 §6.4; lossy=True stores it as "
+                      "missing)")
     if mask is not None and mask.any():
         if fill is None:
             _refuse(name, "the column has no fill value to mark missing values")

@@ -409,9 +409,10 @@ class Table:
         append, with every search index of the column rebuilt in the same transaction."""
         self._writable()
         ds = self._ds(name)
-        arr = self._stored(name, np.atleast_1d(np.asarray(values, dtype=object)
-                                                if not hasattr(values, "dtype") else values),
-                           lossy)
+        given = values if hasattr(values, "dtype") or convert.marks_missing(values) \
+            else np.asarray(values, dtype=object)
+        # pandas / Arrow values as they are: they mark missing values themselves
+        arr = self._stored(name, np.atleast_1d(given) if np.ndim(given) == 0 else given, lossy)
         if isinstance(arr, _DictionaryRows):
             raise ValueError(f"{name!r} is dictionary-encoded: rewrite it with append only")
         with Transaction(self.group) as tx:
