@@ -298,6 +298,12 @@ def test_refusals_at_the_call(tmp_path):
         assert t.to_pandas()["c"].isna().tolist() == [False, False, False, True]
         with pytest.raises(ValueError, match="already holds"):
             create_table(f, None, {"a": [1]})
+        # an index named like a column overwrote the column's values (anndata refuses it)
+        for bad, index in ((pd.DataFrame({"a": [1, 2]}, index=pd.Index([7, 8], name="a")), None),
+                           ({"a": [1, 2]}, {"a": [7, 8]})):
+            with pytest.raises(ValueError, match="has the name of a column"):
+                create_table(f, "bad", bad, index=index)
+            assert "bad" not in f
 
 
 _N = st.shared(st.integers(0, 6), key="n")

@@ -111,6 +111,10 @@ def create_table(parent, name=None, data=None, *, chunks=1 << 16, compression=No
     columns, index = _frame_parts(data, index)
     categories, fillvalue = dict(categories or {}), dict(fillvalue or {})
     labels = {index: None} if isinstance(index, str) else dict(index or {})
+    for label, values in labels.items():
+        if values is not None and label in columns:     # one dataset each (§6.1, §7.1)
+            raise ValueError(f"the row index {label!r} has the name of a column (anndata "
+                             "refuses it too): rename one")
     specs = {col: convert.spec_for(values, col, categories=categories.get(col),
                                    fill=fillvalue.get(col), lossy=lossy)
              for col, values in columns.items()}
