@@ -474,6 +474,36 @@ def test_big_endian_times_stored_as_their_values(tmp_path):
 
 
 
+def test_appended_times_in_the_column_unit(tmp_path):
+    """Times of another unit are appended in the column's unit, as pandas' concat / astype
+    gives them (with lossy=True the int64 count was stored as it was: 1 ms became 1 ns);
+    finer units only with lossy=True (truncated as pandas truncates), nothing beyond the
+    unit's range; datetimes and timedeltas, aware and naive values are refused."""
+    d = pd.Series(np.array([0, 1, "NaT"], "datetime64[ns]"))
+    more = pd.Series(np.array([1, "NaT", -7], "datetime64[ms]"))
+    td = pd.Series(np.array([3, -2], "timedelta64[s]"))
+    fine = pd.Series(np.array([1500, -1500, 2000], "timedelta64[ms]"))
+    with purehep.File(tmp_path / "tu.h5", "w") as f:
+        t = create_table(f, "t", pd.DataFrame({"d": d}))
+        t.append(pd.DataFrame({"d": more}))
+        t.append(pa.table({"d": pa.Array.from_pandas(more)}), lossy=True)
+        want = pd.concat([d, more, more], ignore_index=True)
+        assert want.dtype == "datetime64[ns]"
+        pd.testing.assert_frame_equal(t.to_pandas(), pd.DataFrame({"d": want}), check_exact=True)
+        for bad, kw, match in ((np.array([2**62], "datetime64[s]"), {"lossy": True}, "range"),
+                               (np.array([1], "timedelta64[ns]"), {"lossy": True}, "takes"),
+                               (d.dt.tz_localize("UTC"), {"lossy": True}, "naive")):
+            with pytest.raises(ValueError, match=match):
+                t.append({"d": bad}, **kw)
+        assert len(t) == 9
+        u = create_table(f, "u", pd.DataFrame({"td": td}))
+        with pytest.raises(ValueError, match="lossy"):
+            u.append({"td": fine})
+        u.append({"td": fine}, lossy=True)
+        pd.testing.assert_series_equal(u.to_pandas()["td"], pd.concat(
+            [td, fine.astype("timedelta64[s]")], ignore_index=True), check_names=False)
+
+
 @pytest.mark.parametrize("na_value", [pd.NA, np.nan], ids=["string", "str"])
 @pytest.mark.parametrize("storage", ["python", "pyarrow"])
 def test_string_storage_round_trips(tmp_path, storage, na_value):

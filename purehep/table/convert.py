@@ -534,14 +534,34 @@ def _cast_boolean(v, name):
 
 
 def _cast_time(v, logical, name, lossy):
-    if v.kind != "time" or v.logical.split(",")[0] != logical.split(",")[0] and not lossy:
-        if v.kind != "time":
-            _refuse(name, f"a {logical} column takes {logical.split('[')[0]} values")
-        _refuse(name, f"{v.logical} values into a {logical} column (units differ)")
+    """Times into a datetime64/timedelta64 column, in its unit as pandas' concat converts
+    them (before, the int64 count was stored as it was: with lossy=True 1 ms became 1 ns):
+    a coarser unit exactly, a finer one truncated as numpy does with ``lossy`` only, none
+    beyond the range of the column's unit. Datetimes and timedeltas, time-zone aware and
+    naive values do not mix (aware ones are instants: any zone is converted)."""
+    kind = logical.split("[")[0]
+    if v.kind != "time" or v.logical.split("[")[0] != kind:
+        _refuse(name, f"a {logical} column takes {kind} values")
+    if ("," in v.logical) != ("," in logical):
+        _refuse(name, f"{v.logical} values into a {logical} column (time-zone aware and naive "
+                      "values do not mix)")
     data = v.data.copy()
     if v.mask is not None:
         data[v.mask] = np.iinfo(np.int64).min
-    return data
+    src, dst = time_unit(v.logical), time_unit(logical)
+    given = data.view(f"{kind}[{src}]")
+    try:                       # numpy >= 2.5 raises on overflow, older ones wrap
+        with np.errstate(over="ignore"):
+            out = given.astype(f"{kind}[{dst}]")
+    except OverflowError:
+        _refuse(name, f"{v.logical} values out of the {logical} column unit's range")
+    changed = (out.astype(given.dtype) != given) & ~np.isnat(given)
+    finer = list(TIME_UNITS).index(dst) > list(TIME_UNITS).index(src)
+    if changed.any() and (finer or not lossy):
+        why = "out of the column unit's range" if finer else \
+            "not whole column units (lossy=True truncates)"
+        _refuse(name, f"{given[changed][:3].astype(str).tolist()} into a {logical} column: {why}")
+    return out.view(np.int64)
 
 
 def _logical(ds):
