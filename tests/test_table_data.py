@@ -521,6 +521,25 @@ def test_string_storage_round_trips(tmp_path, storage, na_value):
         assert t.to_arrow().schema == pa.Table.from_pandas(df).schema.remove_metadata()
 
 
+@pytest.mark.parametrize("categories", [
+    pd.DatetimeIndex(np.array([1, 2, 3], "datetime64[ms]")).tz_localize("UTC").tz_convert("Asia/Tokyo"),
+    pd.Index(pd.array([1, 2, 3], "Int64")), pd.Index(pd.array([0.5, 1, 2], "Float32"))],
+    ids=["tz", "Int64", "Float32"])
+def test_categories_keep_their_dtype(tmp_path, categories):
+    """Categories come back in their own dtype, as pandas and pyarrow.from_pandas have them
+    (a time zone was dropped: the categories read back as naive UTC times, other instants
+    on the wall clock; Int64 categories came back int64)."""
+    df = pd.DataFrame({"c": pd.Categorical.from_codes([0, 2, -1, 0], categories=categories,
+                                                      ordered=True)})
+    with purehep.File(tmp_path / "cd.h5", "w") as f:
+        t = create_table(f, "t", df)
+        pd.testing.assert_frame_equal(t.to_pandas(), df, check_exact=True)
+        want = pa.Table.from_pandas(df, preserve_index=False).column("c").combine_chunks()
+        got = t.to_arrow().column("c").combine_chunks()
+        assert got.dictionary.type == want.dictionary.type and got.dictionary.equals(want.dictionary)
+        assert got.to_pylist() == want.to_pylist()
+
+
 def test_appended_categoricals_keep_their_missing_values(tmp_path):
     """An Arrow dictionary array (and a pandas Categorical) appended to a categorical column
     is looked up by the values its codes name; a null's index (arbitrary in Arrow) became a

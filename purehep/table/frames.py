@@ -68,7 +68,7 @@ def _column_parts(table, name, rows):
     cat_ds = categories_of(ds)
     if cat_ds is not None:
         cat_logical = _logical(cat_ds)
-        categories = _plain(convert.native(cat_ds[()]), cat_logical)
+        categories = _decoded(convert.native(cat_ds[()]))
         missing = table.missing_mask(name, values, rows)
         holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
         ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False
@@ -77,12 +77,11 @@ def _column_parts(table, name, rows):
     return "plain", values, missing, logical, None, None, False
 
 
-def _plain(values, logical=None):
+def _decoded(values):
+    """Stored values with variable-length strings as str."""
     if values.dtype.kind == "O":
         return np.array([v.decode("utf-8") if isinstance(v, bytes) else v for v in values.tolist()],
                         dtype=object)
-    if logical and logical.startswith(("datetime", "timedelta")):
-        return values.view(logical.split(",")[0].rstrip("]") + "]")
     return values
 
 
@@ -108,10 +107,10 @@ def _pandas_column(pd, kind, values, missing, logical, categories, cat_logical, 
             if logical == "object":
                 return out
             return pd.array(out, dtype=pandas_string_dtype(pd, logical))
-        cat_dtype = pandas_string_dtype(pd, cat_logical) if convert.string_base(cat_logical) \
-            else None
-        return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=cat_dtype),
-                                         ordered=ordered)
+        # the categories as a column of their own dtype (time zone, Int64, string storage)
+        index = pd.Index(_pandas_column(pd, "plain", categories, np.zeros(len(categories), bool),
+                                        cat_logical, None, None, False))
+        return pd.Categorical.from_codes(codes, categories=index, ordered=ordered)
     if logical is None:
         if values.dtype.kind == "O" or not missing.any():
             return values
@@ -155,7 +154,8 @@ def _arrow_column(pa, kind, values, missing, logical, categories, cat_logical, o
                             type=arrow_string_type(pa, logical))
         indices = pa.array(codes.astype(values.dtype), mask=mask)
         if categories.dtype.kind != "O":
-            dictionary = pa.array(categories)
+            dictionary = _arrow_column(pa, "plain", categories, np.zeros(len(categories), bool),
+                                       cat_logical, None, None, False)
         else:                           # object strings: pyarrow's inference (null when empty)
             dictionary = pa.array(categories.tolist(), type=arrow_string_type(pa, cat_logical)
                                   if convert.string_base(cat_logical) else None)
