@@ -540,6 +540,28 @@ def test_categories_keep_their_dtype(tmp_path, categories):
         assert got.to_pylist() == want.to_pylist()
 
 
+def test_nullable_boolean_takes_missing_values_later(tmp_path):
+    """A boolean column with nothing missing yet is stored as int8 with the fill value -1
+    (it was stored as bool, and a missing value appended later read back as True); one
+    stored as bool (older files) refuses missing values."""
+    df = pd.DataFrame({"b": pd.array([True, False], "boolean")})
+    more = pd.DataFrame({"b": pd.array([None, False], "boolean")})
+    path = tmp_path / "nb.h5"
+    with purehep.File(path, "w") as f:
+        t = create_table(f, "t", df)
+        t.append(more)
+        pd.testing.assert_frame_equal(t.to_pandas(), pd.concat([df, more], ignore_index=True))
+        create_table(f, "old", {"b": np.array([True, False])})
+    with h5py.File(path, "r+") as f:          # as purehep wrote a boolean column before
+        f["old/b"].attrs["pandas_dtype"] = np.bytes_(b"boolean")
+    with purehep.File(path, "r+") as f:
+        t = Table(f["old"])
+        with pytest.raises(ValueError, match="no fill value"):
+            t.append(more)
+        t.append(df)
+        pd.testing.assert_frame_equal(t.to_pandas(), pd.concat([df, df], ignore_index=True))
+
+
 def test_appended_categoricals_keep_their_missing_values(tmp_path):
     """An Arrow dictionary array (and a pandas Categorical) appended to a categorical column
     is looked up by the values its codes name; a null's index (arbitrary in Arrow) became a

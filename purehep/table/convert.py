@@ -282,9 +282,10 @@ def _spec(v, name, categories=None, fill=None, lossy=False):
             data[v.mask] = nat
         return Spec(data, np.dtype(np.int64), nat, v.logical, units)
     data = v.data
-    if data.dtype.kind == "b" and v.has_missing:
-        data = np.where(v.mask, -1, data.astype(np.int8)).astype(np.int8)
-        return Spec(data, data.dtype, -1, "boolean")
+    if data.dtype.kind == "b" and (v.has_missing or v.logical == "boolean"):
+        # int8 with fill -1 even with nothing missing yet, as Int* columns get a fill value:
+        # stored as bool, a missing value appended later had no value to be
+        return Spec(_int8_booleans(v, name), np.dtype(np.int8), -1, "boolean")
     if data.dtype.kind == "f" and v.has_missing and np.isnan(data[~v.mask]).any() and not lossy:
         _refuse(name, "holds both missing values and NaN; stored with the fill value NaN "
                       "(HEP001 §6.4) they would read back alike (lossy=True accepts)")
@@ -446,7 +447,7 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
             out[v.mask] = fill
         return out
     if logical == "boolean":
-        return _cast_boolean(v, name)
+        return _cast_boolean(ds, v, name)
     if logical and logical.startswith(("datetime", "timedelta")):
         return _cast_time(v, logical, name, lossy)
     if ds.dtype.kind == "O":
@@ -527,10 +528,23 @@ def _cast_number(data, dtype, name, lossy, mask=None):
     return out
 
 
-def _cast_boolean(v, name):
+def _int8_booleans(v, name):
+    """Nullable booleans as stored: int8 0/1, -1 (the fill value) where missing."""
     if v.kind != "num" or v.data.dtype.kind != "b":
         _refuse(name, "a nullable boolean column takes True, False or missing values")
     return np.where(v.mask if v.mask is not None else False, -1, v.data.astype(np.int8)).astype(np.int8)
+
+
+def _cast_boolean(ds, v, name):
+    """Values for a nullable boolean column: int8 0/1/-1, or bool for one stored as bool
+    (purehep wrote those when nothing was missing), which has no value for missing ones."""
+    data = _int8_booleans(v, name)
+    if ds.dtype.kind != "b":
+        return data
+    if v.has_missing:
+        _refuse(name, "this boolean column is stored as bool: it has no fill value to mark "
+                      "missing values (HEP001 §6.4)")
+    return data.astype(bool)
 
 
 def _cast_time(v, logical, name, lossy):
