@@ -474,6 +474,25 @@ def test_big_endian_times_stored_as_their_values(tmp_path):
 
 
 
+@pytest.mark.parametrize("name", [None, "cell"])
+def test_append_takes_the_dataframe_index(tmp_path, name):
+    """A DataFrame appended to a table written from a DataFrame with an index gives the
+    row index its index (append refused it: "append needs values for ['_index']"); pandas'
+    concat is the oracle. A sliced default index is ignored as before."""
+    df = pd.DataFrame({"a": [1, 2, 3], "s": ["x", "y", "z"]},
+                      index=pd.Index(["r0", "r1", "r2"], name=name, dtype=object))
+    with purehep.File(tmp_path / "ai.h5", "w") as f:
+        t = create_table(f, "t", df.iloc[:1])
+        t.append(df.iloc[1:])
+        want = pd.concat([df.iloc[:1], df.iloc[1:]])
+        want.index = pd.Index(want.index.tolist(), name=name)   # object str as pandas makes them
+        pd.testing.assert_frame_equal(t.to_pandas(), want, check_exact=True)
+        plain = df.reset_index(drop=True)
+        u = create_table(f, "u", plain.iloc[:1])
+        u.append(plain.iloc[1:])
+        pd.testing.assert_frame_equal(u.to_pandas(), plain, check_exact=True)
+
+
 def test_appended_times_in_the_column_unit(tmp_path):
     """Times of another unit are appended in the column's unit, as pandas' concat / astype
     gives them (with lossy=True the int64 count was stored as it was: 1 ms became 1 ns);

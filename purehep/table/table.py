@@ -346,13 +346,19 @@ class Table:
     def append(self, data, *, lossy=False):
         """Append rows to every column and index dataset, then update the search indexes
         (§9: a mutation MUST update or delete the affected indexes; see :mod:`.update`).
-        ``data`` is a {column: values} mapping, a DataFrame or an Arrow table. Every value is
-        converted and checked before anything is written; a failure while writing restores
-        the table as it was."""
+        ``data`` is a {column: values} mapping, a DataFrame or an Arrow table; a DataFrame's
+        index gives the values of the row index it names (``_index`` when unnamed), as
+        create_table wrote it. Every value is converted and checked before anything is
+        written; a failure while writing restores the table as it was."""
         self._writable()
-        data, _ = _frame_parts(data, index=False)
+        data, given = _frame_parts(data, index=None)
         _, labels, _ = _layout(self.group)
         names = list(dict.fromkeys(self.columns + labels))
+        for label, values in (given or {}).items():
+            # a DataFrame's index gives the row index it was written as (create_table)
+            if label in labels and label not in data and \
+                    RANGE_INDEX not in labels_made_up(self.group, [label]):
+                data = {**data, label: values}
         if RANGE_INDEX in labels_made_up(self.group, labels) and "_index" not in data:
             data = {**data, "_index": np.arange(len(self), len(self) + _rows_in(data)).astype(str)}
         missing = set(names) - set(data)
