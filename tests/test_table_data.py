@@ -598,6 +598,27 @@ def test_appended_categoricals_keep_their_missing_values(tmp_path):
             list(s) + list(s[1:]), categories=s.categories), name="s"))
 
 
+def test_appended_times_found_among_time_categories_by_instant(tmp_path):
+    """Times appended to a column of time categories are looked up in the categories' unit
+    (their int64 counts were compared: 5 ms and 10 s went in as the categories 5 ns and
+    10 ns); times and non-time categories do not mix. pandas' own lookup is the oracle."""
+    cats = pd.DatetimeIndex(np.array([5, 10, 5_000_000], "datetime64[ns]"))
+    first = pd.Categorical.from_codes([0, 1], categories=cats)
+    new = pd.Series(np.array([5, 0], "datetime64[ms]"))
+    with purehep.File(tmp_path / "tc.h5", "w") as f:
+        t = create_table(f, "t", pd.DataFrame({"c": first}))
+        t.append(pd.DataFrame({"c": new}), lossy=True)           # 0 ms is no category
+        want = pd.Categorical(list(first) + list(new), categories=cats)
+        pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(want, name="c"))
+        for bad in (np.array([10], "datetime64[s]"), np.array([5])):
+            with pytest.raises(ValueError, match="categories"):
+                t.append({"c": bad})
+        u = create_table(f, "u", {"c": pd.Categorical([1, 5])})
+        with pytest.raises(ValueError, match="categories"):
+            u.append({"c": np.array([5], "datetime64[ns]")})
+        assert len(t) == 4 and len(u) == 2
+
+
 def test_append_refuses_values_equal_to_the_fill_value(tmp_path):
     """A pandas / Arrow value equal to the column's fill value (chosen at creation among the
     values absent then) would read back as missing (§6.4): refused unless lossy, leaving the

@@ -425,10 +425,11 @@ def _with_categories(v, categories, name, lossy):
 
 # --- appending to an existing column -------------------------------------------------------
 
-def cast_to(ds, values, name, *, categories=None, lossy=False):
+def cast_to(ds, values, name, *, categories=None, categories_logical=None, lossy=False):
     """``values`` as an array of the existing column ``ds``'s stored type (for appends and
     writes), exactly; missing values become the fill value. ``categories``: the column's
-    category values when it is categorical (new ones raise unless ``lossy``)."""
+    category values when it is categorical (new ones raise unless ``lossy``), of the
+    logical dtype ``categories_logical``."""
     logical = _logical(ds)
     # no fill value for variable-length strings and bool (HDF5's default False is a value)
     fill = None if ds.dtype.kind in "Ob" else ds.fillvalue
@@ -441,7 +442,8 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
             v = _decoded(v)
         if is_string_logical(logical) and v.kind == "str":
             return v                      # dictionary-encoded strings: the caller extends
-        v = _with_categories(v, categories, name, lossy)
+        v = _with_categories(_as_categories(v, categories_logical, name, lossy), categories,
+                             name, lossy)
         out = v.data.astype(ds.dtype)
         if v.mask is not None:
             out[v.mask] = fill
@@ -466,6 +468,17 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
         _refuse(name, f"a {ds.dtype} column takes numbers, not {v.kind} values")
     return _fill_missing(_cast_number(v.data, ds.dtype, name, lossy, v.mask), v.mask, fill, name,
                          strict)
+
+
+def _as_categories(v, logical, name, lossy):
+    """Times to look up among time categories, in the categories' unit (their int64 counts
+    were compared: 5 ms matched the category 5 ns); times and other categories do not mix."""
+    timed = (logical or "").startswith(("datetime", "timedelta"))
+    if (v.kind == "time") != timed:
+        _refuse(name, f"{v.logical or v.kind} values are not {logical or 'non-time'} categories")
+    if not timed:
+        return v
+    return Values("time", _cast_time(v, logical, name, lossy), v.mask, logical)
 
 
 def _decoded(v):

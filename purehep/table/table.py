@@ -392,7 +392,9 @@ class Table:
         ds = self._ds(name)
         cat_ds = categories_of(ds)
         known = None if cat_ds is None else [_plain(c) for c in cat_ds[()].tolist()]
-        out = convert.cast_to(ds, values, name, categories=known, lossy=lossy)
+        out = convert.cast_to(ds, values, name, categories=known, lossy=lossy,
+                              categories_logical=None if cat_ds is None else
+                              get_text(cat_ds, convert.LOGICAL_ATTR))
         if isinstance(out, convert.Values):          # dictionary-encoded strings
             return _DictionaryRows(out, known, ds.dtype)
         return out
