@@ -619,6 +619,21 @@ def test_appended_times_found_among_time_categories_by_instant(tmp_path):
         assert len(t) == 4 and len(u) == 2
 
 
+def test_appended_bytes_found_among_bytes_categories(tmp_path):
+    """Bytes categories stay bytes when appending (they were decoded: bytes values were
+    refused, str ones taken for bytes, non-UTF-8 categories raised UnicodeDecodeError)."""
+    first = pd.Categorical([b"a", b"\xff"])
+    new = pd.Categorical([b"\xff", None, b"a"], categories=[b"a", b"\xff"])
+    with purehep.File(tmp_path / "bc.h5", "w") as f:
+        t = create_table(f, "t", pd.DataFrame({"c": first}))
+        t.append(pd.DataFrame({"c": new}))
+        t.append({"c": [b"a"]})
+        with pytest.raises(ValueError, match="not one of the categories"):
+            t.append({"c": ["a"]})
+        want = pd.Categorical(list(first) + list(new) + [b"a"], categories=first.categories)
+        pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(want, name="c"))
+
+
 def test_append_refuses_values_equal_to_the_fill_value(tmp_path):
     """A pandas / Arrow value equal to the column's fill value (chosen at creation among the
     values absent then) would read back as missing (§6.4): refused unless lossy, leaving the

@@ -391,7 +391,7 @@ class Table:
         dictionary-encoded string columns get ("extend", codes, new categories)."""
         ds = self._ds(name)
         cat_ds = categories_of(ds)
-        known = None if cat_ds is None else [_plain(c) for c in cat_ds[()].tolist()]
+        known = None if cat_ds is None else _category_values(cat_ds[()])
         out = convert.cast_to(ds, values, name, categories=known, lossy=lossy,
                               categories_logical=None if cat_ds is None else
                               get_text(cat_ds, convert.LOGICAL_ATTR))
@@ -681,8 +681,14 @@ class _DictionaryRows:
         return len(self.codes)
 
 
-def _plain(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+def _category_values(stored):
+    """A categories dataset's values as a list: variable-length UTF-8 strings decoded, fixed
+    byte strings kept as bytes (they were decoded too: bytes categories took str values,
+    refused bytes, and non-UTF-8 ones raised UnicodeDecodeError)."""
+    values = stored.tolist()
+    if stored.dtype.kind != "O":
+        return values
+    return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
 
 
 def _save_index(tx, index):
