@@ -634,6 +634,30 @@ def test_appended_bytes_found_among_bytes_categories(tmp_path):
         pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(want, name="c"))
 
 
+def test_none_is_a_missing_value_of_any_column(tmp_path):
+    """None (untyped: Python objects with nothing else) appended or written is a missing
+    value of the column's dtype, as pandas makes it one (it was refused as str values by
+    nullable boolean, numeric, time and time-category columns); columns without a fill
+    value (plain bool, vlen str) refuse it."""
+    df = pd.DataFrame({"b": pd.array([True, False], "boolean"), "i": pd.array([1, 2], "Int8"),
+                       "d": np.array([0, 1], "datetime64[ns]"), "f": [0.5, 1.5],
+                       "y": np.array([b"a", b"b"], dtype=object), "c": pd.Categorical(["a", "b"]),
+                       "tc": pd.Categorical.from_codes([0, 1], categories=pd.DatetimeIndex(
+                           np.array([1, 2], "datetime64[s]")))})
+    with purehep.File(tmp_path / "none.h5", "w") as f:
+        t = create_table(f, "t", df)
+        t.append({c: [None] for c in df.columns})
+        t["b"][0] = None
+        want = pd.concat([df, pd.DataFrame({c: pd.Series([None], dtype=df[c].dtype)
+                                            for c in df.columns})], ignore_index=True)
+        want.loc[0, "b"] = None
+        pd.testing.assert_frame_equal(t.to_pandas(), want, check_exact=True)
+        u = create_table(f, "u", {"ok": [True], "s": ["x"]})
+        for col in ("ok", "s"):
+            with pytest.raises(ValueError, match="fill value"):
+                u.append({"ok": [True], "s": ["y"], col: [None]})
+
+
 def test_append_refuses_values_equal_to_the_fill_value(tmp_path):
     """A pandas / Arrow value equal to the column's fill value (chosen at creation among the
     values absent then) would read back as missing (§6.4): refused unless lossy, leaving the

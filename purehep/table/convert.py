@@ -437,6 +437,8 @@ def cast_to(ds, values, name, *, categories=None, categories_logical=None, lossy
     v = normalize(values, name)
     if not len(v.data):
         return np.zeros(0, dtype=ds.dtype)
+    if v.kind == "str" and v.logical is None and v.mask is not None and v.mask.all():
+        v = _missing_for(ds, logical, categories_logical, len(v.data))
     if categories is not None:
         if v.kind == "cat":
             v = _decoded(v)
@@ -468,6 +470,24 @@ def cast_to(ds, values, name, *, categories=None, categories_logical=None, lossy
         _refuse(name, f"a {ds.dtype} column takes numbers, not {v.kind} values")
     return _fill_missing(_cast_number(v.data, ds.dtype, name, lossy, v.mask), v.mask, fill, name,
                          strict)
+
+
+def _missing_for(ds, logical, categories_logical, n):
+    """Untyped missing values (None, NaN: Python objects with nothing else) as missing
+    values of the column's kind (``t["b"][1] = None`` on a nullable boolean column was
+    refused as str values); columns of strings keep them as strings."""
+    mask = np.ones(n, bool)
+    times = [t for t in (logical, categories_logical)
+             if (t or "").startswith(("datetime", "timedelta"))]
+    if times:
+        return Values("time", np.zeros(n, np.int64), mask, times[0])
+    if logical == "boolean":
+        return Values("num", np.zeros(n, bool), mask, "boolean")
+    if ds.dtype.kind in "iufb":       # numbers, or a categorical's codes (all missing)
+        return Values("num", np.zeros(n, ds.dtype), mask)
+    if ds.dtype.kind == "S":
+        return Values("bytes", np.array([b""] * n, dtype=object), mask)
+    return Values("str", np.array([""] * n, dtype=object), mask)
 
 
 def _as_categories(v, logical, name, lossy):
