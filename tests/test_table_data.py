@@ -298,6 +298,13 @@ def test_refusals_at_the_call(tmp_path):
         assert t.to_pandas()["c"].isna().tolist() == [False, False, False, True]
         with pytest.raises(ValueError, match="already holds"):
             create_table(f, None, {"a": [1]})
+        # a fill value given that a pandas / Arrow value equals read back as missing
+        for bad in (pd.DataFrame({"a": [0, 5]}), pa.table({"a": pa.array([0, 5])})):
+            with pytest.raises(ValueError, match="also a value"):
+                create_table(f, "bad", bad, fillvalue={"a": 0})
+            assert "bad" not in f
+        create_table(f, "sentinel", {"a": np.array([0, 5])}, fillvalue={"a": 0})   # HDF5's way
+        assert Table(f["sentinel"]).to_pandas()["a"].tolist() == [pd.NA, 5]
         # an index named like a column overwrote the column's values (anndata refuses it)
         for bad, index in ((pd.DataFrame({"a": [1, 2]}, index=pd.Index([7, 8], name="a")), None),
                            ({"a": [1, 2]}, {"a": [7, 8]})):

@@ -256,8 +256,16 @@ def _from_arrow(values, name):
 # --- encoding for storage -------------------------------------------------------------------
 
 def spec_for(values, name="", *, categories=None, fill=None, lossy=False):
-    """The :class:`Spec` of a new column from any supported input."""
-    return _spec(normalize(values, name), name, categories, fill, lossy)
+    """The :class:`Spec` of a new column from any supported input. A fill value given for
+    values that mark missing values themselves (pandas, Arrow, masked) must not be one of
+    them: it would read back as missing (§6.4; plain numpy values equal to it are missing
+    values, HDF5's way)."""
+    v = normalize(values, name)
+    if fill is not None and marks_missing(values) and v.kind in ("num", "bytes"):
+        present = v.data if v.mask is None else v.data[~v.mask]
+        if any(p == fill for p in present.tolist()):
+            _refuse(name, f"the fill value {fill!r} is also a value of the column")
+    return _spec(v, name, categories, fill, lossy)
 
 
 def _spec(v, name, categories=None, fill=None, lossy=False):
