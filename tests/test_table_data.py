@@ -298,6 +298,19 @@ def test_refusals_at_the_call(tmp_path):
         assert t.to_pandas()["c"].isna().tolist() == [False, False, False, True]
         with pytest.raises(ValueError, match="already holds"):
             create_table(f, None, {"a": [1]})
+        # a fill value given that a pandas / Arrow value equals read back as missing
+        for bad in (pd.DataFrame({"a": [0, 5]}), pa.table({"a": pa.array([0, 5])})):
+            with pytest.raises(ValueError, match="also a value"):
+                create_table(f, "bad", bad, fillvalue={"a": 0})
+            assert "bad" not in f
+        create_table(f, "sentinel", {"a": np.array([0, 5])}, fillvalue={"a": 0})   # HDF5's way
+        assert Table(f["sentinel"]).to_pandas()["a"].tolist() == [pd.NA, 5]
+        # an index named like a column overwrote the column's values (anndata refuses it)
+        for bad, index in ((pd.DataFrame({"a": [1, 2]}, index=pd.Index([7, 8], name="a")), None),
+                           ({"a": [1, 2]}, {"a": [7, 8]})):
+            with pytest.raises(ValueError, match="has the name of a column"):
+                create_table(f, "bad", bad, index=index)
+            assert "bad" not in f
 
 
 _N = st.shared(st.integers(0, 6), key="n")
@@ -465,6 +478,218 @@ def test_big_endian_times_stored_as_their_values(tmp_path):
         want = pd.DataFrame({"d": np.r_[d, d[:2]], "m": np.r_[m, m[:2]]})
         pd.testing.assert_frame_equal(t.to_pandas(), want)
         assert t.query("d < 0").tolist() == [2]
+
+
+
+@pytest.mark.parametrize("name", [None, "cell"])
+def test_append_takes_the_dataframe_index(tmp_path, name):
+    """A DataFrame appended to a table written from a DataFrame with an index gives the
+    row index its index (append refused it: "append needs values for ['_index']"); pandas'
+    concat is the oracle. A sliced default index is ignored as before."""
+    df = pd.DataFrame({"a": [1, 2, 3], "s": ["x", "y", "z"]},
+                      index=pd.Index(["r0", "r1", "r2"], name=name, dtype=object))
+    with purehep.File(tmp_path / "ai.h5", "w") as f:
+        t = create_table(f, "t", df.iloc[:1])
+        t.append(df.iloc[1:])
+        want = pd.concat([df.iloc[:1], df.iloc[1:]])
+        want.index = pd.Index(want.index.tolist(), name=name)   # object str as pandas makes them
+        pd.testing.assert_frame_equal(t.to_pandas(), want, check_exact=True)
+        plain = df.reset_index(drop=True)
+        u = create_table(f, "u", plain.iloc[:1])
+        u.append(plain.iloc[1:])
+        pd.testing.assert_frame_equal(u.to_pandas(), plain, check_exact=True)
+
+
+def test_appended_times_in_the_column_unit(tmp_path):
+    """Times of another unit are appended in the column's unit, as pandas' concat / astype
+    gives them (with lossy=True the int64 count was stored as it was: 1 ms became 1 ns);
+    finer units only with lossy=True (truncated as pandas truncates), nothing beyond the
+    unit's range; datetimes and timedeltas, aware and naive values are refused."""
+    d = pd.Series(np.array([0, 1, "NaT"], "datetime64[ns]"))
+    more = pd.Series(np.array([1, "NaT", -7], "datetime64[ms]"))
+    td = pd.Series(np.array([3, -2], "timedelta64[s]"))
+    fine = pd.Series(np.array([1500, -1500, 2000], "timedelta64[ms]"))
+    with purehep.File(tmp_path / "tu.h5", "w") as f:
+        t = create_table(f, "t", pd.DataFrame({"d": d}))
+        t.append(pd.DataFrame({"d": more}))
+        t.append(pa.table({"d": pa.Array.from_pandas(more)}), lossy=True)
+        want = pd.concat([d, more, more], ignore_index=True)
+        assert want.dtype == "datetime64[ns]"
+        pd.testing.assert_frame_equal(t.to_pandas(), pd.DataFrame({"d": want}), check_exact=True)
+        for bad, kw, match in ((np.array([2**62], "datetime64[s]"), {"lossy": True}, "range"),
+                               (np.array([1], "timedelta64[ns]"), {"lossy": True}, "takes"),
+                               (d.dt.tz_localize("UTC"), {"lossy": True}, "naive")):
+            with pytest.raises(ValueError, match=match):
+                t.append({"d": bad}, **kw)
+        assert len(t) == 9
+        u = create_table(f, "u", pd.DataFrame({"td": td}))
+        with pytest.raises(ValueError, match="lossy"):
+            u.append({"td": fine})
+        u.append({"td": fine}, lossy=True)
+        pd.testing.assert_series_equal(u.to_pandas()["td"], pd.concat(
+            [td, fine.astype("timedelta64[s]")], ignore_index=True), check_names=False)
+
+
+@pytest.mark.parametrize("na_value", [pd.NA, np.nan], ids=["string", "str"])
+@pytest.mark.parametrize("storage", ["python", "pyarrow"])
+def test_string_storage_round_trips(tmp_path, storage, na_value):
+    """A StringDtype comes back in the storage it was written in (pandas 2 restored
+    "string[pyarrow]" as "string[python]", pandas 3 "string[python]" as pyarrow: the
+    default storage), as columns, dictionary-encoded columns, categories, and in Arrow."""
+    dtype = pd.StringDtype(storage, na_value=na_value)
+    df = pd.DataFrame({"full": pd.array(["x", "y", "z"], dtype=dtype),
+                       "gaps": pd.array(["a", None, "a"], dtype=dtype),
+                       "cat": pd.Categorical(["b", None, "c"], categories=pd.Index(["c", "b"], dtype=dtype))})
+    with purehep.File(tmp_path / "st.h5", "w") as f:
+        t = create_table(f, "t", df.iloc[:2])
+        t.append(df.iloc[2:])
+        pd.testing.assert_frame_equal(t.to_pandas(), df, check_exact=True)
+        assert t.to_arrow().schema == pa.Table.from_pandas(df).schema.remove_metadata()
+
+
+@pytest.mark.parametrize("categories", [
+    pd.DatetimeIndex(np.array([1, 2, 3], "datetime64[ms]")).tz_localize("UTC").tz_convert("Asia/Tokyo"),
+    pd.Index(pd.array([1, 2, 3], "Int64")), pd.Index(pd.array([0.5, 1, 2], "Float32"))],
+    ids=["tz", "Int64", "Float32"])
+def test_categories_keep_their_dtype(tmp_path, categories):
+    """Categories come back in their own dtype, as pandas and pyarrow.from_pandas have them
+    (a time zone was dropped: the categories read back as naive UTC times, other instants
+    on the wall clock; Int64 categories came back int64)."""
+    df = pd.DataFrame({"c": pd.Categorical.from_codes([0, 2, -1, 0], categories=categories,
+                                                      ordered=True)})
+    with purehep.File(tmp_path / "cd.h5", "w") as f:
+        t = create_table(f, "t", df)
+        pd.testing.assert_frame_equal(t.to_pandas(), df, check_exact=True)
+        want = pa.Table.from_pandas(df, preserve_index=False).column("c").combine_chunks()
+        got = t.to_arrow().column("c").combine_chunks()
+        assert got.dictionary.type == want.dictionary.type and got.dictionary.equals(want.dictionary)
+        assert got.to_pylist() == want.to_pylist()
+
+
+def test_nullable_boolean_takes_missing_values_later(tmp_path):
+    """A boolean column with nothing missing yet is stored as int8 with the fill value -1
+    (it was stored as bool, and a missing value appended later read back as True); one
+    stored as bool (older files) refuses missing values."""
+    df = pd.DataFrame({"b": pd.array([True, False], "boolean")})
+    more = pd.DataFrame({"b": pd.array([None, False], "boolean")})
+    path = tmp_path / "nb.h5"
+    with purehep.File(path, "w") as f:
+        t = create_table(f, "t", df)
+        t.append(more)
+        pd.testing.assert_frame_equal(t.to_pandas(), pd.concat([df, more], ignore_index=True))
+        create_table(f, "old", {"b": np.array([True, False])})
+    with h5py.File(path, "r+") as f:          # as purehep wrote a boolean column before
+        f["old/b"].attrs["pandas_dtype"] = np.bytes_(b"boolean")
+    with purehep.File(path, "r+") as f:
+        t = Table(f["old"])
+        with pytest.raises(ValueError, match="no fill value"):
+            t.append(more)
+        t.append(df)
+        pd.testing.assert_frame_equal(t.to_pandas(), pd.concat([df, df], ignore_index=True))
+
+
+def test_appended_categoricals_keep_their_missing_values(tmp_path):
+    """An Arrow dictionary array (and a pandas Categorical) appended to a categorical column
+    is looked up by the values its codes name; a null's index (arbitrary in Arrow) became a
+    category before."""
+    c = pd.Categorical.from_codes([0, 1, -1, 0, -1], categories=pd.Index([0.5, 1.5]))
+    s = pd.Categorical(["u", None, "v", None], categories=["v", "u"])
+    with purehep.File(tmp_path / "ca.h5", "w") as f:
+        t = create_table(f, "t", {"c": c[:2]})
+        t.append(pa.Table.from_pandas(pd.DataFrame({"c": c[2:]})))
+        pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(c, name="c"))
+        t = create_table(f, "s", {"s": s[:1]})
+        t.append(pa.table({"s": pa.array([None, "v", None], pa.string()).dictionary_encode()}))
+        t.append({"s": s[1:]})
+        pd.testing.assert_series_equal(t.to_pandas()["s"], pd.Series(pd.Categorical(
+            list(s) + list(s[1:]), categories=s.categories), name="s"))
+
+
+def test_appended_times_found_among_time_categories_by_instant(tmp_path):
+    """Times appended to a column of time categories are looked up in the categories' unit
+    (their int64 counts were compared: 5 ms and 10 s went in as the categories 5 ns and
+    10 ns); times and non-time categories do not mix. pandas' own lookup is the oracle."""
+    cats = pd.DatetimeIndex(np.array([5, 10, 5_000_000], "datetime64[ns]"))
+    first = pd.Categorical.from_codes([0, 1], categories=cats)
+    new = pd.Series(np.array([5, 0], "datetime64[ms]"))
+    with purehep.File(tmp_path / "tc.h5", "w") as f:
+        t = create_table(f, "t", pd.DataFrame({"c": first}))
+        t.append(pd.DataFrame({"c": new}), lossy=True)           # 0 ms is no category
+        want = pd.Categorical(list(first) + list(new), categories=cats)
+        pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(want, name="c"))
+        for bad in (np.array([10], "datetime64[s]"), np.array([5])):
+            with pytest.raises(ValueError, match="categories"):
+                t.append({"c": bad})
+        u = create_table(f, "u", {"c": pd.Categorical([1, 5])})
+        with pytest.raises(ValueError, match="categories"):
+            u.append({"c": np.array([5], "datetime64[ns]")})
+        assert len(t) == 4 and len(u) == 2
+
+
+def test_appended_bytes_found_among_bytes_categories(tmp_path):
+    """Bytes categories stay bytes when appending (they were decoded: bytes values were
+    refused, str ones taken for bytes, non-UTF-8 categories raised UnicodeDecodeError)."""
+    first = pd.Categorical([b"a", b"\xff"])
+    new = pd.Categorical([b"\xff", None, b"a"], categories=[b"a", b"\xff"])
+    with purehep.File(tmp_path / "bc.h5", "w") as f:
+        t = create_table(f, "t", pd.DataFrame({"c": first}))
+        t.append(pd.DataFrame({"c": new}))
+        t.append({"c": [b"a"]})
+        with pytest.raises(ValueError, match="not one of the categories"):
+            t.append({"c": ["a"]})
+        want = pd.Categorical(list(first) + list(new) + [b"a"], categories=first.categories)
+        pd.testing.assert_series_equal(t.to_pandas()["c"], pd.Series(want, name="c"))
+
+
+def test_none_is_a_missing_value_of_any_column(tmp_path):
+    """None (untyped: Python objects with nothing else) appended or written is a missing
+    value of the column's dtype, as pandas makes it one (it was refused as str values by
+    nullable boolean, numeric, time and time-category columns); columns without a fill
+    value (plain bool, vlen str) refuse it."""
+    df = pd.DataFrame({"b": pd.array([True, False], "boolean"), "i": pd.array([1, 2], "Int8"),
+                       "d": np.array([0, 1], "datetime64[ns]"), "f": [0.5, 1.5],
+                       "y": np.array([b"a", b"b"], dtype=object), "c": pd.Categorical(["a", "b"]),
+                       "tc": pd.Categorical.from_codes([0, 1], categories=pd.DatetimeIndex(
+                           np.array([1, 2], "datetime64[s]")))})
+    with purehep.File(tmp_path / "none.h5", "w") as f:
+        t = create_table(f, "t", df)
+        t.append({c: [None] for c in df.columns})
+        t["b"][0] = None
+        want = pd.concat([df, pd.DataFrame({c: pd.Series([None], dtype=df[c].dtype)
+                                            for c in df.columns})], ignore_index=True)
+        want.loc[0, "b"] = None
+        pd.testing.assert_frame_equal(t.to_pandas(), want, check_exact=True)
+        u = create_table(f, "u", {"ok": [True], "s": ["x"]})
+        for col in ("ok", "s"):
+            with pytest.raises(ValueError, match="fill value"):
+                u.append({"ok": [True], "s": ["y"], col: [None]})
+
+
+def test_append_refuses_values_equal_to_the_fill_value(tmp_path):
+    """A pandas / Arrow value equal to the column's fill value (chosen at creation among the
+    values absent then) would read back as missing (§6.4): refused unless lossy, leaving the
+    table as it was (plain numpy values are stored as given: HDF5's way to mark missing
+    values); a bool column has no fill value, so a missing value cannot go into it (it
+    became False)."""
+    df = pd.DataFrame({"u": np.array([1, 2], np.uint16), "i": np.array([0, 5], np.int8),
+                       "b": np.array([b"x", b"yy"], dtype=object), "t": [True, False]})
+    row = pd.DataFrame({"u": np.array([3], np.uint16), "i": np.array([1], np.int8),
+                        "b": np.array([b"z"], dtype=object), "t": [True]})
+    with purehep.File(tmp_path / "fv.h5", "w") as f:
+        t = create_table(f, "t", df)
+        for col, bad in (("u", np.array([65535], np.uint16)), ("i", np.array([-128], np.int8)),
+                         ("b", np.array([b""], dtype=object)),
+                         ("t", pd.array([None], dtype="boolean"))):
+            for wrap in (pd.Series, lambda v: pa.Array.from_pandas(pd.Series(v))):
+                with pytest.raises(ValueError, match="fill value"):
+                    t.append({**{c: row[c] for c in row.columns}, col: wrap(bad)})
+                pd.testing.assert_frame_equal(t.to_pandas(), df, check_exact=True)
+        with pytest.raises(ValueError, match="fill value"):
+            t["i"][0:1] = pd.Series([-128], dtype=np.int8)
+        t.append(row.assign(u=np.array([65535], np.uint16)), lossy=True)
+        t.append({"u": np.array([65535], np.uint16), "i": [1], "b": [b"z"], "t": [True]})
+        assert t.to_pandas()["u"].tolist() == [1, 2, pd.NA, pd.NA]
+        assert t.validate() == []
 
 
 # --- 5. the validator on foreign content ------------------------------------------------------

@@ -23,9 +23,10 @@ from ..dtypes import string_dtype
 # unit (and time zone), "object" strings stored dictionary-encoded. Attribute name:
 LOGICAL_ATTR = "pandas_dtype"
 # Logical dtypes of str columns: numpy object, and pandas' StringDtype whose missing value is
-# pd.NA ("string") or NaN ("str", pandas 3's default string dtype; also in pandas 2.3).
+# pd.NA ("string") or NaN ("str", pandas 3's default string dtype; also in pandas 2.3), with
+# its storage when known ("string[pyarrow]", pandas' own spelling; "str[python]").
 STRING_DTYPES = ("string", "str")
-STRING_LOGICALS = ("object",) + STRING_DTYPES
+STRING_STORAGES = ("python", "pyarrow")
 TIME_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 
 
@@ -117,8 +118,24 @@ def _from_numpy(arr, name):
 
 def string_logical(dtype):
     """The logical name of a pandas StringDtype: "string" when its missing value is pd.NA,
-    "str" when NaN (what ``str(dtype)`` says in pandas 2.3 and 3, whatever the storage)."""
-    return "str" if isinstance(dtype.na_value, float) else "string"
+    "str" when NaN (what ``str(dtype)`` says in pandas 2.3 and 3), and its storage in
+    brackets: the default storage of "string" is python in pandas 2 and pyarrow in 3, and
+    ``StringDtype("python") != StringDtype("pyarrow")``, so an unrecorded storage changed
+    the dtype on the way back."""
+    base = "str" if isinstance(dtype.na_value, float) else "string"
+    return f"{base}[{dtype.storage}]" if dtype.storage in STRING_STORAGES else base
+
+
+def string_base(logical):
+    """"string" or "str" for a StringDtype's logical name (storage given or not), else None."""
+    base, _, storage = (logical or "").partition("[")
+    known = storage.rstrip("]") in ("",) + STRING_STORAGES
+    return base if base in STRING_DTYPES and known else None
+
+
+def is_string_logical(logical):
+    """Whether a logical dtype restores str values: object strings or a StringDtype."""
+    return logical == "object" or string_base(logical) is not None
 
 
 def nullable_name(dtype):
@@ -239,8 +256,16 @@ def _from_arrow(values, name):
 # --- encoding for storage -------------------------------------------------------------------
 
 def spec_for(values, name="", *, categories=None, fill=None, lossy=False):
-    """The :class:`Spec` of a new column from any supported input."""
-    return _spec(normalize(values, name), name, categories, fill, lossy)
+    """The :class:`Spec` of a new column from any supported input. A fill value given for
+    values that mark missing values themselves (pandas, Arrow, masked) must not be one of
+    them: it would read back as missing (§6.4; plain numpy values equal to it are missing
+    values, HDF5's way)."""
+    v = normalize(values, name)
+    if fill is not None and marks_missing(values) and v.kind in ("num", "bytes"):
+        present = v.data if v.mask is None else v.data[~v.mask]
+        if any(p == fill for p in present.tolist()):
+            _refuse(name, f"the fill value {fill!r} is also a value of the column")
+    return _spec(v, name, categories, fill, lossy)
 
 
 def _spec(v, name, categories=None, fill=None, lossy=False):
@@ -265,9 +290,10 @@ def _spec(v, name, categories=None, fill=None, lossy=False):
             data[v.mask] = nat
         return Spec(data, np.dtype(np.int64), nat, v.logical, units)
     data = v.data
-    if data.dtype.kind == "b" and v.has_missing:
-        data = np.where(v.mask, -1, data.astype(np.int8)).astype(np.int8)
-        return Spec(data, data.dtype, -1, "boolean")
+    if data.dtype.kind == "b" and (v.has_missing or v.logical == "boolean"):
+        # int8 with fill -1 even with nothing missing yet, as Int* columns get a fill value:
+        # stored as bool, a missing value appended later had no value to be
+        return Spec(_int8_booleans(v, name), np.dtype(np.int8), -1, "boolean")
     if data.dtype.kind == "f" and v.has_missing and np.isnan(data[~v.mask]).any() and not lossy:
         _refuse(name, "holds both missing values and NaN; stored with the fill value NaN "
                       "(HEP001 §6.4) they would read back alike (lossy=True accepts)")
@@ -407,27 +433,33 @@ def _with_categories(v, categories, name, lossy):
 
 # --- appending to an existing column -------------------------------------------------------
 
-def cast_to(ds, values, name, *, categories=None, lossy=False):
+def cast_to(ds, values, name, *, categories=None, categories_logical=None, lossy=False):
     """``values`` as an array of the existing column ``ds``'s stored type (for appends and
     writes), exactly; missing values become the fill value. ``categories``: the column's
-    category values when it is categorical (new ones raise unless ``lossy``)."""
+    category values when it is categorical (new ones raise unless ``lossy``), of the
+    logical dtype ``categories_logical``."""
     logical = _logical(ds)
-    fill = None if ds.dtype.kind == "O" else ds.fillvalue
+    # no fill value for variable-length strings and bool (HDF5's default False is a value)
+    fill = None if ds.dtype.kind in "Ob" else ds.fillvalue
+    strict = marks_missing(values) and not lossy
     v = normalize(values, name)
     if not len(v.data):
         return np.zeros(0, dtype=ds.dtype)
+    if v.kind == "str" and v.logical is None and v.mask is not None and v.mask.all():
+        v = _missing_for(ds, logical, categories_logical, len(v.data))
     if categories is not None:
         if v.kind == "cat":
-            v = normalize(np.asarray(values, dtype=object), name)
-        if logical in STRING_LOGICALS and v.kind == "str":
+            v = _decoded(v)
+        if is_string_logical(logical) and v.kind == "str":
             return v                      # dictionary-encoded strings: the caller extends
-        v = _with_categories(v, categories, name, lossy)
+        v = _with_categories(_as_categories(v, categories_logical, name, lossy), categories,
+                             name, lossy)
         out = v.data.astype(ds.dtype)
         if v.mask is not None:
             out[v.mask] = fill
         return out
     if logical == "boolean":
-        return _cast_boolean(v, name)
+        return _cast_boolean(ds, v, name)
     if logical and logical.startswith(("datetime", "timedelta")):
         return _cast_time(v, logical, name, lossy)
     if ds.dtype.kind == "O":
@@ -441,15 +473,74 @@ def cast_to(ds, values, name, *, categories=None, lossy=False):
         data = _bytes(v.data, name)
         if data.dtype.itemsize > ds.dtype.itemsize and not lossy:
             _refuse(name, f"values longer than the column's {ds.dtype.itemsize} bytes")
-        return _fill_missing(data.astype(ds.dtype), v.mask, fill, name, lossy)
+        return _fill_missing(data.astype(ds.dtype), v.mask, fill, name, strict)
     if v.kind != "num":
         _refuse(name, f"a {ds.dtype} column takes numbers, not {v.kind} values")
     return _fill_missing(_cast_number(v.data, ds.dtype, name, lossy, v.mask), v.mask, fill, name,
-                         lossy)
+                         strict)
 
 
-def _fill_missing(data, mask, fill, name, lossy):
-    """Missing rows get the fill value (a value equal to it is missing too, §6.4)."""
+def _missing_for(ds, logical, categories_logical, n):
+    """Untyped missing values (None, NaN: Python objects with nothing else) as missing
+    values of the column's kind (``t["b"][1] = None`` on a nullable boolean column was
+    refused as str values); columns of strings keep them as strings."""
+    mask = np.ones(n, bool)
+    times = [t for t in (logical, categories_logical)
+             if (t or "").startswith(("datetime", "timedelta"))]
+    if times:
+        return Values("time", np.zeros(n, np.int64), mask, times[0])
+    if logical == "boolean":
+        return Values("num", np.zeros(n, bool), mask, "boolean")
+    if ds.dtype.kind in "iufb":       # numbers, or a categorical's codes (all missing)
+        return Values("num", np.zeros(n, ds.dtype), mask)
+    if ds.dtype.kind == "S":
+        return Values("bytes", np.array([b""] * n, dtype=object), mask)
+    return Values("str", np.array([""] * n, dtype=object), mask)
+
+
+def _as_categories(v, logical, name, lossy):
+    """Times to look up among time categories, in the categories' unit (their int64 counts
+    were compared: 5 ms matched the category 5 ns); times and other categories do not mix."""
+    timed = (logical or "").startswith(("datetime", "timedelta"))
+    if (v.kind == "time") != timed:
+        _refuse(name, f"{v.logical or v.kind} values are not {logical or 'non-time'} categories")
+    if not timed:
+        return v
+    return Values("time", _cast_time(v, logical, name, lossy), v.mask, logical)
+
+
+def _decoded(v):
+    """Categorical values (pandas Categorical, Arrow dictionary) as the category values
+    their codes name, missing where they are missing (a null's index in an Arrow dictionary
+    array is arbitrary: numpy's conversion gave it a category)."""
+    cats = v.categories
+    missing = np.zeros(len(v.data), bool) if v.mask is None else v.mask
+    if len(cats.data):
+        data = cats.data[np.where(missing, 0, v.data)]
+    else:
+        data = np.zeros(len(v.data), dtype=cats.data.dtype)
+    return Values(cats.kind, data, missing if missing.any() else None, cats.logical)
+
+
+def marks_missing(values):
+    """Whether an input has a missing value of its own (pandas, Arrow, numpy masked arrays):
+    then a value equal to the column's fill value is a value, not a missing one. Plain
+    numpy arrays and lists are stored as given (a value equal to the fill value is missing,
+    HEP001 §6.4: how HDF5 users mark missing values)."""
+    module = type(values).__module__ or ""
+    return module.startswith(("pandas", "pyarrow")) or isinstance(values, np.ma.MaskedArray)
+
+
+def _fill_missing(data, mask, fill, name, strict):
+    """Missing rows get the fill value. With ``strict`` (values that mark missing values
+    themselves, not ``lossy``) a value equal to the fill value is refused: it would read
+    back as missing (§6.4; a default fill value is chosen at creation among the values the
+    column did not hold then, an append may hold it)."""
+    present = data if mask is None else data[~mask]
+    if fill is not None and strict and np.any(present == fill):
+        _refuse(name, f"the value {np.asarray(fill).tolist()!r} is the column's fill value: "
+                      "it would read back as missing (HEP001 §6.4; lossy=True stores it as "
+                      "missing)")
     if mask is not None and mask.any():
         if fill is None:
             _refuse(name, "the column has no fill value to mark missing values")
@@ -478,21 +569,54 @@ def _cast_number(data, dtype, name, lossy, mask=None):
     return out
 
 
-def _cast_boolean(v, name):
+def _int8_booleans(v, name):
+    """Nullable booleans as stored: int8 0/1, -1 (the fill value) where missing."""
     if v.kind != "num" or v.data.dtype.kind != "b":
         _refuse(name, "a nullable boolean column takes True, False or missing values")
     return np.where(v.mask if v.mask is not None else False, -1, v.data.astype(np.int8)).astype(np.int8)
 
 
+def _cast_boolean(ds, v, name):
+    """Values for a nullable boolean column: int8 0/1/-1, or bool for one stored as bool
+    (purehep wrote those when nothing was missing), which has no value for missing ones."""
+    data = _int8_booleans(v, name)
+    if ds.dtype.kind != "b":
+        return data
+    if v.has_missing:
+        _refuse(name, "this boolean column is stored as bool: it has no fill value to mark "
+                      "missing values (HEP001 §6.4)")
+    return data.astype(bool)
+
+
 def _cast_time(v, logical, name, lossy):
-    if v.kind != "time" or v.logical.split(",")[0] != logical.split(",")[0] and not lossy:
-        if v.kind != "time":
-            _refuse(name, f"a {logical} column takes {logical.split('[')[0]} values")
-        _refuse(name, f"{v.logical} values into a {logical} column (units differ)")
+    """Times into a datetime64/timedelta64 column, in its unit as pandas' concat converts
+    them (before, the int64 count was stored as it was: with lossy=True 1 ms became 1 ns):
+    a coarser unit exactly, a finer one truncated as numpy does with ``lossy`` only, none
+    beyond the range of the column's unit. Datetimes and timedeltas, time-zone aware and
+    naive values do not mix (aware ones are instants: any zone is converted)."""
+    kind = logical.split("[")[0]
+    if v.kind != "time" or v.logical.split("[")[0] != kind:
+        _refuse(name, f"a {logical} column takes {kind} values")
+    if ("," in v.logical) != ("," in logical):
+        _refuse(name, f"{v.logical} values into a {logical} column (time-zone aware and naive "
+                      "values do not mix)")
     data = v.data.copy()
     if v.mask is not None:
         data[v.mask] = np.iinfo(np.int64).min
-    return data
+    src, dst = time_unit(v.logical), time_unit(logical)
+    given = data.view(f"{kind}[{src}]")
+    try:                       # numpy >= 2.5 raises on overflow, older ones wrap
+        with np.errstate(over="ignore"):
+            out = given.astype(f"{kind}[{dst}]")
+    except OverflowError:
+        _refuse(name, f"{v.logical} values out of the {logical} column unit's range")
+    changed = (out.astype(given.dtype) != given) & ~np.isnat(given)
+    finer = list(TIME_UNITS).index(dst) > list(TIME_UNITS).index(src)
+    if changed.any() and (finer or not lossy):
+        why = "out of the column unit's range" if finer else \
+            "not whole column units (lossy=True truncates)"
+        _refuse(name, f"{given[changed][:3].astype(str).tolist()} into a {logical} column: {why}")
+    return out.view(np.int64)
 
 
 def _logical(ds):

@@ -24,17 +24,24 @@ def _logical(ds):
 
 
 def pandas_string_dtype(pd, logical):
-    """The pandas StringDtype of a "string" / "str" logical dtype, in the installed pandas'
-    default storage (pyarrow when installed for "str"; for "string" python in pandas 2,
-    pyarrow in pandas 3)."""
-    return pd.StringDtype(na_value=np.nan) if logical == "str" else pd.StringDtype()
+    """The pandas StringDtype of a "string" / "str" logical dtype in the storage recorded
+    ("string[pyarrow]"), else (older files, Anndata's nullable strings, Arrow large_string)
+    in the installed pandas' default storage (pyarrow when installed for "str"; for
+    "string" python in pandas 2, pyarrow in pandas 3); pyarrow storage without pyarrow
+    installed falls back to the default."""
+    storage = logical.partition("[")[2].rstrip("]") or None
+    na_value = np.nan if convert.string_base(logical) == "str" else pd.NA
+    try:
+        return pd.StringDtype(storage, na_value=na_value)
+    except ImportError:
+        return pd.StringDtype(na_value=na_value)
 
 
 def arrow_string_type(pa, logical):
     """The Arrow type pyarrow gives str values of a logical dtype: large_string for a pandas
     StringDtype stored in pyarrow (pa.Table.from_pandas), string for object strings and
     python-stored StringDtype."""
-    if logical not in convert.STRING_DTYPES:
+    if convert.string_base(logical) is None:
         return pa.string()
     import pandas as pd
     return pa.large_string() if pandas_string_dtype(pd, logical).storage == "pyarrow" \
@@ -61,7 +68,7 @@ def _column_parts(table, name, rows):
     cat_ds = categories_of(ds)
     if cat_ds is not None:
         cat_logical = _logical(cat_ds)
-        categories = _plain(convert.native(cat_ds[()]), cat_logical)
+        categories = _decoded(convert.native(cat_ds[()]))
         missing = table.missing_mask(name, values, rows)
         holder = cat_ds if "ordered" in cat_ds.attrs else ds.parent   # HEP001 / Anndata
         ordered = bool(holder.attrs["ordered"]) if "ordered" in holder.attrs else False
@@ -70,12 +77,11 @@ def _column_parts(table, name, rows):
     return "plain", values, missing, logical, None, None, False
 
 
-def _plain(values, logical=None):
+def _decoded(values):
+    """Stored values with variable-length strings as str."""
     if values.dtype.kind == "O":
         return np.array([v.decode("utf-8") if isinstance(v, bytes) else v for v in values.tolist()],
                         dtype=object)
-    if logical and logical.startswith(("datetime", "timedelta")):
-        return values.view(logical.split(",")[0].rstrip("]") + "]")
     return values
 
 
@@ -96,15 +102,15 @@ def to_pandas(table, rows=None, fields=None):
 def _pandas_column(pd, kind, values, missing, logical, categories, cat_logical, ordered):
     if kind == "cat":
         codes = np.where(missing, -1, values).astype(np.int64)
-        if logical in convert.STRING_LOGICALS:
+        if convert.is_string_logical(logical):
             out = np.array([None if c < 0 else categories[c] for c in codes.tolist()], dtype=object)
             if logical == "object":
                 return out
             return pd.array(out, dtype=pandas_string_dtype(pd, logical))
-        cat_dtype = pandas_string_dtype(pd, cat_logical) if cat_logical in convert.STRING_DTYPES \
-            else None
-        return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=cat_dtype),
-                                         ordered=ordered)
+        # the categories as a column of their own dtype (time zone, Int64, string storage)
+        index = pd.Index(_pandas_column(pd, "plain", categories, np.zeros(len(categories), bool),
+                                        cat_logical, None, None, False))
+        return pd.Categorical.from_codes(codes, categories=index, ordered=ordered)
     if logical is None:
         if values.dtype.kind == "O" or not missing.any():
             return values
@@ -120,7 +126,7 @@ def _pandas_column(pd, kind, values, missing, logical, categories, cat_logical, 
         return pd.arrays.IntegerArray(values, missing)
     if logical.startswith("Float"):
         return pd.arrays.FloatingArray(np.where(missing, 0, values).astype(values.dtype), missing)
-    if logical in convert.STRING_DTYPES:
+    if convert.string_base(logical):
         return pd.array(np.where(missing, None, values), dtype=pandas_string_dtype(pd, logical))
     if logical.startswith("datetime") and "," in logical:
         naive = values.view("datetime64[" + convert.time_unit(logical) + "]")
@@ -143,15 +149,16 @@ def _arrow_column(pa, kind, values, missing, logical, categories, cat_logical, o
     mask = missing if missing.any() else None
     if kind == "cat":
         codes = np.where(missing, 0, values)
-        if logical in convert.STRING_LOGICALS:
+        if convert.is_string_logical(logical):
             return pa.array([None if m else categories[c] for c, m in zip(codes.tolist(), missing)],
                             type=arrow_string_type(pa, logical))
         indices = pa.array(codes.astype(values.dtype), mask=mask)
         if categories.dtype.kind != "O":
-            dictionary = pa.array(categories)
+            dictionary = _arrow_column(pa, "plain", categories, np.zeros(len(categories), bool),
+                                       cat_logical, None, None, False)
         else:                           # object strings: pyarrow's inference (null when empty)
             dictionary = pa.array(categories.tolist(), type=arrow_string_type(pa, cat_logical)
-                                  if cat_logical in convert.STRING_DTYPES else None)
+                                  if convert.string_base(cat_logical) else None)
         return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=ordered)
     if logical == "boolean":
         return pa.array(values == 1, mask=mask)

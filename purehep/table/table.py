@@ -112,6 +112,10 @@ def create_table(parent, name=None, data=None, *, chunks=1 << 16, compression=No
     columns, index = _frame_parts(data, index)
     categories, fillvalue = dict(categories or {}), dict(fillvalue or {})
     labels = {index: None} if isinstance(index, str) else dict(index or {})
+    for label, values in labels.items():
+        if values is not None and label in columns:     # one dataset each (§6.1, §7.1)
+            raise ValueError(f"the row index {label!r} has the name of a column (anndata "
+                             "refuses it too): rename one")
     specs = {col: convert.spec_for(values, col, categories=categories.get(col),
                                    fill=fillvalue.get(col), lossy=lossy)
              for col, values in columns.items()}
@@ -346,13 +350,19 @@ class Table:
     def append(self, data, *, lossy=False):
         """Append rows to every column and index dataset, then update the search indexes
         (§9: a mutation MUST update or delete the affected indexes; see :mod:`.update`).
-        ``data`` is a {column: values} mapping, a DataFrame or an Arrow table. Every value is
-        converted and checked before anything is written; a failure while writing restores
-        the table as it was."""
+        ``data`` is a {column: values} mapping, a DataFrame or an Arrow table; a DataFrame's
+        index gives the values of the row index it names (``_index`` when unnamed), as
+        create_table wrote it. Every value is converted and checked before anything is
+        written; a failure while writing restores the table as it was."""
         self._writable()
-        data, _ = _frame_parts(data, index=False)
+        data, given = _frame_parts(data, index=None)
         _, labels, _ = _layout(self.group)
         names = list(dict.fromkeys(self.columns + labels))
+        for label, values in (given or {}).items():
+            # a DataFrame's index gives the row index it was written as (create_table)
+            if label in labels and label not in data and \
+                    RANGE_INDEX not in labels_made_up(self.group, [label]):
+                data = {**data, label: values}
         if RANGE_INDEX in labels_made_up(self.group, labels) and "_index" not in data:
             data = {**data, "_index": np.arange(len(self), len(self) + _rows_in(data)).astype(str)}
         missing = set(names) - set(data)
@@ -385,8 +395,10 @@ class Table:
         dictionary-encoded string columns get ("extend", codes, new categories)."""
         ds = self._ds(name)
         cat_ds = categories_of(ds)
-        known = None if cat_ds is None else [_plain(c) for c in cat_ds[()].tolist()]
-        out = convert.cast_to(ds, values, name, categories=known, lossy=lossy)
+        known = None if cat_ds is None else _category_values(cat_ds[()])
+        out = convert.cast_to(ds, values, name, categories=known, lossy=lossy,
+                              categories_logical=None if cat_ds is None else
+                              get_text(cat_ds, convert.LOGICAL_ATTR))
         if isinstance(out, convert.Values):          # dictionary-encoded strings
             return _DictionaryRows(out, known, ds.dtype)
         return out
@@ -413,9 +425,10 @@ class Table:
         append, with every search index of the column rebuilt in the same transaction."""
         self._writable()
         ds = self._ds(name)
-        arr = self._stored(name, np.atleast_1d(np.asarray(values, dtype=object)
-                                                if not hasattr(values, "dtype") else values),
-                           lossy)
+        given = values if hasattr(values, "dtype") or convert.marks_missing(values) \
+            else np.asarray(values, dtype=object)
+        # pandas / Arrow values as they are: they mark missing values themselves
+        arr = self._stored(name, np.atleast_1d(given) if np.ndim(given) == 0 else given, lossy)
         if isinstance(arr, _DictionaryRows):
             raise ValueError(f"{name!r} is dictionary-encoded: rewrite it with append only")
         with Transaction(self.group) as tx:
@@ -672,8 +685,14 @@ class _DictionaryRows:
         return len(self.codes)
 
 
-def _plain(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+def _category_values(stored):
+    """A categories dataset's values as a list: variable-length UTF-8 strings decoded, fixed
+    byte strings kept as bytes (they were decoded too: bytes categories took str values,
+    refused bytes, and non-UTF-8 ones raised UnicodeDecodeError)."""
+    values = stored.tolist()
+    if stored.dtype.kind != "O":
+        return values
+    return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
 
 
 def _save_index(tx, index):
