@@ -241,6 +241,7 @@ class VersionedHDF5File:
     def _commit_dataset(self, group, staged, raw, table):
         """raw_data/hash_table (``raw``, ``table``: :func:`open_raw_data`) updated with the
         staged chunks; the version's virtual dataset."""
+        staged.settle_grid()
         if raw is None:
             raw, table = create_raw_data(self.f, staged.name, staged.dtype, staged.grid,
                                          staged.fillvalue, staged.filters)

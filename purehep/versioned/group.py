@@ -17,8 +17,26 @@ import posixpath
 import numpy as np
 
 from ..dtypes import string_dtype
-from .backend import DEFAULT_CHUNK_SIZE, FILTER_KEYS, normalize_chunks, raw_filters, raw_path
+from .backend import (DEFAULT_CHUNK_SIZE, FILTER_KEYS, is_vlen_string, normalize_chunks,
+                      raw_filters, raw_path)
 from .staging import StagedDataset
+
+
+class StagedAttrs(dict):
+    """Attributes of a staged group, read back as h5py reads them (the package's staged
+    groups are groups in the file): a number as a numpy scalar, a sequence as an array
+    (of str objects for str), a str as itself, Python bytes as str (h5py stores them as
+    variable-length strings), ``np.bytes_`` as itself."""
+
+    def __setitem__(self, key, value):
+        if type(value) is bytes:
+            value = value.decode("utf-8", "surrogateescape")
+        if not isinstance(value, str):
+            value = np.array(value)
+            if value.dtype.kind == "U":
+                value = value.astype(object)
+            value = value[()] if value.ndim == 0 else value
+        super().__setitem__(key, value)
 
 
 class StagedGroup:
@@ -28,7 +46,7 @@ class StagedGroup:
         self.file = file            # the purehep.File (raw data of existing datasets)
         self.name = name            # path relative to the version group
         self.parent = parent
-        self.attrs = {}
+        self.attrs = StagedAttrs()
         self._groups = {}
         self._datasets = {}
         self._chunks = {}           # chunk shape recorded per dataset name (the package's
@@ -47,7 +65,7 @@ class StagedGroup:
                 staged._filters[key] = raw_filters(dataset._raw)
             else:
                 staged._groups[key] = cls.from_version(file, obj, path, staged)
-                staged._groups[key].attrs = dict(obj.attrs)
+                staged._groups[key].attrs = StagedAttrs(obj.attrs.items())
         return staged
 
     # -- lookup -----------------------------------------------------------------------------
@@ -144,9 +162,11 @@ class StagedGroup:
             None if raw is None or raw.dtype.kind in "OT" else raw.fillvalue
         data = _initial_data(None, None, value)
         chunks = group._chunks.get(last)
-        grid = group._grid(name, data, chunks, {})[0]
-        staged = StagedDataset.new(name, data, grid, fillvalue, {}, parent=group,
+        grid, filters = group._grid(name, data, chunks,
+                                    group._filters.get(last, {}) if raw is None else {})
+        staged = StagedDataset.new(name, data, grid, fillvalue, filters, parent=group,
                                    chunks=chunks)
+        staged.guessed = chunks is None and raw is None
         if old is not None:
             staged.attrs.update(old.attrs)
         group._datasets[last] = staged
@@ -203,6 +223,7 @@ class StagedGroup:
             grid, kept = group._grid(name, data, chunks, filters)
             staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
                                        chunks=grid)
+        _check_fill(self.file.get(raw_path(name)), staged)
         group._chunks[last] = grid
         group._filters[last] = dict(filters)
         group._datasets[last] = staged
@@ -261,6 +282,18 @@ class StagedGroup:
 
     def __repr__(self):
         return f'<Staged group "/{self.name}" ({len(self)} members)>'
+
+
+def _check_fill(raw, staged):
+    """A dataset created where an older version left raw_data (of its dtype) takes that
+    raw_data's fill value, as the package's write_dataset requires (``fillvalues do not
+    match``; variable-length strings, whose raw_data has none, apart). NaN matches NaN
+    here: the package, comparing with ``!=``, refuses a NaN fill value again."""
+    if raw is None or is_vlen_string(raw.dtype) or raw.dtype != staged.dtype:
+        return
+    mine, theirs = staged.fillvalue, raw.fillvalue
+    if not (mine == theirs or raw.dtype.kind in "fc" and np.isnan(mine) and np.isnan(theirs)):
+        raise ValueError(f"fillvalues do not match ({mine} != {theirs})")
 
 
 def _initial_data(shape, dtype, data):

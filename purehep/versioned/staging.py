@@ -6,8 +6,8 @@ import posixpath
 
 import numpy as np
 
-from .backend import (FILTER_DEFAULTS, chunk_grid, chunk_slices, is_vlen_string, raw_path,
-                      read_mapping)
+from .backend import (FILTER_DEFAULTS, chunk_grid, chunk_slices, is_vlen_string,
+                      normalize_chunks, raw_path, read_mapping)
 from .selection import Selection
 
 
@@ -45,6 +45,9 @@ class StagedDataset:
                                 # in the order the commit stores them
         self._pinned = set()    # chunks still where the creation array put them, in the
         self._views = None      # package's views of it (of this shape) that cannot grow
+        self.guessed = False    # grid a guess from the shape, made again when the dataset
+                                # first grows and at the commit (``group[name] = array``
+                                # with no chunks known: the package's chunks=None)
 
     @classmethod
     def new(cls, name, data, grid, fillvalue, filters, **kwargs):
@@ -97,12 +100,14 @@ class StagedDataset:
 
     # -- numpy-like reading and writing ----------------------------------------------------
     def __getitem__(self, key):
-        """``array[key]``, read from the chunks it touches only."""
+        """``array[key]``, read from the chunks it touches only; a key of integers gives
+        the element itself (a numpy scalar), as numpy and h5py do."""
         selection = Selection(key, self.shape)
         out = np.empty(selection.lengths, self.dtype)
         for index, where, inside in selection.pieces(self.grid):
             out[_orthogonal(where)] = self._chunk(index)[_orthogonal(inside)]
-        return out.reshape(selection.shape)
+        return out.reshape(selection.shape)[()] if not selection.shape else \
+            out.reshape(selection.shape)
 
     def __setitem__(self, key, value):
         """``array[key] = value``, modifying the chunks it touches only; a key selecting
@@ -139,6 +144,8 @@ class StagedDataset:
         size = _new_shape(self.shape, size, axis)
         if len(size) != self.ndim or min(size, default=0) < 0:
             raise ValueError(f"Invalid shape {size} for dataset of shape {self.shape}")
+        if any(a > b for a, b in zip(size, self.shape)):
+            self.settle_grid(size)
         old = self.shape
         shrunk = tuple(min(a, b) for a, b in zip(old, size))
         self.mapping = {k: v for k, v in self.mapping.items() if _inside(k, self.grid, shrunk)}
@@ -169,6 +176,20 @@ class StagedDataset:
         if self.chunks is None and size != shrunk:    # known once grown, as the package's
             self.chunks = self.grid
         self.shape = size
+
+    def settle_grid(self, shape=None):
+        """Fix a guessed grid as the package does: guessed again from ``shape`` (default the
+        current shape) when the dataset first grows (DatasetWrapper.resize) or is committed
+        (commit_version's normalize_chunks of the array's shape); the data is re-chunked
+        if the guess changed."""
+        if not self.guessed:
+            return
+        self.guessed = False
+        grid = normalize_chunks(None, self.shape if shape is None else shape, self.dtype)
+        if grid != self.grid:
+            data = self[()]
+            self.grid = grid
+            self._rebase(data)
 
     def modified_chunks(self):
         """(index, edge-trimmed chunk) of each modified chunk, in the order modified."""
@@ -268,12 +289,12 @@ def _fill(raw):
 
 
 def _default_fill(dtype, fillvalue):
-    """The fill value as raw_data holds it: a scalar of ``dtype``, or b"" for strings
-    (which take no other)."""
+    """The fill value as raw_data holds it: a scalar of ``dtype``, or for strings (which
+    take no other) b"", or "" if given so (the package's staged reads then give "")."""
     if is_vlen_string(dtype):
         if fillvalue not in (None, 0, "", b""):
             raise ValueError("Non-default fillvalue not supported for variable length strings")
-        return b""
+        return fillvalue if isinstance(fillvalue, str) else b""
     return np.zeros((), dtype)[()] if fillvalue is None else np.array(fillvalue, dtype)[()]
 
 
