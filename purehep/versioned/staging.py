@@ -138,9 +138,10 @@ class StagedDataset:
         version whose extent changes are staged as the package stages them (those on the
         edges shrunk to, axis by axis, then the old edges of the axes grown, each step in
         raw_data order); chunks of a creation array growing past the array (as it was when
-        first grown) move after the others, last axis first, each in C order (the
-        package's views of the array cannot grow); chunks past the new shape are
-        forgotten."""
+        first grown) along axis 0 move after the others in C order (the package's views
+        of the array cannot grow), those growing past it along other axes only (taken
+        last axis first) keep their place (versioned-hdf5 2.6.0 on 2-D and 3-D arrays);
+        chunks past the new shape are forgotten."""
         size = _new_shape(self.shape, size, axis)
         if len(size) != self.ndim or min(size, default=0) < 0:
             raise ValueError(f"Invalid shape {size} for dataset of shape {self.shape}")
@@ -165,10 +166,10 @@ class StagedDataset:
         for ax in reversed(range(self.ndim)):   # pinned chunks growing past their view
             if size[ax] > old[ax]:
                 c, room = self.grid[ax], self._views[ax] if self._views else 0
-                moved = sorted(k for k in self._pinned if min((k[ax] + 1) * c, size[ax]) > room)
-                for index in moved:
+                grown = sorted(k for k in self._pinned if min((k[ax] + 1) * c, size[ax]) > room)
+                for index in grown if ax == 0 else ():
                     self.dirty[index] = self.dirty.pop(index)
-                self._pinned.difference_update(moved)
+                self._pinned.difference_update(grown)
         for index in self.dirty:      # what a shrink cut off reads as the fill value
             region = chunk_slices(index, self.grid, shrunk)
             if region != chunk_slices(index, self.grid, old):
