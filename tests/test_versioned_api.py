@@ -403,9 +403,10 @@ def test_swapped_in_datasets_chunked_and_filtered_as_the_package(tmp_path):
 
 @pytest.mark.parametrize("side", sorted(SIDES))
 def test_recreated_dataset_refused_as_the_package(tmp_path, side):
-    """A dataset created again where an older version left its raw_data must take that
-    raw_data's fill value; a variable-length string dataset takes no fletcher32 (libhdf5:
-    not suitable for filters). Both fail the version, as the package's."""
+    """A dataset committed again where an older version left its raw_data must take that
+    raw_data's fill value, chunks and filters (checked at the commit: one deleted before
+    is not); a variable-length string dataset takes no fletcher32 (libhdf5: not suitable
+    for filters). Both fail the version, as the package's."""
     mod, vf_class = SIDES[side]
     with mod.File(tmp_path / "f.h5", "w") as f:
         vf = vf_class(f)
@@ -413,14 +414,20 @@ def test_recreated_dataset_refused_as_the_package(tmp_path, side):
             g.create_dataset("x", data=np.arange(4.0), chunks=(2,), fillvalue=-2.0)
         with vf.stage_version("v2", prev_version="") as g:
             g.create_dataset("x", data=np.arange(3.0), chunks=(2,), fillvalue=-2.0)
-        with pytest.raises(ValueError, match="fillvalues do not match"):
-            with vf.stage_version("v3", prev_version="") as g:
-                g.create_dataset("x", data=np.arange(3.0), chunks=(2,))
+        for kwds, message in (({}, "fillvalues do not match"),
+                              ({"chunks": (3,), "fillvalue": -2.0}, "Chunk size specified"),
+                              ({"compression": "gzip", "fillvalue": -2.0}, "can only be")):
+            with pytest.raises(ValueError, match=message):
+                with vf.stage_version("v3", prev_version="") as g:
+                    g.create_dataset("x", data=np.arange(3.0), **{"chunks": (2,), **kwds})
+        with vf.stage_version("v3", prev_version="") as g:    # checked only if committed
+            g.create_dataset("x", data=np.arange(3.0), chunks=(3,), fillvalue=5.0)
+            del g["x"]
         with pytest.raises(ValueError, match="not suitable for filters"):
             with vf.stage_version("v4") as g:
                 g.create_dataset("s", shape=(3,), dtype=mod.string_dtype(), chunks=(2,),
                                  fletcher32=True)
-        assert sorted(vf.versions) == ["v1", "v2"] and vf.current_version == "v2"
+        assert sorted(vf.versions) == ["v1", "v2", "v3"] and vf.current_version == "v3"
         np.testing.assert_array_equal(vf["v2"]["x"][()], np.arange(3.0))
 
 

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .backend import (DATA_GROUP, commit_chunks, create_raw_data, dataset_names,
+from .backend import (DATA_GROUP, check_raw_data, commit_chunks, create_raw_data, dataset_names,
                       is_vlen_string, open_raw_data, raw_path, rebuild_hash_table,
                       remember_mapping, write_virtual_dataset)
 from .group import StagedGroup
@@ -221,6 +221,8 @@ class VersionedHDF5File:
         opened = {name: open_raw_data(self.f, name, dataset.dtype,    # reads first: a read
                                       self._tables.pop(name, None))   # after a write stages
                   for name, dataset in datasets.items()}
+        for name, dataset in datasets.items():
+            check_raw_data(opened[name][0], dataset)
         group = versions.create_group(version_name)
         try:
             group.attrs["prev_version"] = prev_version

@@ -98,6 +98,25 @@ def open_raw_data(f, name, dtype, known=None):
     return raw, Hashtable(dataset)
 
 
+def check_raw_data(raw, staged):
+    """A dataset committed where an older version left raw_data ``raw`` must match it as
+    the package's write_dataset requires: the chunk shape given, the filters given and
+    the fill value (variable-length strings, whose raw_data has none, apart; NaN matches
+    NaN here, where the package, comparing with ``!=``, refuses a NaN fill value)."""
+    if raw is None:
+        return
+    if staged.grid != tuple(int(c) for c in raw.attrs["chunks"]):
+        raise ValueError("Chunk size specified but doesn't match already existing chunk size")
+    if any(staged.filters.get(k) not in (None, getattr(raw, k)) for k in staged.filters):
+        raise ValueError("Compression options and other filters can only be specified for "
+                         f"the first version of a dataset (dataset {staged.name})")
+    if is_vlen_string(raw.dtype):
+        return
+    mine, theirs = staged.fillvalue, raw.fillvalue
+    if not (mine == theirs or raw.dtype.kind in "fc" and np.isnan(mine) and np.isnan(theirs)):
+        raise ValueError(f"fillvalues do not match ({mine} != {theirs})")
+
+
 def commit_chunks(raw, table, modified, chunks, dtype, fillvalue, mapping):
     """Store the ``modified`` chunks ((index, edge-trimmed array) pairs, in order)
     copy-on-write: a chunk of fill values is dropped, a chunk whose digest is in the hash

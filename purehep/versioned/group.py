@@ -17,8 +17,7 @@ import posixpath
 import numpy as np
 
 from ..dtypes import string_dtype
-from .backend import (DEFAULT_CHUNK_SIZE, FILTER_KEYS, is_vlen_string, normalize_chunks,
-                      raw_filters, raw_path)
+from .backend import DEFAULT_CHUNK_SIZE, FILTER_KEYS, normalize_chunks, raw_filters, raw_path
 from .staging import StagedDataset
 
 
@@ -223,7 +222,6 @@ class StagedGroup:
             grid, kept = group._grid(name, data, chunks, filters)
             staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
                                        chunks=grid)
-        _check_fill(self.file.get(raw_path(name)), staged)
         group._chunks[last] = grid
         group._filters[last] = dict(filters)
         group._datasets[last] = staged
@@ -250,19 +248,13 @@ class StagedGroup:
         return found
 
     def _grid(self, name, data, chunks, filters):
-        """Chunks and filters of a new dataset: those of its raw data if an older version
-        stored one (filters may only be set the first time), else as given."""
+        """Chunks and filters of a new dataset: as given, the chunks of its raw data if an
+        older version stored one and none are given (what is given is checked against
+        that raw data at the commit, as the package's write_dataset does)."""
         raw = self.file.get(raw_path(name))
-        if raw is None:
+        if raw is None or chunks is not None:
             return normalize_chunks(chunks, data.shape, data.dtype), filters
-        existing = tuple(int(c) for c in raw.attrs["chunks"])
-        if chunks is not None and normalize_chunks(chunks, data.shape, data.dtype) != existing:
-            raise ValueError("Chunk size specified but doesn't match already existing "
-                             "chunk size")
-        if any(filters.get(k) not in (None, getattr(raw, k)) for k in filters):
-            raise ValueError("Compression options and other filters can only be specified "
-                             "for the first version of a dataset")
-        return existing, {}
+        return tuple(int(c) for c in raw.attrs["chunks"]), filters
 
     # -- what the commit stores -------------------------------------------------------------
     def datasets(self):
@@ -282,18 +274,6 @@ class StagedGroup:
 
     def __repr__(self):
         return f'<Staged group "/{self.name}" ({len(self)} members)>'
-
-
-def _check_fill(raw, staged):
-    """A dataset created where an older version left raw_data (of its dtype) takes that
-    raw_data's fill value, as the package's write_dataset requires (``fillvalues do not
-    match``; variable-length strings, whose raw_data has none, apart). NaN matches NaN
-    here: the package, comparing with ``!=``, refuses a NaN fill value again."""
-    if raw is None or is_vlen_string(raw.dtype) or raw.dtype != staged.dtype:
-        return
-    mine, theirs = staged.fillvalue, raw.fillvalue
-    if not (mine == theirs or raw.dtype.kind in "fc" and np.isnan(mine) and np.isnan(theirs)):
-        raise ValueError(f"fillvalues do not match ({mine} != {theirs})")
 
 
 def _initial_data(shape, dtype, data):

@@ -33,7 +33,7 @@ class StagedDataset:
         self.grid = tuple(grid)     # the chunk shape raw_data stores
         self.fillvalue = fillvalue
         self.attrs = dict(attrs or {})
-        self.filters = filters or {}    # the filters raw_data is created with
+        self.filters = filters or {}    # the filters given (raw_data is created with them)
         self.chunks = chunks            # as the package reports it (None: not yet known)
         self.maxshape = tuple(shape if maxshape is None else maxshape)
         self._wrapped = wrapped     # a write of everything replaces the data (the package's
