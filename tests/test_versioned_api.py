@@ -493,3 +493,33 @@ def test_grown_creation_arrays_store_what_the_package_stores(tmp_path, shape, ch
                                  chunks=chunks, fillvalue=-1)
                 g["b"].resize(new)
     assert_same(dump(paths["package"]), dump(paths["purehep"]))
+
+
+def first_version_lookups(mod, vf_class, path):
+    """What vf[...] gives for __first_version__ (an exception type, or a name)."""
+    found = []
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        with vf.stage_version("v1") as g:
+            g["x"] = np.arange(3)
+        for item in (None, 0, -1, "", "__first_version__", "v1"):
+            try:
+                found.append(vf[item].name)
+            except (KeyError, IndexError, ValueError) as e:
+                found.append(type(e).__name__)
+        del vf["v1"]                        # __first_version__ current again
+        for item in (None, 0):
+            try:
+                found.append(vf[item].name)
+            except KeyError as e:
+                found.append(type(e).__name__)
+    return found
+
+
+def test_first_version_not_a_version_as_the_packages(tmp_path):
+    """__first_version__ has no ``committed`` attribute: looking it up (by '' or its name,
+    or as the current version) raises the KeyError the package's lookup of that attribute
+    raises (purehep returned its empty group)."""
+    theirs = first_version_lookups(h5py, versioned_hdf5.VersionedHDF5File, tmp_path / "t.h5")
+    mine = first_version_lookups(purehep, versioned.VersionedHDF5File, tmp_path / "m.h5")
+    assert mine == theirs

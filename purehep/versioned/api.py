@@ -134,13 +134,18 @@ class VersionedHDF5File:
         raise KeyError(f"Don't know how to get the version for {item!r}")
 
     def get_version_by_name(self, name):
+        """The committed version ``name`` (``''``: ``__first_version__``, which, having no
+        ``committed`` attribute, raises KeyError as the package's lookup of that attribute
+        does; so do ``vf[None]`` and ``vf[0]`` while it is the current version)."""
         if name.startswith("/"):
             raise ValueError("Versions cannot start with '/'")
         name = name or FIRST_VERSION
         if name not in self._versions:
             raise KeyError(f"Version {name!r} not found")
         group = self._versions[name]
-        if name != FIRST_VERSION and not group.attrs["committed"]:
+        if "committed" not in group.attrs:
+            raise KeyError(f"Version {name!r} has no 'committed' attribute")
+        if not group.attrs["committed"]:
             raise ValueError("Version groups cannot be accessed before they are committed")
         return group
 
