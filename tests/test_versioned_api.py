@@ -523,3 +523,27 @@ def test_first_version_not_a_version_as_the_packages(tmp_path):
     theirs = first_version_lookups(h5py, versioned_hdf5.VersionedHDF5File, tmp_path / "t.h5")
     mine = first_version_lookups(purehep, versioned.VersionedHDF5File, tmp_path / "m.h5")
     assert mine == theirs
+
+
+def delete_current_after_its_parent(mod, vf_class, path):
+    """``del vf[v]`` of the current version whose previous version was deleted before."""
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        for name in ("v1", "v2"):
+            with vf.stage_version(name) as g:
+                g[name] = np.arange(3)
+        del vf["v1"]
+        with pytest.raises(ValueError, match="'v1' does not exist"):
+            del vf["v2"]
+        return vf.versions, vf.current_version, vf["v2"]["v2"][()].tolist()
+
+
+def test_delete_current_version_whose_parent_is_gone_as_the_package(tmp_path):
+    """The package refuses (ValueError, nothing deleted) to delete the current version
+    when the version it would make current is gone; purehep deleted it and made the
+    missing version current, so that the next stage_version failed."""
+    theirs = delete_current_after_its_parent(h5py, versioned_hdf5.VersionedHDF5File,
+                                             tmp_path / "t.h5")
+    mine = delete_current_after_its_parent(purehep, versioned.VersionedHDF5File,
+                                           tmp_path / "m.h5")
+    assert mine == theirs == (["v2"], "v2", [0, 1, 2])

@@ -167,14 +167,19 @@ class VersionedHDF5File:
 
     def __delitem__(self, name):
         """Delete version ``name`` (its chunks stay in raw_data); deleting the current
-        version makes its previous version current."""
+        version makes its previous version current, which must still exist (ValueError
+        otherwise, nothing deleted: the package's delete_version)."""
         versions = self._versions
         if name not in versions or name == FIRST_VERSION:
             raise KeyError(name)
-        if name == self.current_version:
-            versions.attrs["current_version"] = versions[name].attrs["prev_version"]
+        current = self.current_version
+        if name == current:
+            current = versions[name].attrs["prev_version"] or FIRST_VERSION
+            if current not in versions:
+                raise ValueError(f"version {current!r} does not exist")
         self._written = []
         del versions[name]
+        versions.attrs["current_version"] = current
 
     def _nth_previous(self, name, n):
         version = name
