@@ -564,3 +564,39 @@ def test_shuffled_strings_appended_to_by_either_side(tmp_path):
             with vf_class(f).stage_version("v2") as g:
                 g["s"][[0]] = np.array(["xyzw"], object)
     assert_same(dump(paths["package"]), dump(paths["purehep"]))
+
+
+CREATE_ARGS = {
+    "N-d without chunks": lambda g: g.create_dataset("a", data=np.zeros((2, 2))),
+    "N-d assigned": lambda g: g.__setitem__("a", np.zeros((2, 2))),
+    "scalar": lambda g: g.create_dataset("a", data=np.float64(1)),
+    "scalar assigned": lambda g: g.__setitem__("a", np.float64(1)),
+    "shape of other data": lambda g: g.create_dataset("a", shape=(6,), data=np.zeros((2, 3)),
+                                                      chunks=(2,)),
+    "chunks of other rank": lambda g: g.create_dataset("a", data=np.zeros((2, 3)),
+                                                       chunks=(2,)),
+    "neither data nor shape": lambda g: g.create_dataset("a", dtype="i4"),
+    "empty reversed slice with an index array": lambda g: g.create_dataset(
+        "a", data=np.zeros((3, 5)), chunks=(2, 2)).__setitem__(([0, 1], slice(3, 3, -1)), 9),
+    "one-element reversed slice": lambda g: g.create_dataset(
+        "a", data=np.arange(5), chunks=(2,)).__setitem__(slice(3, 2, -1), 9),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CREATE_ARGS))
+def test_create_arguments_checked_as_the_package(tmp_path, case):
+    """create_dataset's and group[name]'s arguments refused with the package's exception
+    type and message (purehep's were ValueErrors, or a reshape of the data as h5py does);
+    a reversed slice of one position or none works with an index array, as ndindex
+    reduces it (purehep refused: two index arrays)."""
+    found = []
+    for side, (mod, vf_class) in SIDES.items():
+        with mod.File(tmp_path / f"{side}.h5", "w") as f:
+            vf = vf_class(f)
+            try:
+                with vf.stage_version("v1") as g:
+                    CREATE_ARGS[case](g)
+                found.append(vf["v1"]["a"][()].tolist())
+            except Exception as e:
+                found.append((type(e).__name__, str(e)))
+    assert found[0] == found[1]

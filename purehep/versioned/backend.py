@@ -40,7 +40,7 @@ def normalize_chunks(chunks, shape, dtype):
     if chunks is not None and not isinstance(chunks, bool):
         return tuple(int(c) for c in chunks)
     if len(shape) != 1:
-        raise ValueError("chunks must be specified for multi-dimensional datasets")
+        raise NotImplementedError("chunks must be specified for multi-dimensional datasets")
     return guess_chunk(shape, None, dtype.itemsize)
 
 

@@ -159,7 +159,7 @@ class StagedGroup:
         raw = self.file.get(raw_path(name))
         fillvalue = old.fillvalue if old is not None else \
             None if raw is None or raw.dtype.kind in "OT" else raw.fillvalue
-        data = _initial_data(None, None, value)
+        data = _initial_data(None, value)
         chunks = group._chunks.get(last)
         grid, filters = group._grid(name, data, chunks,
                                     group._filters.get(last, {}) if raw is None else {})
@@ -194,31 +194,21 @@ class StagedGroup:
         unknown = set(filters) - set(FILTER_KEYS)
         if unknown:
             raise TypeError(f"unsupported create_dataset arguments: {sorted(unknown)}")
-        if chunks is False:
-            raise ValueError("chunks=False is not supported for versioned datasets")
         group, last = self._split(path, create=True)
         if last in group._groups or last in group._datasets:
             raise ValueError(f"{path!r} already exists")
         name = posixpath.join(group.name, last)
-        if shape is not None:
-            shape = tuple(int(n) for n in np.atleast_1d(shape))
-        if chunks in (None, True):
-            ndim = len(shape) if shape is not None else np.ndim(data)
-            if ndim != 1:
-                raise ValueError("chunks must be specified for multi-dimensional datasets")
-            chunks = (DEFAULT_CHUNK_SIZE,)
+        if data is not None:
+            data = _initial_data(dtype, data)
+        shape = _checked_shape(shape, data)
+        chunks = _checked_chunks(chunks, shape)
         if data is None:
-            if shape is None:
-                raise TypeError("One of data or shape must be specified")
-            if not shape:
-                raise ValueError("scalar datasets are not supported by versioned HDF5")
             dtype = np.dtype("f8" if dtype is None else dtype)
             grid, kept = group._grid(name, np.broadcast_to(np.empty((), dtype), shape),
                                      chunks, filters)
             staged = StagedDataset.empty(name, shape, dtype, grid, fillvalue, kept,
                                          parent=group, chunks=grid)
         else:
-            data = _initial_data(shape, dtype, data)
             grid, kept = group._grid(name, data, chunks, filters)
             staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
                                        chunks=grid)
@@ -276,7 +266,39 @@ class StagedGroup:
         return f'<Staged group "/{self.name}" ({len(self)} members)>'
 
 
-def _initial_data(shape, dtype, data):
+def _checked_shape(shape, data):
+    """create_dataset's shape, checked as the package's: given or the data's (not both,
+    unless equal); never scalar."""
+    if shape is None:
+        if data is None:
+            raise TypeError("Either shape or data must be specified")
+        shape = data.shape
+    shape = tuple(int(n) for n in np.atleast_1d(shape))
+    if data is not None and data.shape != shape:
+        raise ValueError(f"data.shape {data.shape} does not match specified shape {shape}")
+    if not shape:
+        raise NotImplementedError("Scalar datasets are not implemented.")
+    return shape
+
+
+def _checked_chunks(chunks, shape):
+    """create_dataset's chunk shape, checked as the package's: 4096 for a 1-D dataset
+    given none, else as many as the shape has dimensions."""
+    if chunks is False:
+        raise ValueError("chunks=False is not supported for versioned datasets")
+    if chunks in (None, True):
+        if len(shape) != 1:
+            raise NotImplementedError("chunks must be specified for multi-dimensional "
+                                      "datasets")
+        return (DEFAULT_CHUNK_SIZE,)
+    chunks = (int(chunks),) if isinstance(chunks, (int, np.integer)) else tuple(chunks)
+    if len(chunks) != len(shape):
+        raise ValueError(f"Dimensions of chunks ({chunks}) must equal the dimensions of the "
+                         f"shape ({shape})")
+    return chunks
+
+
+def _initial_data(dtype, data):
     """The array a new dataset starts with: a copy of ``data`` (a read-only array of the
     dtype is kept as given, a broadcast one thus costing no memory)."""
     array = np.asarray(data, dtype=dtype)
@@ -284,8 +306,6 @@ def _initial_data(shape, dtype, data):
         array = array.copy()
     if array.dtype.kind in "UO":
         array = array.astype(string_dtype())
-    if shape is not None and tuple(np.atleast_1d(shape)) != array.shape:
-        array = array.reshape(shape)
     if array.ndim == 0:
-        raise ValueError("scalar datasets are not supported by versioned HDF5")
+        raise NotImplementedError("Scalar datasets are not implemented.")
     return array
