@@ -578,6 +578,12 @@ CREATE_ARGS = {
     "neither data nor shape": lambda g: g.create_dataset("a", dtype="i4"),
     "empty reversed slice with an index array": lambda g: g.create_dataset(
         "a", data=np.zeros((3, 5)), chunks=(2, 2)).__setitem__(([0, 1], slice(3, 3, -1)), 9),
+    "string fill value": lambda g: g.create_dataset("a", shape=(2,), chunks=(2,),
+                                                    dtype=h5py.string_dtype(), fillvalue="q"),
+    "string fill value, dataset deleted": lambda g: (
+        g.create_dataset("a", shape=(2,), chunks=(2,), dtype=h5py.string_dtype(),
+                         fillvalue="q"), g.__delitem__("a"),
+        g.create_dataset("a", data=np.arange(2), chunks=(2,))),
     "one-element reversed slice": lambda g: g.create_dataset(
         "a", data=np.arange(5), chunks=(2,)).__setitem__(slice(3, 2, -1), 9),
 }
@@ -586,7 +592,9 @@ CREATE_ARGS = {
 @pytest.mark.parametrize("case", sorted(CREATE_ARGS))
 def test_create_arguments_checked_as_the_package(tmp_path, case):
     """create_dataset's and group[name]'s arguments refused with the package's exception
-    type and message (purehep's were ValueErrors, or a reshape of the data as h5py does);
+    type and message (purehep's were ValueErrors, or a reshape of the data as h5py does),
+    a string dataset's fill value other than "" at the commit only (purehep refused it at
+    create_dataset, also for a dataset deleted again);
     a reversed slice of one position or none works with an index array, as ndindex
     reduces it (purehep refused: two index arrays)."""
     found = []

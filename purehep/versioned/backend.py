@@ -102,8 +102,12 @@ def check_raw_data(raw, staged):
     """A dataset committed where an older version left raw_data ``raw`` must match it as
     the package's write_dataset requires: the chunk shape given, the filters given and
     the fill value (variable-length strings, whose raw_data has none, apart; NaN matches
-    NaN here, where the package, comparing with ``!=``, refuses a NaN fill value)."""
+    NaN here, where the package, comparing with ``!=``, refuses a NaN fill value); a new
+    string dataset takes no fill value but "" (its create_base_dataset)."""
     if raw is None:
+        if is_vlen_string(staged.dtype) and staged.fillvalue not in (b"", ""):
+            raise ValueError("Non-default fillvalue not supported for variable length "
+                             "strings")
         return
     if staged.grid != tuple(int(c) for c in raw.attrs["chunks"]):
         raise ValueError("Chunk size specified but doesn't match already existing chunk size")

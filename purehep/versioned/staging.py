@@ -290,12 +290,11 @@ def _fill(raw):
 
 
 def _default_fill(dtype, fillvalue):
-    """The fill value as raw_data holds it: a scalar of ``dtype``, or for strings (which
-    take no other) b"", or "" if given so (the package's staged reads then give "")."""
+    """The fill value staged: a scalar of ``dtype``, or for strings b"" unless another is
+    given (the package's staged reads then give it; its raw_data takes none other than
+    "" at the commit: backend.check_raw_data)."""
     if is_vlen_string(dtype):
-        if fillvalue not in (None, 0, "", b""):
-            raise ValueError("Non-default fillvalue not supported for variable length strings")
-        return fillvalue if isinstance(fillvalue, str) else b""
+        return b"" if fillvalue in (None, 0) else fillvalue
     return np.zeros((), dtype)[()] if fillvalue is None else np.array(fillvalue, dtype)[()]
 
 
