@@ -74,3 +74,28 @@ def test_unlimited_source_grows(vds_file):
     with h5py.File(path, "r") as h, purehep.File(path) as p:
         assert p["unlimited"].shape == h["unlimited"].shape
         same_values(h["unlimited"][()], p["unlimited"][()])
+
+
+def test_mapping_past_a_smaller_chunked_source_reads_its_fill_value(tmp_path):
+    """A mapping whose source selection reaches past the chunked source's current extent
+    (a source shrunk after it was mapped) reads the source's fill value there, as h5py
+    does; purehep raised FormatError ('hyperslab exceeds dimension'). Found in versioned
+    files (versioned fuzz, session 15)."""
+    path = tmp_path / "clip.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("src", data=np.arange(4.0), maxshape=(None,), chunks=(2,),
+                         fillvalue=7)
+        f.create_dataset("src2", data=np.arange(12.0).reshape(4, 3), maxshape=(None, 3),
+                         chunks=(2, 3))
+        lay = h5py.VirtualLayout((10,), "f8")
+        lay[0:10] = h5py.VirtualSource(".", "src", shape=(10,))[0:10]
+        f.create_virtual_dataset("v", lay, fillvalue=-1)
+        lay = h5py.VirtualLayout((4, 3), "f8")
+        lay[0:2, :] = h5py.VirtualSource(".", "src2", shape=(8, 3))[3:5, :]
+        lay[2:4, :] = h5py.VirtualSource(".", "src2", shape=(8, 3))[5:7, :]
+        f.create_virtual_dataset("v2", lay, fillvalue=-1)
+    keys = [(), (slice(2, 6),), (slice(5, 9, 2),)]     # (libhdf5 fails an index list here:
+    with h5py.File(path, "r") as hf, purehep.File(path, "r") as pf:    # 'can't locate piece')
+        for name in ("v", "v2"):
+            for key in keys + ([(slice(1, 3), 1)] if name == "v2" else []):
+                np.testing.assert_array_equal(pf[name][key], hf[name][key], f"{name}{key}")

@@ -30,6 +30,9 @@ except ImportError:  # pragma: no cover - optional accelerator
 _inflater = _isal or zlib
 ID, NAME = 1, "deflate"
 STORED_NAME = "deflate"
+PLIST_DATA = True   # its client data (the level) are set with the property list
+                    # (H5Pset_deflate), not by a set-local callback: variable-length
+                    # datasets keep them
 
 
 def set_local(opts, dtype, chunks):

@@ -1,7 +1,8 @@
 """Filter 2, shuffle: byte transpose of the elements; trailing ``nbytes % size`` bytes as is.
 
 client_data[0] is the element size the library stored; the dataset element size is the
-fallback.
+fallback when reading (libhdf5 stores none for a variable-length type, and writes its chunks
+unshuffled: so does the encoder).
 """
 import numpy as np
 
@@ -35,6 +36,11 @@ def decode_into(data, client_data, element_size, out):
 
 
 def encode(data, client_data, element_size, chunk_nbytes):
+    """The shuffled chunk; None (the optional filter skipped, its mask bit set) without a
+    stored element size, as libhdf5's H5Z__filter_shuffle fails then (a variable-length
+    dataset's pipeline, which gets no set-local callback)."""
+    if not client_data or not client_data[0]:
+        return None
     size = _size(client_data, element_size)
     src = np.frombuffer(data, np.uint8)
     if size <= 1 or src.size < size:

@@ -30,10 +30,14 @@ def _module(fid):
     return None
 
 
-def compression_filter(compression, compression_opts, dtype, chunks, allow_unknown=False):
+def compression_filter(compression, compression_opts, dtype, chunks, allow_unknown=False,
+                       set_local=True):
     """The FilterInfo of create_dataset's ``compression``/``compression_opts`` for a dataset of
     (stored) ``dtype`` and chunk shape ``chunks``. A filter id outside 1..65535 is refused, and
-    one no library here provides unless ``allow_unknown`` (h5py's allow_unknown_filter)."""
+    one no library here provides unless ``allow_unknown`` (h5py's allow_unknown_filter).
+    Without ``set_local`` (a variable-length type: libhdf5's H5Z_ignore_filters) the client
+    data are the options as given, or, for a filter whose data the property list sets
+    (``PLIST_DATA``: deflate's level), those."""
     if hasattr(compression, "filter_id"):          # an hdf5plugin / h5py FilterRef object
         compression, compression_opts = compression.filter_id, compression.filter_options
     if isinstance(compression, str):
@@ -57,7 +61,8 @@ def compression_filter(compression, compression_opts, dtype, chunks, allow_unkno
         return FilterInfo(fid, OPTIONAL, "", tuple(int(v) for v in opts))
     if getattr(mod, "encode", None) is None or not hasattr(mod, "set_local"):
         raise UnsupportedFeatureError(f"filter {fid} ({mod.NAME}) can be read, not written")
-    cd = mod.set_local(opts, dtype, chunks)
+    cd = mod.set_local(opts, dtype, chunks) \
+        if set_local or getattr(mod, "PLIST_DATA", False) else opts
     if getattr(mod, "require", None) is not None:
         mod.require(cd)
     return FilterInfo(fid, OPTIONAL, mod.STORED_NAME, tuple(int(v) for v in cd))

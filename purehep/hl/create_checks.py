@@ -26,6 +26,9 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
         raise TypeError("track_times must be either True or False")
     if compression == "lzf" and compression_opts is not None:
         raise ValueError("LZF compression filter accepts no options")
+    if fletcher32 and _variable_length(dtype, data):
+        # H5Z_ignore_filters: a variable-length type takes no filter that is not optional
+        raise ValueError("Unable to synchronously create dataset (not suitable for filters)")
     if (scaleoffset is None or scaleoffset is False) and fillvalue is None:   # (0 is a factor)
         return
     dt = np.dtype(dtype) if dtype is not None else \
@@ -47,6 +50,14 @@ def check_create_args(shape, dtype, data, chunks, maxshape, compression, compres
                              "function for conversion path)")
         if given.dtype.kind == "U" and dt.kind not in "OSUT":
             raise TypeError(f"No conversion path for dtype: {given.dtype!r}")
+
+
+def _variable_length(dtype, data):
+    """Whether the dataset's type is variable-length (h5py's object dtypes: strings and
+    sequences; numpy's StringDType), from ``dtype`` or else from ``data``."""
+    if dtype is None:
+        dtype = getattr(data, "dtype", None)
+    return dtype is not None and np.dtype(dtype).kind in "OT"
 
 
 def link_name(name):

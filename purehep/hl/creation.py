@@ -11,7 +11,9 @@ from .create_checks import check_create_args, check_storable, h5py_dtype, no_emb
 
 
 def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, fletcher32,
-             scaleoffset, fill, allow_unknown_filter=False):
+             scaleoffset, fill, allow_unknown_filter=False, variable=False):
+    """The filter pipeline of a new chunked dataset of stored ``dtype`` (``variable``: of a
+    variable-length type)."""
     from ..format.messages.filter_pipeline import FilterInfo
     out = []
     itemsize = dtype.itemsize
@@ -40,12 +42,14 @@ def _filters(writer, dtype, chunks, compression, compression_opts, shuffle, flet
             fill_words[i // 4] = int.from_bytes(raw[i:i + 4], "little")
         cd = (stype, factor & 0xFFFFFFFF, nelmts, cls, itemsize, sign, order, 1, *fill_words)
         out.append(FilterInfo(6, 1, "scaleoffset", cd))
+    # H5Z_ignore_filters: libhdf5 makes no set-local callback for a variable-length type,
+    # so shuffle keeps no element size (and its chunks are then written unshuffled)
     if shuffle:
-        out.append(FilterInfo(2, 1, "shuffle", (itemsize,)))
+        out.append(FilterInfo(2, 1, "shuffle", () if variable else (itemsize,)))
     if compression is not None:
         from .compression import compression_filter
         out.append(compression_filter(compression, compression_opts, dtype, chunks,
-                                      allow_unknown_filter))
+                                      allow_unknown_filter, set_local=not variable))
     if fletcher32:
         out.append(FilterInfo(3, 0, "fletcher32", ()))
     return out
@@ -318,7 +322,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
                              (tuple(filter_pipeline) if filter_pipeline else
                               _filters(writer, stored, chunks, compression, compression_opts,
                                        shuffle, fletcher32, scaleoffset, fill,
-                                       allow_unknown_filter))
+                                       allow_unknown_filter, dtype.kind == "O"))
                              if layout == "chunked" else (),
                              fill, early, track_order=default_order(track_order),
                              track_times=bool(track_times))

@@ -191,7 +191,7 @@ class VirtualStorage:
             return True                       # a missing source reads as the fill value
         key = (i, source.shape)
         if key not in self._axes:
-            self._axes[key] = ssel.axes(source.shape) if source.shape else None
+            self._axes[key] = _source_axes(ssel, source.shape)
         saxes = self._axes[key]
         if saxes is None:
             return False
@@ -202,7 +202,7 @@ class VirtualStorage:
         picks = list(saxes)
         for vd, sd in zip(vlong, slong):
             picks[sd] = saxes[sd][keep[vd]]
-        values = np.asarray(source[tuple(_as_index(p) for p in picks)])
+        values = _read_clipped(source, picks)
         at = [w if isinstance(w, slice) else _as_index(w) for w in where]
         values = values.reshape([k.stop - k.start if isinstance(k, slice) else len(k)
                                  for k in keep])
@@ -356,6 +356,36 @@ def _overlap(axis, want):
     pos = np.minimum(np.searchsorted(want, axis), len(want) - 1)
     k = np.flatnonzero(want[pos] == axis)
     return (k, pos[k]) if len(k) else None
+
+
+def _source_axes(ssel, shape):
+    """Per-dimension positions of a mapping's source selection (None unless a product),
+    taken as far as the selection reaches: it may reach past the source's current extent
+    (libhdf5 reads those elements as the source's fill value, :func:`_read_clipped`)."""
+    if not shape:
+        return None
+    box = ssel.bounding_box(shape)
+    if box is not None:
+        shape = tuple(max(int(n), int(b) + 1) for n, b in zip(shape, box[1]))
+    return ssel.axes(shape)
+
+
+def _read_clipped(source, picks):
+    """``source`` at the product of the per-dimension positions ``picks``; positions past
+    its current extent read as its fill value, as libhdf5 reads a mapping whose source
+    selection reaches past a chunked source (one smaller than when mapped: a versioned
+    file's raw_data cut by a commit after rebuild_hashtables). For a contiguous source
+    libhdf5 reads whatever bytes lie past its storage; the fill value is read here."""
+    inside = [p < n for p, n in zip(picks, source.shape)]
+    if all(m.all() for m in inside):
+        return np.asarray(source[tuple(_as_index(p) for p in picks)])
+    out = np.full([len(p) for p in picks], source.fillvalue, source.dtype)
+    kept = [p[m] for p, m in zip(picks, inside)]
+    if all(len(k) for k in kept):
+        part = np.asarray(source[tuple(_as_index(k) for k in kept)])
+        out[np.ix_(*[np.flatnonzero(m) for m in inside])] = part.reshape(
+            [len(k) for k in kept])
+    return out
 
 
 def _as_index(positions):

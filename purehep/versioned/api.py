@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .backend import (DATA_GROUP, commit_chunks, create_raw_data, dataset_names,
+from .backend import (DATA_GROUP, check_raw_data, commit_chunks, create_raw_data, dataset_names,
                       is_vlen_string, open_raw_data, raw_path, rebuild_hash_table,
                       remember_mapping, write_virtual_dataset)
 from .group import StagedGroup
@@ -134,13 +134,18 @@ class VersionedHDF5File:
         raise KeyError(f"Don't know how to get the version for {item!r}")
 
     def get_version_by_name(self, name):
+        """The committed version ``name`` (``''``: ``__first_version__``, which, having no
+        ``committed`` attribute, raises KeyError as the package's lookup of that attribute
+        does; so do ``vf[None]`` and ``vf[0]`` while it is the current version)."""
         if name.startswith("/"):
             raise ValueError("Versions cannot start with '/'")
         name = name or FIRST_VERSION
         if name not in self._versions:
             raise KeyError(f"Version {name!r} not found")
         group = self._versions[name]
-        if name != FIRST_VERSION and not group.attrs["committed"]:
+        if "committed" not in group.attrs:
+            raise KeyError(f"Version {name!r} has no 'committed' attribute")
+        if not group.attrs["committed"]:
             raise ValueError("Version groups cannot be accessed before they are committed")
         return group
 
@@ -162,14 +167,19 @@ class VersionedHDF5File:
 
     def __delitem__(self, name):
         """Delete version ``name`` (its chunks stay in raw_data); deleting the current
-        version makes its previous version current."""
+        version makes its previous version current, which must still exist (ValueError
+        otherwise, nothing deleted: the package's delete_version)."""
         versions = self._versions
         if name not in versions or name == FIRST_VERSION:
             raise KeyError(name)
-        if name == self.current_version:
-            versions.attrs["current_version"] = versions[name].attrs["prev_version"]
+        current = self.current_version
+        if name == current:
+            current = versions[name].attrs["prev_version"] or FIRST_VERSION
+            if current not in versions:
+                raise ValueError(f"version {current!r} does not exist")
         self._written = []
         del versions[name]
+        versions.attrs["current_version"] = current
 
     def _nth_previous(self, name, n):
         version = name
@@ -221,6 +231,8 @@ class VersionedHDF5File:
         opened = {name: open_raw_data(self.f, name, dataset.dtype,    # reads first: a read
                                       self._tables.pop(name, None))   # after a write stages
                   for name, dataset in datasets.items()}
+        for name, dataset in datasets.items():
+            check_raw_data(opened[name][0], dataset)
         group = versions.create_group(version_name)
         try:
             group.attrs["prev_version"] = prev_version
@@ -241,6 +253,7 @@ class VersionedHDF5File:
     def _commit_dataset(self, group, staged, raw, table):
         """raw_data/hash_table (``raw``, ``table``: :func:`open_raw_data`) updated with the
         staged chunks; the version's virtual dataset."""
+        staged.settle_grid()
         if raw is None:
             raw, table = create_raw_data(self.f, staged.name, staged.dtype, staged.grid,
                                          staged.fillvalue, staged.filters)

@@ -40,7 +40,7 @@ def normalize_chunks(chunks, shape, dtype):
     if chunks is not None and not isinstance(chunks, bool):
         return tuple(int(c) for c in chunks)
     if len(shape) != 1:
-        raise ValueError("chunks must be specified for multi-dimensional datasets")
+        raise NotImplementedError("chunks must be specified for multi-dimensional datasets")
     return guess_chunk(shape, None, dtype.itemsize)
 
 
@@ -96,6 +96,29 @@ def open_raw_data(f, name, dtype, known=None):
         known.dataset = dataset
         return raw, known
     return raw, Hashtable(dataset)
+
+
+def check_raw_data(raw, staged):
+    """A dataset committed where an older version left raw_data ``raw`` must match it as
+    the package's write_dataset requires: the chunk shape given, the filters given and
+    the fill value (variable-length strings, whose raw_data has none, apart; NaN matches
+    NaN here, where the package, comparing with ``!=``, refuses a NaN fill value); a new
+    string dataset takes no fill value but "" (its create_base_dataset)."""
+    if raw is None:
+        if is_vlen_string(staged.dtype) and staged.fillvalue not in (b"", ""):
+            raise ValueError("Non-default fillvalue not supported for variable length "
+                             "strings")
+        return
+    if staged.grid != tuple(int(c) for c in raw.attrs["chunks"]):
+        raise ValueError("Chunk size specified but doesn't match already existing chunk size")
+    if any(staged.filters.get(k) not in (None, getattr(raw, k)) for k in staged.filters):
+        raise ValueError("Compression options and other filters can only be specified for "
+                         f"the first version of a dataset (dataset {staged.name})")
+    if is_vlen_string(raw.dtype):
+        return
+    mine, theirs = staged.fillvalue, raw.fillvalue
+    if not (mine == theirs or raw.dtype.kind in "fc" and np.isnan(mine) and np.isnan(theirs)):
+        raise ValueError(f"fillvalues do not match ({mine} != {theirs})")
 
 
 def commit_chunks(raw, table, modified, chunks, dtype, fillvalue, mapping):

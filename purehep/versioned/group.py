@@ -21,6 +21,23 @@ from .backend import DEFAULT_CHUNK_SIZE, FILTER_KEYS, normalize_chunks, raw_filt
 from .staging import StagedDataset
 
 
+class StagedAttrs(dict):
+    """Attributes of a staged group, read back as h5py reads them (the package's staged
+    groups are groups in the file): a number as a numpy scalar, a sequence as an array
+    (of str objects for str), a str as itself, Python bytes as str (h5py stores them as
+    variable-length strings), ``np.bytes_`` as itself."""
+
+    def __setitem__(self, key, value):
+        if type(value) is bytes:
+            value = value.decode("utf-8", "surrogateescape")
+        if not isinstance(value, str):
+            value = np.array(value)
+            if value.dtype.kind == "U":
+                value = value.astype(object)
+            value = value[()] if value.ndim == 0 else value
+        super().__setitem__(key, value)
+
+
 class StagedGroup:
     """A group of a version being staged."""
 
@@ -28,7 +45,7 @@ class StagedGroup:
         self.file = file            # the purehep.File (raw data of existing datasets)
         self.name = name            # path relative to the version group
         self.parent = parent
-        self.attrs = {}
+        self.attrs = StagedAttrs()
         self._groups = {}
         self._datasets = {}
         self._chunks = {}           # chunk shape recorded per dataset name (the package's
@@ -47,7 +64,7 @@ class StagedGroup:
                 staged._filters[key] = raw_filters(dataset._raw)
             else:
                 staged._groups[key] = cls.from_version(file, obj, path, staged)
-                staged._groups[key].attrs = dict(obj.attrs)
+                staged._groups[key].attrs = StagedAttrs(obj.attrs.items())
         return staged
 
     # -- lookup -----------------------------------------------------------------------------
@@ -142,11 +159,13 @@ class StagedGroup:
         raw = self.file.get(raw_path(name))
         fillvalue = old.fillvalue if old is not None else \
             None if raw is None or raw.dtype.kind in "OT" else raw.fillvalue
-        data = _initial_data(None, None, value)
+        data = _initial_data(None, value)
         chunks = group._chunks.get(last)
-        grid = group._grid(name, data, chunks, {})[0]
-        staged = StagedDataset.new(name, data, grid, fillvalue, {}, parent=group,
+        grid, filters = group._grid(name, data, chunks,
+                                    group._filters.get(last, {}) if raw is None else {})
+        staged = StagedDataset.new(name, data, grid, fillvalue, filters, parent=group,
                                    chunks=chunks)
+        staged.guessed = chunks is None and raw is None
         if old is not None:
             staged.attrs.update(old.attrs)
         group._datasets[last] = staged
@@ -175,31 +194,21 @@ class StagedGroup:
         unknown = set(filters) - set(FILTER_KEYS)
         if unknown:
             raise TypeError(f"unsupported create_dataset arguments: {sorted(unknown)}")
-        if chunks is False:
-            raise ValueError("chunks=False is not supported for versioned datasets")
         group, last = self._split(path, create=True)
         if last in group._groups or last in group._datasets:
             raise ValueError(f"{path!r} already exists")
         name = posixpath.join(group.name, last)
-        if shape is not None:
-            shape = tuple(int(n) for n in np.atleast_1d(shape))
-        if chunks in (None, True):
-            ndim = len(shape) if shape is not None else np.ndim(data)
-            if ndim != 1:
-                raise ValueError("chunks must be specified for multi-dimensional datasets")
-            chunks = (DEFAULT_CHUNK_SIZE,)
+        if data is not None:
+            data = _initial_data(dtype, data)
+        shape = _checked_shape(shape, data)
+        chunks = _checked_chunks(chunks, shape)
         if data is None:
-            if shape is None:
-                raise TypeError("One of data or shape must be specified")
-            if not shape:
-                raise ValueError("scalar datasets are not supported by versioned HDF5")
             dtype = np.dtype("f8" if dtype is None else dtype)
             grid, kept = group._grid(name, np.broadcast_to(np.empty((), dtype), shape),
                                      chunks, filters)
             staged = StagedDataset.empty(name, shape, dtype, grid, fillvalue, kept,
                                          parent=group, chunks=grid)
         else:
-            data = _initial_data(shape, dtype, data)
             grid, kept = group._grid(name, data, chunks, filters)
             staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
                                        chunks=grid)
@@ -229,19 +238,13 @@ class StagedGroup:
         return found
 
     def _grid(self, name, data, chunks, filters):
-        """Chunks and filters of a new dataset: those of its raw data if an older version
-        stored one (filters may only be set the first time), else as given."""
+        """Chunks and filters of a new dataset: as given, the chunks of its raw data if an
+        older version stored one and none are given (what is given is checked against
+        that raw data at the commit, as the package's write_dataset does)."""
         raw = self.file.get(raw_path(name))
-        if raw is None:
+        if raw is None or chunks is not None:
             return normalize_chunks(chunks, data.shape, data.dtype), filters
-        existing = tuple(int(c) for c in raw.attrs["chunks"])
-        if chunks is not None and normalize_chunks(chunks, data.shape, data.dtype) != existing:
-            raise ValueError("Chunk size specified but doesn't match already existing "
-                             "chunk size")
-        if any(filters.get(k) not in (None, getattr(raw, k)) for k in filters):
-            raise ValueError("Compression options and other filters can only be specified "
-                             "for the first version of a dataset")
-        return existing, {}
+        return tuple(int(c) for c in raw.attrs["chunks"]), filters
 
     # -- what the commit stores -------------------------------------------------------------
     def datasets(self):
@@ -263,7 +266,39 @@ class StagedGroup:
         return f'<Staged group "/{self.name}" ({len(self)} members)>'
 
 
-def _initial_data(shape, dtype, data):
+def _checked_shape(shape, data):
+    """create_dataset's shape, checked as the package's: given or the data's (not both,
+    unless equal); never scalar."""
+    if shape is None:
+        if data is None:
+            raise TypeError("Either shape or data must be specified")
+        shape = data.shape
+    shape = tuple(int(n) for n in np.atleast_1d(shape))
+    if data is not None and data.shape != shape:
+        raise ValueError(f"data.shape {data.shape} does not match specified shape {shape}")
+    if not shape:
+        raise NotImplementedError("Scalar datasets are not implemented.")
+    return shape
+
+
+def _checked_chunks(chunks, shape):
+    """create_dataset's chunk shape, checked as the package's: 4096 for a 1-D dataset
+    given none, else as many as the shape has dimensions."""
+    if chunks is False:
+        raise ValueError("chunks=False is not supported for versioned datasets")
+    if chunks in (None, True):
+        if len(shape) != 1:
+            raise NotImplementedError("chunks must be specified for multi-dimensional "
+                                      "datasets")
+        return (DEFAULT_CHUNK_SIZE,)
+    chunks = (int(chunks),) if isinstance(chunks, (int, np.integer)) else tuple(chunks)
+    if len(chunks) != len(shape):
+        raise ValueError(f"Dimensions of chunks ({chunks}) must equal the dimensions of the "
+                         f"shape ({shape})")
+    return chunks
+
+
+def _initial_data(dtype, data):
     """The array a new dataset starts with: a copy of ``data`` (a read-only array of the
     dtype is kept as given, a broadcast one thus costing no memory)."""
     array = np.asarray(data, dtype=dtype)
@@ -271,8 +306,6 @@ def _initial_data(shape, dtype, data):
         array = array.copy()
     if array.dtype.kind in "UO":
         array = array.astype(string_dtype())
-    if shape is not None and tuple(np.atleast_1d(shape)) != array.shape:
-        array = array.reshape(shape)
     if array.ndim == 0:
-        raise ValueError("scalar datasets are not supported by versioned HDF5")
+        raise NotImplementedError("Scalar datasets are not implemented.")
     return array

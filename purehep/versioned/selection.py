@@ -57,6 +57,8 @@ def _axis(k, n):
     """The positions ``k`` selects on an axis of length ``n``, and whether the axis stays."""
     if isinstance(k, slice):
         r = range(*k.indices(n))
+        if r.step < 0 and len(r) <= 1:   # as the package's ndindex reduces it: one position
+            r = range(r.start, r.start + 1) if len(r) else range(0)     # or none, forwards
         return (r if r.step > 0 else np.array(r, np.int64)), True
     if np.ndim(k) == 0 and not isinstance(k, (bool, np.bool_)):
         i = operator.index(k)

@@ -6,8 +6,8 @@ import posixpath
 
 import numpy as np
 
-from .backend import (FILTER_DEFAULTS, chunk_grid, chunk_slices, is_vlen_string, raw_path,
-                      read_mapping)
+from .backend import (FILTER_DEFAULTS, chunk_grid, chunk_slices, is_vlen_string,
+                      normalize_chunks, raw_path, read_mapping)
 from .selection import Selection
 
 
@@ -33,7 +33,7 @@ class StagedDataset:
         self.grid = tuple(grid)     # the chunk shape raw_data stores
         self.fillvalue = fillvalue
         self.attrs = dict(attrs or {})
-        self.filters = filters or {}    # the filters raw_data is created with
+        self.filters = filters or {}    # the filters given (raw_data is created with them)
         self.chunks = chunks            # as the package reports it (None: not yet known)
         self.maxshape = tuple(shape if maxshape is None else maxshape)
         self._wrapped = wrapped     # a write of everything replaces the data (the package's
@@ -45,6 +45,9 @@ class StagedDataset:
                                 # in the order the commit stores them
         self._pinned = set()    # chunks still where the creation array put them, in the
         self._views = None      # package's views of it (of this shape) that cannot grow
+        self.guessed = False    # grid a guess from the shape, made again when the dataset
+                                # first grows and at the commit (``group[name] = array``
+                                # with no chunks known: the package's chunks=None)
 
     @classmethod
     def new(cls, name, data, grid, fillvalue, filters, **kwargs):
@@ -97,12 +100,14 @@ class StagedDataset:
 
     # -- numpy-like reading and writing ----------------------------------------------------
     def __getitem__(self, key):
-        """``array[key]``, read from the chunks it touches only."""
+        """``array[key]``, read from the chunks it touches only; a key of integers gives
+        the element itself (a numpy scalar), as numpy and h5py do."""
         selection = Selection(key, self.shape)
         out = np.empty(selection.lengths, self.dtype)
         for index, where, inside in selection.pieces(self.grid):
             out[_orthogonal(where)] = self._chunk(index)[_orthogonal(inside)]
-        return out.reshape(selection.shape)
+        return out.reshape(selection.shape)[()] if not selection.shape else \
+            out.reshape(selection.shape)
 
     def __setitem__(self, key, value):
         """``array[key] = value``, modifying the chunks it touches only; a key selecting
@@ -133,12 +138,15 @@ class StagedDataset:
         version whose extent changes are staged as the package stages them (those on the
         edges shrunk to, axis by axis, then the old edges of the axes grown, each step in
         raw_data order); chunks of a creation array growing past the array (as it was when
-        first grown) move after the others, last axis first, each in C order (the
-        package's views of the array cannot grow); chunks past the new shape are
-        forgotten."""
+        first grown) along axis 0 move after the others in C order (the package's views
+        of the array cannot grow), those growing past it along other axes only (taken
+        last axis first) keep their place (versioned-hdf5 2.6.0 on 2-D and 3-D arrays);
+        chunks past the new shape are forgotten."""
         size = _new_shape(self.shape, size, axis)
         if len(size) != self.ndim or min(size, default=0) < 0:
             raise ValueError(f"Invalid shape {size} for dataset of shape {self.shape}")
+        if any(a > b for a, b in zip(size, self.shape)):
+            self.settle_grid(size)
         old = self.shape
         shrunk = tuple(min(a, b) for a, b in zip(old, size))
         self.mapping = {k: v for k, v in self.mapping.items() if _inside(k, self.grid, shrunk)}
@@ -158,10 +166,10 @@ class StagedDataset:
         for ax in reversed(range(self.ndim)):   # pinned chunks growing past their view
             if size[ax] > old[ax]:
                 c, room = self.grid[ax], self._views[ax] if self._views else 0
-                moved = sorted(k for k in self._pinned if min((k[ax] + 1) * c, size[ax]) > room)
-                for index in moved:
+                grown = sorted(k for k in self._pinned if min((k[ax] + 1) * c, size[ax]) > room)
+                for index in grown if ax == 0 else ():
                     self.dirty[index] = self.dirty.pop(index)
-                self._pinned.difference_update(moved)
+                self._pinned.difference_update(grown)
         for index in self.dirty:      # what a shrink cut off reads as the fill value
             region = chunk_slices(index, self.grid, shrunk)
             if region != chunk_slices(index, self.grid, old):
@@ -169,6 +177,20 @@ class StagedDataset:
         if self.chunks is None and size != shrunk:    # known once grown, as the package's
             self.chunks = self.grid
         self.shape = size
+
+    def settle_grid(self, shape=None):
+        """Fix a guessed grid as the package does: guessed again from ``shape`` (default the
+        current shape) when the dataset first grows (DatasetWrapper.resize) or is committed
+        (commit_version's normalize_chunks of the array's shape); the data is re-chunked
+        if the guess changed."""
+        if not self.guessed:
+            return
+        self.guessed = False
+        grid = normalize_chunks(None, self.shape if shape is None else shape, self.dtype)
+        if grid != self.grid:
+            data = self[()]
+            self.grid = grid
+            self._rebase(data)
 
     def modified_chunks(self):
         """(index, edge-trimmed chunk) of each modified chunk, in the order modified."""
@@ -268,12 +290,11 @@ def _fill(raw):
 
 
 def _default_fill(dtype, fillvalue):
-    """The fill value as raw_data holds it: a scalar of ``dtype``, or b"" for strings
-    (which take no other)."""
+    """The fill value staged: a scalar of ``dtype``, or for strings b"" unless another is
+    given (the package's staged reads then give it; its raw_data takes none other than
+    "" at the commit: backend.check_raw_data)."""
     if is_vlen_string(dtype):
-        if fillvalue not in (None, 0, "", b""):
-            raise ValueError("Non-default fillvalue not supported for variable length strings")
-        return b""
+        return b"" if fillvalue in (None, 0) else fillvalue
     return np.zeros((), dtype)[()] if fillvalue is None else np.array(fillvalue, dtype)[()]
 
 

@@ -233,6 +233,7 @@ def _rebuild_symbol_table(w, em, node):
                 for a in B1.group_symbol_table_nodes(ctx, stab.btree_address)]
         old.append((heap.data_address, heap.data_size))
         w.owned[key] = old
+        _disown_side(w, node, old)
     if len(data) != heap.data_size:
         daddr = meta.alloc(len(data))
         meta.put(daddr, bytes(data))
@@ -255,6 +256,18 @@ def _rebuild_symbol_table(w, em, node):
                        root=(stab.btree_address,
                              lambda a, d: w.patches.append((1, a, d))))
     meta.owner = None
+
+
+def _disown_side(w, node, blocks):
+    """Blocks of a group's symbol table now recorded as its links (released when the table
+    is rebuilt again, or with the group) leave the record of the side structures this
+    session built with the group: a deletion released them a second time, after they had
+    been given to another structure (which the free space recorded at close then
+    overwrote)."""
+    side = w.owned.get((id(node), "side"))
+    if side:
+        gone = set(blocks)
+        w.owned[(id(node), "side")] = [b for b in side if b not in gone]
 
 
 def _update_attrs(w, em, node, R, replace_types, extra):
