@@ -639,3 +639,33 @@ def test_rebuilt_symbol_tables_freed_once(tmp_path):
     theirs, mine = dump(paths["package"]), dump(paths["purehep"])
     assert str(mine["main:a"]) == str(theirs["main:a"])
     assert sorted(mine) == sorted(theirs)
+
+
+@pytest.mark.parametrize("next_writer", ["purehep", "package"])
+def test_rebuilt_hash_table_appends_past_every_mapped_row(tmp_path, next_writer):
+    """After a version is deleted its raw_data rows stay, mapped by no version; a hash table
+    rebuilt from the versions alone put ``largest_index`` among the rows still mapped, and
+    the next commit (of either library) overwrote a live version's chunk. purehep's rebuilt
+    table covers the unmapped rows, so the next chunk lands past all of them."""
+    path = tmp_path / "v.h5"
+    with purehep.File(path, "w") as f:
+        vf = versioned.VersionedHDF5File(f)
+        with vf.stage_version("v1") as g:
+            g.create_dataset("x", data=np.arange(8.0), chunks=(4,))
+        with vf.stage_version("v2") as g:
+            g["x"][:4] = 100.0
+        with vf.stage_version("v3") as g:
+            g["x"][4:] = 200.0
+        del vf["v1"]
+        vf.rebuild_hashtables()
+    module, opener = ((versioned, purehep.File) if next_writer == "purehep" else
+                      (versioned_hdf5, h5py.File))
+    with opener(path, "r+") as f:
+        with module.VersionedHDF5File(f).stage_version("v4") as g:
+            g["x"][:] = np.arange(8.0) + 1000
+    expected = {"v2": [100.0] * 4 + [4.0, 5.0, 6.0, 7.0], "v3": [100.0] * 4 + [200.0] * 4,
+                "v4": list(np.arange(8.0) + 1000)}
+    for lib, opener in ((versioned, purehep.File), (versioned_hdf5, h5py.File)):
+        with opener(path, "r") as f:
+            vf = lib.VersionedHDF5File(f)
+            assert {v: vf[v]["x"][()].tolist() for v in expected} == expected

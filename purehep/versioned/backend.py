@@ -1,6 +1,7 @@
 """The data side of a versioned file: ``_version_data/<path>/raw_data`` and ``hash_table``,
 chunk grids, and the commit of one dataset into a version's virtual dataset
 (/work/shared/reference/versioned-hdf5-layout.md §3-§5)."""
+import hashlib
 import itertools
 import math
 from collections import OrderedDict
@@ -223,7 +224,26 @@ def rebuild_hash_table(f, name):
             if stop[0] >= start[0] and table.get(digest) is None:
                 table.add(digest, int(start[0]), int(stop[0]) + 1)
     if table is not None:
+        _cover_unmapped_rows(table, group["raw_data"], name)
         table.write()
+
+
+def _cover_unmapped_rows(table, raw, name):
+    """Pad the rebuilt ``table`` with one entry per raw_data chunk of rows no version maps
+    (left by deleted versions), under a digest no chunk hashes to, so that
+    ``largest_index`` (the package's and purehep's next append position, in chunks) lies past
+    every row: with the live chunks alone it lies among them, and the next commit, of either
+    library, wrote over rows a version still maps and truncated raw_data after them (the
+    package's ``from_versions_traverse`` has that flaw; the padded table reads the same in
+    both libraries)."""
+    step = raw.chunks[0]
+    used = {start // step for start, _ in table.index.values()}
+    for slot in range(-(-raw.shape[0] // step)):
+        if table.largest_index >= -(-raw.shape[0] // step):
+            break
+        if slot not in used:
+            mark = hashlib.sha256(f"purehep: unmapped raw_data rows {slot} of {name}".encode())
+            table.add(mark.digest(), slot * step, (slot + 1) * step)
 
 
 def source_blocks(dataset):
