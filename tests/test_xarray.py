@@ -265,6 +265,35 @@ def test_same_session_reads(tmp_path):
         np.testing.assert_array_equal(nc["data"][:2], np.ones((2, 3)))
 
 
+def test_fixed_length_string_attributes_with_trailing_nuls(tmp_path):
+    """Fixed-length string attributes whose text is shorter than the type (b"x" in an S5, an
+    empty S3), as h5py writes them: h5netcdf on h5py decodes them by their type's length and
+    character set, to str; purehep's must too (the scalar's value alone is an S1 b"x",
+    which h5netcdf left as bytes)."""
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "padded.nc")
+    xr.Dataset({"v": ("x", [1, 2])}).to_netcdf(path, engine="netcdf4")
+    with h5py.File(path, "a") as f:
+        attrs = f["v"].attrs
+        attrs["short"] = np.array(b"x", "S5")
+        attrs["empty"] = np.array(b"", "S3")
+        attrs["one"] = np.array([b"p"], "S4")
+        attrs["many"] = np.array([b"p", b"qq"], "S4")
+        attrs["high"] = np.array(b"\xfc", "S3")          # not ASCII: surrogate-escaped
+        attrs.create("utf8", np.array("é".encode(), "S5"),
+                     dtype=h5py.string_dtype("utf-8", 5))
+    for backend_attrs in (_attrs_of(path, "h5py"), _attrs_of(path, "purehep")):
+        assert backend_attrs["short"] == (str, "x") and backend_attrs["empty"] == (str, "")
+    assert _attrs_of(path, "purehep") == _attrs_of(path, "h5py")
+    xr.testing.assert_identical(_read(path, ENGINE), _read(path, "h5netcdf"))
+    assert _read(path, ENGINE)["v"].attrs == _read(path, "h5netcdf")["v"].attrs
+
+
+def _attrs_of(path, backend, name="v"):
+    with h5netcdf.File(path, "r", backend=backend) as f:
+        return {k: (type(v), v) for k, v in f[name].attrs.items() if k != "_FillValue"}
+
+
 # --- the corpus: purehep's engine equals h5netcdf on h5py ------------------------------------
 
 def test_corpus_netcdf_files(corpus_dir):
