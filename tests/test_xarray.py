@@ -333,6 +333,46 @@ def test_ncdump_reads_purehep_files(tmp_path, monkeypatch, name):
     assert _ncdump(mine) == _ncdump(theirs)
 
 
+def _string_variables(path, backend):
+    """String variables never written, written in part, and grown along the unlimited
+    dimension in a second session, through h5netcdf on ``backend``."""
+    h5py = pytest.importorskip("h5py")
+    with h5netcdf.File(path, "w", backend=backend) as f:
+        f.dimensions = {"x": 3, "t": None}
+        f.create_variable("never", ("x",), h5py.string_dtype())
+        w = f.create_variable("grown", ("t", "x"), h5py.string_dtype(), chunks=(1, 3))
+        f.resize_dimension("t", 2)
+        w[0, :] = ["a", "b", "c"]
+        w[1, 1] = ""
+    _grow(path, backend, 3)
+
+
+def _grow(path, backend, size):
+    with h5netcdf.File(path, "a", backend=backend) as f:
+        f.resize_dimension("t", size)
+        f["grown"][size - 1, 0] = "z"
+
+
+def test_ncdump_null_strings(tmp_path):
+    """Variable-length strings never written are null (libhdf5's zero fill value), which
+    libnetcdf tells from an empty string (ncdump prints NIL, and "_" for ""): as h5py leaves
+    them in what purehep writes, and in a file h5py wrote that purehep grows (purehep wrote
+    empty strings, and rewrote the null strings it read as empty ones)."""
+    if shutil.which("ncdump") is None:
+        pytest.skip("ncdump (netcdf-bin) is not installed")
+    mine, theirs = str(tmp_path / "mine.nc"), str(tmp_path / "theirs.nc")
+    _string_variables(mine, "purehep")
+    _string_variables(theirs, "h5py")
+    assert "NIL, _, NIL" in _ncdump(theirs)
+    assert _ncdump(mine) == _ncdump(theirs)
+    grown = str(tmp_path / "grown.nc")
+    shutil.copy(theirs, grown)
+    _grow(grown, "purehep", 4)
+    _grow(theirs, "h5py", 4)
+    assert _ncdump(grown) == _ncdump(theirs)
+    xr.testing.assert_identical(_read(grown, ENGINE), _read(theirs, "netcdf4"))
+
+
 def test_entry_point_declared():
     """pyproject declares the xarray engine "purehep"; once installed, xarray lists it."""
     import tomllib

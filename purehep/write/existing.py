@@ -353,10 +353,17 @@ class ExistingDataset(Existing, model.DatasetNode):
                             lambda: fill, external)
 
     def stored_values(self):
-        """Every value as h5py's ``ds[()]`` returns it."""
-        raw = self.stored().read(None)
-        return from_file(self.session.ctx, self.type_msg,
-                         as_elements(raw, self.type_msg.file_dtype))
+        """Every value as h5py's ``ds[()]`` returns it, except a null variable-length string
+        (a null heap ID: never written, libhdf5's zero fill; h5py reads it as b"") is None,
+        as a MemoryStore keeps it, so that rewriting the dataset keeps it null (libnetcdf
+        tells it from an empty string: ncdump prints NIL)."""
+        ctx = self.session.ctx
+        elements = as_elements(self.stored().read(None), self.type_msg.file_dtype)
+        values = from_file(ctx, self.type_msg, elements)
+        if (self.dtype.metadata or {}).get("vlen") in (str, bytes):
+            coll = elements["collection"]
+            values[(coll == 0) | (coll == ctx.undefined)] = None
+        return values
 
     def committed(self):
         """Remember the stored state (a commit just wrote it)."""
