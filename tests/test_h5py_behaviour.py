@@ -859,6 +859,20 @@ for _name in WRITES:
     behaviour(_write_case(_name))
 
 
+@behaviour
+def string_fill_value_on_resize(lib, tmp):
+    """A resize fills a variable-length string dataset's new elements with its fill value."""
+    with _file(lib, tmp) as fh:
+        ds = fh.create_dataset("s", (2,), maxshape=(None,), chunks=(2,),
+                               dtype=lib.string_dtype(), fillvalue="fill")
+        ds[0] = "a"
+        ds.resize((5,))
+        out = ds[()].tolist()
+    with _file(lib, tmp, mode="a") as fh:
+        fh["s"].resize((7,))
+        return out + fh["s"][()].tolist()
+
+
 # -- user blocks, pickling ----------------------------------------------------------------------
 
 USERBLOCK = [("r", 512), ("r+", 512), ("a", 1024), ("a", 512), ("r", 0), ("a", 0)]

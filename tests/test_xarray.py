@@ -373,6 +373,33 @@ def test_ncdump_null_strings(tmp_path):
     xr.testing.assert_identical(_read(grown, ENGINE), _read(theirs, "netcdf4"))
 
 
+def _string_fill_grown(path, backend):
+    """A string variable with a fill value, grown along the unlimited dimension in the
+    session that made it and in a later one; (values read in the session, netCDF4's)."""
+    h5py = pytest.importorskip("h5py")
+    with h5netcdf.File(path, "w", backend=backend) as f:
+        f.dimensions = {"t": None}
+        v = f.create_variable("s", ("t",), h5py.string_dtype(), fillvalue="missing")
+        f.resize_dimension("t", 2)
+        v[0] = "a"
+        session = v[...].tolist()
+    with h5netcdf.File(path, "a", backend=backend) as f:
+        f.resize_dimension("t", 4)
+        f["s"][3] = "z"
+        session += f["s"][...].tolist()
+    with netCDF4.Dataset(path) as nc:
+        return session, nc["s"][:].tolist()
+
+
+def test_string_fill_value_on_resize(tmp_path):
+    """Elements a resize adds to a variable-length string variable read as its fill value,
+    as libhdf5 fills them (purehep's in-memory store added empty strings)."""
+    mine = _string_fill_grown(str(tmp_path / "mine.nc"), "purehep")
+    theirs = _string_fill_grown(str(tmp_path / "theirs.nc"), "h5py")
+    assert theirs[1] == ["a", "missing", "missing", "z"]
+    assert mine == theirs
+
+
 def test_entry_point_declared():
     """pyproject declares the xarray engine "purehep"; once installed, xarray lists it."""
     import tomllib

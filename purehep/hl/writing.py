@@ -617,7 +617,7 @@ class DatasetWriter(WritableObject):
         old = node.shape
         node.shape = size
         if isinstance(store, MemoryStore):
-            store.resize(size, None)
+            store.resize(size, node.memory_fill())
         else:
             store.resize(old, size)
         self._writer.touch()
