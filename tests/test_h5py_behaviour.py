@@ -837,6 +837,8 @@ WRITES = {
     "strings_too_long": ("s", np.s_[1:2], [b"a", b"b"]),
     "string_broadcast": ("s", np.s_[0:3], "x"),
     "strings_as_2d": ("s", np.s_[0:2], np.array([["a", "b"]], object)),
+    "fixed_strings_past_the_end": ("a", np.s_[5:7], np.array([b"a", b"b"])),
+    "fixed_strings_leading_ones": ("a", np.s_[0:2], np.array([[b"a", b"b"]])),
 }
 
 
@@ -849,6 +851,7 @@ def _write_case(name):
             fh.create_dataset("c", (10,), dtype="i4")
             fh.create_dataset("e", (3, 4), dtype="f8", chunks=(2, 2))
             fh.create_dataset("s", (5,), maxshape=(None,), dtype=lib.string_dtype())
+            fh.create_dataset("a", (5,), maxshape=(None,), dtype=lib.string_dtype("ascii", 1))
             fh[ds][sel] = value
             return fh[ds][()]
     f.__name__ = f"write_{name}"

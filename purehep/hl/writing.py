@@ -465,10 +465,11 @@ def _check_array_values(shape, dtype):
 def _broadcast_checked(dtype, val):
     """True where h5py checks the shape of the values written against the selection before
     converting them (its TypeError "Can't broadcast"): numbers and other fixed-size types
-    (records given as an array, not a tuple), and variable-length strings, one string per
-    element (a variable-length sequence's values are not shaped like the selection)."""
+    (records given as an array, not a tuple), strings of fixed length (with their encoding
+    in the dtype's metadata too) and of variable length, one string per element (a
+    variable-length sequence's values are not shaped like the selection)."""
     meta = dtype.metadata or {}
-    if meta.get("vlen") in (str, bytes):
+    if meta.get("vlen") in (str, bytes) or (dtype.kind == "S" and dtype.subdtype is None):
         return True
     return dtype.kind != "O" and dtype.subdtype is None and not meta and \
         (dtype.names is None or isinstance(val, np.ndarray))
