@@ -192,15 +192,22 @@ def select(shape, args, strict=False):
 
 def check_broadcast(value_shape, shape, args):
     """h5py's TypeError when values of ``value_shape`` cannot be broadcast to the selection
-    ``args`` of a dataset of ``shape`` (numpy's rule, the selection's shape unchanged)."""
+    ``args`` of a dataset of ``shape``: numpy's rule (the selection's shape unchanged), once
+    the leading dimensions beyond the selection's rank are dropped, which h5py's
+    SimpleSelection.expand_shape takes if they are of length 1 (values of shape (1, 2)
+    fill ``ds[0:2]``). Returns how many leading dimensions the values drop."""
     whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
     target = tuple(shape) if whole else select(shape, args).mshape
+    value_shape = tuple(value_shape)
+    extra = max(len(value_shape) - len(target), 0)
     try:
-        fits = np.broadcast_shapes(tuple(value_shape), target) == target
+        fits = all(n == 1 for n in value_shape[:extra]) and \
+            np.broadcast_shapes(value_shape[extra:], target) == target
     except ValueError:
         fits = False
     if not fits:
-        raise TypeError(f"Can't broadcast {tuple(value_shape)} -> {target}")
+        raise TypeError(f"Can't broadcast {value_shape} -> {target}")
+    return extra
 
 
 def numpy_index(args, shape):

@@ -828,6 +828,17 @@ WRITES = {
     "column_as_2d": ("e", np.s_[:, 1], [[1], [2], [3]]),
     "row_over_all": ("e", np.s_[...], [1, 2, 3, 4]),
     "wrong_row_over_all": ("e", np.s_[...], [1, 2, 3]),
+    "leading_ones": ("c", np.s_[0:2], np.array([[[1, 2]]])),
+    "leading_ones_into_row": ("e", np.s_[1, :], [[1, 2, 3, 4]]),
+    "leading_ones_into_column": ("e", np.s_[:, 1], [[1, 2, 3]]),
+    "leading_non_one": ("c", np.s_[0:2], np.array([[1, 2], [3, 4]])),
+    "strings_too_short": ("s", np.s_[0:4], np.array(["a", "b"], object)),
+    "strings_past_the_end": ("s", np.s_[5:7], ["a", "b"]),
+    "strings_too_long": ("s", np.s_[1:2], [b"a", b"b"]),
+    "string_broadcast": ("s", np.s_[0:3], "x"),
+    "strings_as_2d": ("s", np.s_[0:2], np.array([["a", "b"]], object)),
+    "fixed_strings_past_the_end": ("a", np.s_[5:7], np.array([b"a", b"b"])),
+    "fixed_strings_leading_ones": ("a", np.s_[0:2], np.array([[b"a", b"b"]])),
 }
 
 
@@ -839,6 +850,8 @@ def _write_case(name):
             fh.create_dataset("d", (0,), maxshape=(None,), dtype="i4")
             fh.create_dataset("c", (10,), dtype="i4")
             fh.create_dataset("e", (3, 4), dtype="f8", chunks=(2, 2))
+            fh.create_dataset("s", (5,), maxshape=(None,), dtype=lib.string_dtype())
+            fh.create_dataset("a", (5,), maxshape=(None,), dtype=lib.string_dtype("ascii", 1))
             fh[ds][sel] = value
             return fh[ds][()]
     f.__name__ = f"write_{name}"
@@ -847,6 +860,20 @@ def _write_case(name):
 
 for _name in WRITES:
     behaviour(_write_case(_name))
+
+
+@behaviour
+def string_fill_value_on_resize(lib, tmp):
+    """A resize fills a variable-length string dataset's new elements with its fill value."""
+    with _file(lib, tmp) as fh:
+        ds = fh.create_dataset("s", (2,), maxshape=(None,), chunks=(2,),
+                               dtype=lib.string_dtype(), fillvalue="fill")
+        ds[0] = "a"
+        ds.resize((5,))
+        out = ds[()].tolist()
+    with _file(lib, tmp, mode="a") as fh:
+        fh["s"].resize((7,))
+        return out + fh["s"][()].tolist()
 
 
 # -- user blocks, pickling ----------------------------------------------------------------------

@@ -265,6 +265,35 @@ def test_same_session_reads(tmp_path):
         np.testing.assert_array_equal(nc["data"][:2], np.ones((2, 3)))
 
 
+def test_fixed_length_string_attributes_with_trailing_nuls(tmp_path):
+    """Fixed-length string attributes whose text is shorter than the type (b"x" in an S5, an
+    empty S3), as h5py writes them: h5netcdf on h5py decodes them by their type's length and
+    character set, to str; purehep's must too (the scalar's value alone is an S1 b"x",
+    which h5netcdf left as bytes)."""
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "padded.nc")
+    xr.Dataset({"v": ("x", [1, 2])}).to_netcdf(path, engine="netcdf4")
+    with h5py.File(path, "a") as f:
+        attrs = f["v"].attrs
+        attrs["short"] = np.array(b"x", "S5")
+        attrs["empty"] = np.array(b"", "S3")
+        attrs["one"] = np.array([b"p"], "S4")
+        attrs["many"] = np.array([b"p", b"qq"], "S4")
+        attrs["high"] = np.array(b"\xfc", "S3")          # not ASCII: surrogate-escaped
+        attrs.create("utf8", np.array("é".encode(), "S5"),
+                     dtype=h5py.string_dtype("utf-8", 5))
+    for backend_attrs in (_attrs_of(path, "h5py"), _attrs_of(path, "purehep")):
+        assert backend_attrs["short"] == (str, "x") and backend_attrs["empty"] == (str, "")
+    assert _attrs_of(path, "purehep") == _attrs_of(path, "h5py")
+    xr.testing.assert_identical(_read(path, ENGINE), _read(path, "h5netcdf"))
+    assert _read(path, ENGINE)["v"].attrs == _read(path, "h5netcdf")["v"].attrs
+
+
+def _attrs_of(path, backend, name="v"):
+    with h5netcdf.File(path, "r", backend=backend) as f:
+        return {k: (type(v), v) for k, v in f[name].attrs.items() if k != "_FillValue"}
+
+
 # --- the corpus: purehep's engine equals h5netcdf on h5py ------------------------------------
 
 def test_corpus_netcdf_files(corpus_dir):
@@ -302,6 +331,73 @@ def test_ncdump_reads_purehep_files(tmp_path, monkeypatch, name):
     monkeypatch.setenv("H5NETCDF_WRITE_BACKEND", "h5py")
     _write(ds, theirs, encoding, "h5netcdf", name)
     assert _ncdump(mine) == _ncdump(theirs)
+
+
+def _string_variables(path, backend):
+    """String variables never written, written in part, and grown along the unlimited
+    dimension in a second session, through h5netcdf on ``backend``."""
+    h5py = pytest.importorskip("h5py")
+    with h5netcdf.File(path, "w", backend=backend) as f:
+        f.dimensions = {"x": 3, "t": None}
+        f.create_variable("never", ("x",), h5py.string_dtype())
+        w = f.create_variable("grown", ("t", "x"), h5py.string_dtype(), chunks=(1, 3))
+        f.resize_dimension("t", 2)
+        w[0, :] = ["a", "b", "c"]
+        w[1, 1] = ""
+    _grow(path, backend, 3)
+
+
+def _grow(path, backend, size):
+    with h5netcdf.File(path, "a", backend=backend) as f:
+        f.resize_dimension("t", size)
+        f["grown"][size - 1, 0] = "z"
+
+
+def test_ncdump_null_strings(tmp_path):
+    """Variable-length strings never written are null (libhdf5's zero fill value), which
+    libnetcdf tells from an empty string (ncdump prints NIL, and "_" for ""): as h5py leaves
+    them in what purehep writes, and in a file h5py wrote that purehep grows (purehep wrote
+    empty strings, and rewrote the null strings it read as empty ones)."""
+    if shutil.which("ncdump") is None:
+        pytest.skip("ncdump (netcdf-bin) is not installed")
+    mine, theirs = str(tmp_path / "mine.nc"), str(tmp_path / "theirs.nc")
+    _string_variables(mine, "purehep")
+    _string_variables(theirs, "h5py")
+    assert "NIL, _, NIL" in _ncdump(theirs)
+    assert _ncdump(mine) == _ncdump(theirs)
+    grown = str(tmp_path / "grown.nc")
+    shutil.copy(theirs, grown)
+    _grow(grown, "purehep", 4)
+    _grow(theirs, "h5py", 4)
+    assert _ncdump(grown) == _ncdump(theirs)
+    xr.testing.assert_identical(_read(grown, ENGINE), _read(theirs, "netcdf4"))
+
+
+def _string_fill_grown(path, backend):
+    """A string variable with a fill value, grown along the unlimited dimension in the
+    session that made it and in a later one; (values read in the session, netCDF4's)."""
+    h5py = pytest.importorskip("h5py")
+    with h5netcdf.File(path, "w", backend=backend) as f:
+        f.dimensions = {"t": None}
+        v = f.create_variable("s", ("t",), h5py.string_dtype(), fillvalue="missing")
+        f.resize_dimension("t", 2)
+        v[0] = "a"
+        session = v[...].tolist()
+    with h5netcdf.File(path, "a", backend=backend) as f:
+        f.resize_dimension("t", 4)
+        f["s"][3] = "z"
+        session += f["s"][...].tolist()
+    with netCDF4.Dataset(path) as nc:
+        return session, nc["s"][:].tolist()
+
+
+def test_string_fill_value_on_resize(tmp_path):
+    """Elements a resize adds to a variable-length string variable read as its fill value,
+    as libhdf5 fills them (purehep's in-memory store added empty strings)."""
+    mine = _string_fill_grown(str(tmp_path / "mine.nc"), "purehep")
+    theirs = _string_fill_grown(str(tmp_path / "theirs.nc"), "h5py")
+    assert theirs[1] == ["a", "missing", "missing", "z"]
+    assert mine == theirs
 
 
 def test_entry_point_declared():

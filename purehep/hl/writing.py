@@ -462,6 +462,19 @@ def _check_array_values(shape, dtype):
                         f"{tuple(shape[-len(sub[1]):])}, but should be {sub[1]})")
 
 
+def _broadcast_checked(dtype, val):
+    """True where h5py checks the shape of the values written against the selection before
+    converting them (its TypeError "Can't broadcast"): numbers and other fixed-size types
+    (records given as an array, not a tuple), strings of fixed length (with their encoding
+    in the dtype's metadata too) and of variable length, one string per element (a
+    variable-length sequence's values are not shaped like the selection)."""
+    meta = dtype.metadata or {}
+    if meta.get("vlen") in (str, bytes) or (dtype.kind == "S" and dtype.subdtype is None):
+        return True
+    return dtype.kind != "O" and dtype.subdtype is None and not meta and \
+        (dtype.names is None or isinstance(val, np.ndarray))
+
+
 def _vlen_sequences(val, base):
     """Values for a dataset of variable-length sequences of ``base``, read as h5py's
     Dataset.__setitem__ reads them: values that make a regular array of ``base`` are one
@@ -500,10 +513,11 @@ class DatasetWriter(WritableObject):
             from ..format.messages.datatype import encode_dtype
             encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
             #                           datetime64 array has no conversion path (TypeError)
-        if node.layout != "sparse" and node.dtype.kind != "O" and node.dtype.subdtype is None \
-                and not (node.dtype.metadata or {}) and \
-                (node.dtype.names is None or isinstance(val, np.ndarray)):   # (a tuple: a record)
-            check_broadcast(np.shape(val), node.shape, args)
+        if node.layout != "sparse" and _broadcast_checked(node.dtype, val):
+            val = np.asarray(val, dtype=object) if node.dtype.kind == "O" else val
+            extra = check_broadcast(np.shape(val), node.shape, args)
+            if extra:
+                val = np.asarray(val).reshape(np.shape(val)[extra:])
         from ..write.storage import MemoryStore
         base = (node.dtype.metadata or {}).get("vlen")
         if base is not None and base not in (str, bytes):
@@ -604,7 +618,7 @@ class DatasetWriter(WritableObject):
         old = node.shape
         node.shape = size
         if isinstance(store, MemoryStore):
-            store.resize(size, None)
+            store.resize(size, node.memory_fill())
         else:
             store.resize(old, size)
         self._writer.touch()

@@ -20,8 +20,11 @@ function unchanged:
 - ``Group._create_child_variable`` stores a NETCDF4_CLASSIC one-byte string (NC_CHAR)
   variable null-terminated, as libnetcdf and h5netcdf's h5py path do (h5py's default is
   null-padded);
-- ``Attributes.__getitem__`` decodes fixed-length UTF-8 string attributes as UTF-8 (h5netcdf
-  finds their encoding through h5py's low-level ``attrs.get_id``; the value alone is bytes);
+- ``Attributes.__getitem__`` decodes fixed-length string attributes (of more than one byte)
+  with their character set, as h5netcdf does for h5py: it finds their type through h5py's
+  low-level ``attrs.get_id``, and for other libraries from the value alone, where a scalar's
+  trailing NULs are gone (an ``S5`` attribute holding b"x" reads as an ``S1`` value, which
+  h5netcdf leaves undecoded, as bytes) and UTF-8 text is bytes;
 - ``Attributes.__setitem__`` takes h5py's ``Empty`` as purehep's, and writes a plain string
   attribute of a NETCDF4_CLASSIC file as a scalar fixed-length null-terminated string, as
   libnetcdf writes an NC_CHAR attribute and as h5netcdf does through h5py's low-level API
@@ -208,12 +211,12 @@ def register():
         if self._h5py is not purehep:
             return value
         info = purehep.check_string_dtype(self._h5attrs.get_dtype(key))
-        if info is None or info.encoding != "utf-8" or (info.length or 0) <= 1:
+        if info is None or (info.length or 0) <= 1:
             return value
         raw = self._h5attrs[key]
         if isinstance(raw, purehep.Empty):
             return value
-        text = [b.decode("utf-8", "surrogateescape") for b in np.ravel(raw)]
+        text = [b.decode(info.encoding, "surrogateescape") for b in np.ravel(raw)]
         return text[0] if len(text) == 1 else text
 
     if getattr(core, "no_h5py", False):

@@ -13,6 +13,7 @@ from ..format.convert import from_file
 from ..format.messages import layout as L, link as m_link
 from ..format.object_header import RawMessage, header_of
 from . import model
+from .values import needs_heap
 from .header import (DATASPACE, LINK_INFO, DATATYPE, FILL, LINK, LAYOUT, FILTERS, ATTRIBUTE,
                      STAB, ATTR_INFO, EXTERNAL_FILES)
 
@@ -314,6 +315,8 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.fill = fv.value if fv is not None and fv.value is not None and \
             len(fv.value) == dtype_msg.file_dtype.itemsize else None
         self.early = bool(fv is not None and fv.alloc_time == 1)
+        if self.fill is not None and needs_heap(self.dtype):
+            self.heap_fill = self._stored_fill()
         self.stored_dtype = None
         self.wide_chunk_sizes = bool(lay is not None and lay.version >= 5)
         if self.layout in ("chunked", "sparse"):
@@ -352,11 +355,25 @@ class ExistingDataset(Existing, model.DatasetNode):
         return open_storage(ctx, self.layout_msg, self.space_msg, self.type_msg, pipe,
                             lambda: fill, external)
 
-    def stored_values(self):
-        """Every value as h5py's ``ds[()]`` returns it."""
-        raw = self.stored().read(None)
+    def _stored_fill(self):
+        """The stored fill value, a variable-length one resolved from the global heap (what
+        model.DatasetNode.heap_fill holds for a dataset created in this session)."""
+        fill = np.frombuffer(self.fill, element_dtype(self.type_msg.file_dtype)).reshape(())
         return from_file(self.session.ctx, self.type_msg,
-                         as_elements(raw, self.type_msg.file_dtype))
+                         as_elements(fill, self.type_msg.file_dtype))[()]
+
+    def stored_values(self):
+        """Every value as h5py's ``ds[()]`` returns it, except a null variable-length string
+        (a null heap ID: never written, libhdf5's zero fill; h5py reads it as b"") is None,
+        as a MemoryStore keeps it, so that rewriting the dataset keeps it null (libnetcdf
+        tells it from an empty string: ncdump prints NIL)."""
+        ctx = self.session.ctx
+        elements = as_elements(self.stored().read(None), self.type_msg.file_dtype)
+        values = from_file(ctx, self.type_msg, elements)
+        if (self.dtype.metadata or {}).get("vlen") in (str, bytes):
+            coll = elements["collection"]
+            values[(coll == 0) | (coll == ctx.undefined)] = None
+        return values
 
     def committed(self):
         """Remember the stored state (a commit just wrote it)."""

@@ -115,6 +115,12 @@ class DatasetNode(Node):
     def filtered(self):
         return bool(self.filters)
 
+    def memory_fill(self):
+        """The value of elements never written in a MemoryStore (those a resize adds): the
+        fill value given of a variable-length type, as libhdf5 fills new chunks with it;
+        None (MemoryStore's zero value) without one, or with fill time "never"."""
+        return None if self.fill_time == "never" else self.heap_fill
+
 
 def named_types(node):
     """The committed datatypes (DatatypeNode) an object's datatype and attributes share, one

@@ -166,11 +166,13 @@ def _fill(arr, value):
 
 def _zero(dtype):
     """The value of an element never written (of an array dtype: of each of its items):
-    zeros, and empty strings or sequences for variable-length members."""
+    zeros, libhdf5's default fill value: None for variable-length strings (a null heap ID,
+    read as b"" but which libnetcdf tells from an empty string: ncdump's NIL), empty
+    sequences (stored as null heap IDs too) for other variable-length members."""
     base = dtype.base
     meta = base.metadata or {}
     if "vlen" in meta:
-        return b"" if meta["vlen"] in (str, bytes) else np.zeros(0, meta["vlen"])
+        return None if meta["vlen"] in (str, bytes) else np.zeros(0, meta["vlen"])
     zero = np.zeros((), base)
     if base.names is not None and base.hasobject:
         for name in base.names:
