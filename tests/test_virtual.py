@@ -99,3 +99,22 @@ def test_mapping_past_a_smaller_chunked_source_reads_its_fill_value(tmp_path):
         for name in ("v", "v2"):
             for key in keys + ([(slice(1, 3), 1)] if name == "v2" else []):
                 np.testing.assert_array_equal(pf[name][key], hf[name][key], f"{name}{key}")
+
+
+def test_mappings_leading_back_to_their_dataset(tmp_path):
+    """A virtual dataset mapped from itself, or two mapped from each other (a damaged or
+    hostile file; libhdf5 recurses until the process dies): reading raises FormatError
+    naming the dataset, and the rest of the file reads."""
+    path = tmp_path / "cycle.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f["plain"] = np.arange(3)
+        for name, source in (("x", "x"), ("y1", "y2"), ("y2", "y1")):
+            layout = h5py.VirtualLayout((4,), "i4")
+            layout[:] = h5py.VirtualSource(".", source, (4,))
+            f.create_virtual_dataset(name, layout, fillvalue=-1)
+    with purehep.File(path, "r") as f:
+        for name in ("x", "y1", "y2"):
+            with pytest.raises(purehep.FormatError, match="lead back to itself") as err:
+                f[name][()]
+            assert isinstance(err.value, OSError) and err.value.offset is not None
+        assert f["plain"][()].tolist() == [0, 1, 2]

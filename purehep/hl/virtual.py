@@ -7,6 +7,7 @@ datasets as they are now; source names with printf-style ``%b`` patterns name on
 block of an unlimited virtual selection.
 """
 import re
+import threading
 
 import numpy as np
 
@@ -78,6 +79,9 @@ def mapping_block(dataset):
     return bytes(get_object(dataset._ctx, layout.address, layout.virtual_index))
 
 
+_reading = threading.local()     # (context, address) of the virtual datasets this thread reads
+
+
 class VirtualStorage:
     """The values of a virtual dataset, read from its sources on demand."""
 
@@ -124,6 +128,20 @@ class VirtualStorage:
         return tuple(shape)
 
     def read(self, sel, copy=True):
+        """The selected values; a dataset whose mappings lead back to itself (directly or
+        through other virtual datasets: a damaged or hostile file) raises FormatError."""
+        key = (id(self.ds._ctx), self.ds._address)
+        reading = _reading.__dict__.setdefault("keys", set())
+        if key in reading:
+            raise FormatError("a virtual dataset's mappings lead back to itself",
+                              "virtual dataset", self.ds._ctx.absolute(self.ds._address))
+        reading.add(key)
+        try:
+            return self._read(sel)
+        finally:
+            reading.discard(key)
+
+    def _read(self, sel):
         shape = self.shape if sel is None else sel.read_shape
         out = memory.full(shape, self.ds.fillvalue, self.dtype, "virtual dataset read")
         if out.size == 0:
