@@ -237,9 +237,10 @@ def _cover_unmapped_rows(table, raw, name):
     package's ``from_versions_traverse`` has that flaw; the padded table reads the same in
     both libraries)."""
     step = raw.chunks[0]
+    slots = -(-raw.shape[0] // step)
     used = {start // step for start, _ in table.index.values()}
-    for slot in range(-(-raw.shape[0] // step)):
-        if table.largest_index >= -(-raw.shape[0] // step):
+    for slot in range(slots):
+        if table.largest_index >= slots:
             break
         if slot not in used:
             mark = hashlib.sha256(f"purehep: unmapped raw_data rows {slot} of {name}".encode())
