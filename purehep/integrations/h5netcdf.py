@@ -31,9 +31,17 @@ function unchanged:
   (its generic path writes a variable-length string, an NC_STRING that libnetcdf refuses
   in the classic model).
 
+Where h5py is not installed, xarray's ``H5NetCDFStore.prepare_variable`` (which imports
+h5py first thing, for ``h5py.special_dtype(vlen=str)``) is replaced, once xarray has opened
+a file through purehep, by a copy of itself in which ``import h5py`` gives the ``purehep``
+package: ``to_netcdf(engine="h5netcdf")`` then writes with no h5py.
+
 Only h5netcdf 1.8.x is patched; other versions raise ImportError.
 """
+import builtins
 import os
+import sys
+import types
 
 import numpy as np
 
@@ -140,6 +148,33 @@ def _classic_char(dtype, data):
     return dtype
 
 
+def _xarray_without_h5py():
+    """Give xarray's ``H5NetCDFStore.prepare_variable`` (when xarray's h5netcdf backend is
+    imported, and once) a copy of itself in which ``import h5py`` gives ``purehep``: its
+    one use of the module is ``special_dtype(vlen=str)``, which purehep has, but it imports
+    h5py before anything else. The copy sees the module's names as they are now (its
+    globals are a copy, holding the builtins it imports with)."""
+    module = sys.modules.get("xarray.backends.h5netcdf_")
+    store = getattr(module, "H5NetCDFStore", None)
+    original = getattr(store, "prepare_variable", None)
+    if original is None or getattr(original, "_purehep", False):
+        return
+    names = dict(vars(builtins), __import__=_import_h5py_as_purehep)
+    copy = types.FunctionType(original.__code__, dict(original.__globals__, __builtins__=names),
+                              original.__name__, original.__defaults__, original.__closure__)
+    copy.__qualname__, copy.__doc__, copy.__wrapped__ = (original.__qualname__,
+                                                         original.__doc__, original)
+    copy.__kwdefaults__, copy._purehep = original.__kwdefaults__, True
+    store.prepare_variable = copy
+
+
+def _import_h5py_as_purehep(name, globals=None, locals=None, fromlist=(), level=0):
+    """``__import__`` for ``_xarray_without_h5py``'s copy: h5py is purehep."""
+    if name == "h5py" and level == 0:
+        return purehep
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
 def register():
     """Plug purehep into h5netcdf (idempotent; importing this module does it)."""
     if getattr(core, "_purehep_registered", False):
@@ -180,6 +215,8 @@ def register():
                  phony_dims=None, backend=None, **kwargs):
         if _chosen(path, mode, backend, kwargs) and kwargs.get("driver") is None:
             path, backend = _Request(path), NAME
+            if getattr(core, "no_h5py", False):
+                _xarray_without_h5py()
         init(self, path, mode, format, invalid_netcdf, phony_dims, backend, **kwargs)
 
     def _track_order_of(self):
