@@ -566,6 +566,45 @@ def test_categories_keep_their_dtype(tmp_path, categories):
         assert got.to_pylist() == want.to_pylist()
 
 
+def _arrow_dtype_frame():
+    """A frame of pandas ArrowDtype columns (``dtype_backend="pyarrow"``: what
+    pd.read_parquet / read_csv give), of every Arrow type HEP001 stores, with nulls."""
+    ts = pa.array([1, None, 3, 4], pa.int64())
+    cols = {"i8": pa.array([1, None, -3, 4], pa.int8()), "u64": pa.array([1, 2, 3, 2**63], pa.uint64()),
+            "f32": pa.array([0.5, None, 2.5, 3.0], pa.float32()),
+            "f64": pa.array([0.5, 1.5, 2.5, 3.5], pa.float64()),
+            "bool": pa.array([True, None, False, True]),
+            "str": pa.array(["a", None, "β", ""], pa.string()),
+            "full": pa.array(["a", "b", "c", "d"], pa.string()),
+            "large": pa.array(["x", None, "y", "z"], pa.large_string()),
+            "bin": pa.array([b"ab", None, b"c", b"cd"], pa.binary()),
+            "ts": ts.cast(pa.timestamp("us")), "tstz": ts.cast(pa.timestamp("ms", "Asia/Tokyo")),
+            "dur": ts.cast(pa.duration("s")),
+            "dict": pa.array(["p", "q", None, "p"]).dictionary_encode().cast(
+                pa.dictionary(pa.int16(), pa.string(), True))}
+    return pd.DataFrame({n: pd.array(a, dtype=pd.ArrowDtype(a.type)) for n, a in cols.items()})
+
+
+def test_arrow_dtypes_come_back(tmp_path):
+    """pandas ArrowDtype columns come back as the same ArrowDtype (they came back as numpy or
+    nullable dtypes, equal values of another dtype), appended to and through add_column too;
+    to_arrow gives their Arrow types."""
+    df = _arrow_dtype_frame()
+    with purehep.File(tmp_path / "ad.h5", "w") as f:
+        t = create_table(f, "t", df.iloc[:2])
+        t.append(df.iloc[2:])
+        t.add_column("late", pd.array(pa.array([7, None, 9, 10], pa.int32()),
+                                      dtype=pd.ArrowDtype(pa.int32())))
+    with purehep.File(tmp_path / "ad.h5") as f:
+        t = Table(f["t"])
+        want = df.assign(late=pd.array(pa.array([7, None, 9, 10], pa.int32()),
+                                        dtype=pd.ArrowDtype(pa.int32())))
+        pd.testing.assert_frame_equal(t.to_pandas(), want, check_exact=True)
+        got = t.to_arrow()
+        for name in df.columns:
+            assert got.column(name).type == df[name].dtype.pyarrow_dtype, name
+
+
 def test_nullable_boolean_takes_missing_values_later(tmp_path):
     """A boolean column with nothing missing yet is stored as int8 with the fill value -1
     (it was stored as bool, and a missing value appended later read back as True); one

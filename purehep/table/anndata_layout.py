@@ -80,9 +80,8 @@ def write_categorical(group, name, spec, chunks, compression):
     cats = spec.categories
     cds = cat_group.create_dataset("categories", data=cats.values, dtype=cats.dtype,
                                    chunks=(max(1, min(len(cats.values), 1024)),), maxshape=(None,))
-    for attr, value in ((convert.LOGICAL_ATTR, spec.logical), ("units", spec.units)):
-        if value:
-            set_utf8(ds, attr, value)
+    for attr, value in spec.text_attrs():
+        set_utf8(ds, attr, value)
     if cats.logical:
         set_utf8(cds, convert.LOGICAL_ATTR, cats.logical)
     mark_element(ds)

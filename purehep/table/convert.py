@@ -12,7 +12,7 @@ missing). pandas and pyarrow are imported only when their objects are passed in.
 """
 import decimal
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,6 +22,10 @@ from ..dtypes import string_dtype
 # nullable Int*/UInt*/Float*/boolean, pandas "string" / "str", datetime64/timedelta64 with
 # unit (and time zone), "object" strings stored dictionary-encoded. Attribute name:
 LOGICAL_ATTR = "pandas_dtype"
+# A column written from a pandas ArrowDtype (pd.ArrowDtype: dtype_backend="pyarrow") also
+# keeps its Arrow type, as pyarrow prints it ("int8", "timestamp[ms, tz=UTC]",
+# "dictionary<values=string, indices=int16, ordered=1>"), which to_pandas restores:
+ARROW_ATTR = "arrow_type"
 # Logical dtypes of str columns: numpy object, and pandas' StringDtype whose missing value is
 # pd.NA ("string") or NaN ("str", pandas 3's default string dtype; also in pandas 2.3), with
 # its storage when known ("string[pyarrow]", pandas' own spelling; "str[python]").
@@ -39,6 +43,7 @@ class Values:
     logical: str = None               # LOGICAL_ATTR value
     categories: "Values" = None       # kind cat: the categories (never missing)
     ordered: bool = False
+    arrow: str = None                 # ARROW_ATTR value
 
     @property
     def has_missing(self):
@@ -55,7 +60,12 @@ class Spec:
     units: str = None
     categories: "Spec" = None
     ordered: bool = False
-    attrs: dict = field(default_factory=dict)
+    arrow: str = None
+
+    def text_attrs(self):
+        """The column dataset's text attributes: (name, value) of those it has."""
+        return [(k, v) for k, v in ((LOGICAL_ATTR, self.logical), ("units", self.units),
+                                    (ARROW_ATTR, self.arrow)) if v]
 
 
 def _refuse(name, why):
@@ -201,7 +211,9 @@ def _from_pandas(values, name):
                       categories=cats, ordered=bool(dtype.ordered))
     if isinstance(dtype, pd.ArrowDtype):
         import pyarrow as pa
-        return _from_arrow(pa.array(values), name)
+        v = _from_arrow(pa.array(values), name)
+        v.arrow = str(dtype.pyarrow_dtype)
+        return v
     if isinstance(dtype, pd.StringDtype):
         mask = np.asarray(values.isna())
         data = np.array([v if not m else "" for v, m in zip(values.tolist(), mask)], dtype=object)
@@ -265,7 +277,10 @@ def spec_for(values, name="", *, categories=None, fill=None, lossy=False):
         present = v.data if v.mask is None else v.data[~v.mask]
         if any(p == fill for p in present.tolist()):
             _refuse(name, f"the fill value {fill!r} is also a value of the column")
-    return _spec(v, name, categories, fill, lossy)
+    spec = _spec(v, name, categories, fill, lossy)
+    if categories is None:
+        spec.arrow = v.arrow
+    return spec
 
 
 def _spec(v, name, categories=None, fill=None, lossy=False):

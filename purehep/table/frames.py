@@ -3,9 +3,12 @@ was written from (the ``pandas_dtype`` column attribute, :mod:`.convert`), missi
 (§6.4 fill values) as pandas NA / NaN / NaT / None or Arrow nulls, categoricals (§6.6) with
 their categories and ``ordered``, and the ``_index`` dataset (§5.3) as the row index.
 pandas and pyarrow are imported only here, when asked for."""
+import re
+
 import numpy as np
 
 from . import convert
+from ..errors import ValidationError
 from ._attrs import get_text
 from .anndata_layout import RANGE_INDEX, anndata_mask, categories_of
 
@@ -89,14 +92,40 @@ def to_pandas(table, rows=None, fields=None):
     import pandas as pd
     index_name = _index_name(table, fields)
     names = [n for n in (fields or table.columns) if n != index_name]
-    data = {n: _pandas_column(pd, *_column_parts(table, n, rows)) for n in names}
+    data = {n: _pandas_of(pd, table, n, rows) for n in names}
     index = None
     if index_name is not None:
-        index = pd.Index(_pandas_column(pd, *_column_parts(table, index_name, rows)),
+        index = pd.Index(_pandas_of(pd, table, index_name, rows),
                          name=None if index_name == "_index" else index_name)
     elif rows is not None:
         index = pd.Index(np.asarray(rows, dtype=np.int64))
     return pd.DataFrame(data, index=index, columns=names)
+
+
+def _pandas_of(pd, table, name, rows):
+    """Column ``name`` as pandas values: of the pandas ArrowDtype it was written from (its
+    ``arrow_type``), else of its logical dtype."""
+    parts = _column_parts(table, name, rows)
+    ds = table._ds(name)
+    arrow = get_text(ds, convert.ARROW_ATTR)
+    if arrow is None:
+        return _pandas_column(pd, *parts)
+    import pyarrow as pa
+    return pd.arrays.ArrowExtensionArray(_arrow_column(pa, *parts).cast(arrow_type(pa, arrow, ds)))
+
+
+def arrow_type(pa, text, ds=None):
+    """The Arrow type pyarrow prints as ``text`` (an ``arrow_type`` attribute of ``ds``): its
+    aliases, and the two forms it has none for, a time-zone timestamp and a dictionary."""
+    if m := re.fullmatch(r"timestamp\[(\w+), tz=(.+)\]", text):
+        return pa.timestamp(m[1], m[2])
+    if m := re.fullmatch(r"dictionary<values=(.+), indices=(\w+), ordered=([01])>", text):
+        return pa.dictionary(arrow_type(pa, m[2], ds), arrow_type(pa, m[1], ds), m[3] == "1")
+    try:
+        return pa.type_for_alias(text)
+    except ValueError:
+        raise ValidationError(f"{convert.ARROW_ATTR} {text!r} of {getattr(ds, 'name', '?')} is "
+                              f"not an Arrow type a HEP001 column stores") from None
 
 
 def _pandas_column(pd, kind, values, missing, logical, categories, cat_logical, ordered):

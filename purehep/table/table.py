@@ -168,10 +168,8 @@ def _create_column(group, name, spec, chunks, compression, anndata=False):
         return write_categorical(group, name, spec, chunks, compression)
     ds = group.create_dataset(name, data=spec.values, dtype=spec.dtype, chunks=(chunks,),
                               maxshape=(None,), compression=compression, fillvalue=spec.fill)
-    if spec.logical:
-        set_utf8(ds, convert.LOGICAL_ATTR, spec.logical)
-    if spec.units:
-        set_utf8(ds, "units", spec.units)
+    for attr, value in spec.text_attrs():
+        set_utf8(ds, attr, value)
     if spec.categories is not None:
         cats = spec.categories
         cds = group.create_dataset(f"{name}_categories", data=cats.values, dtype=cats.dtype,
