@@ -250,6 +250,30 @@ def config_names_checked(lib, tmp):
 
 
 @case
+def config_complex_names(lib, tmp):
+    """h5py's test_h5 TestH5.test_cnames_set: other complex member names, taken as str or
+    bytes, read compounds so named as complex (and ('r', 'i') ones as compounds) and write
+    complex values as such compounds, until set back."""
+    cfg = lib.get_config()
+    with lib.File(_path(tmp), "w") as f:
+        f["a"] = np.array([1 + 2j])
+        f["qx"] = np.array([(1.0, 2.0)], [("q", "<f4"), ("x", "<f4")])
+    try:
+        cfg.complex_names = [b"q", "x"]
+        out = [cfg.complex_names, cfg._r_name, cfg._i_name]
+        with lib.File(_path(tmp), "a") as f:
+            out += [str(f["a"].dtype), str(f["qx"].dtype), f["qx"][()].tolist()]
+            f["b"] = np.array([1 + 2j, 3j])
+            f.attrs["c"] = np.complex64(1 - 1j)
+            out += [f["b"][()].tolist(), complex(f.attrs["c"])]
+    finally:
+        cfg.complex_names = ("r", "i")
+    with h5py.File(_path(tmp)) as f:
+        out += [f["b"].dtype.names, f["b"][()].tolist(), f.attrs["c"].dtype.names]
+    return out, cfg.complex_names
+
+
+@case
 def write_checks(lib, tmp):
     out = []
     with lib.File(_path(tmp), "w") as f:

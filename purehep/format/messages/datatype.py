@@ -5,7 +5,8 @@
 * ``dtype``: what h5py 3 (HDF5 2.0) presents for the type, with h5py's metadata conventions
   (``{'vlen': str|bytes|dtype}``, ``{'h5py_encoding': ...}``, ``{'enum': {...}}``,
   ``{'ref': Reference|RegionReference}``, ``{'h5py_opaque': True}``; FALSE/TRUE enums as bool;
-  compounds named ('r', 'i') of one float type as complex; compound member offsets laid out as
+  compounds named ('r', 'i') of one float type as complex (the names h5py's
+  ``get_config().complex_names`` sets: ``complex_names``); compound member offsets laid out as
   libhdf5 lays out the memory type, i.e. shifted where vlen/reference members change size).
 * ``file_dtype``: a numpy dtype describing the stored bytes exactly (``size`` bytes). When the
   bytes can be used as they are, ``file_dtype is dtype`` and ``needs_conversion`` is False;
@@ -37,6 +38,18 @@ from .compound_layout import is_region, member_layout, needs_conversion_in_file
 
 FIXED, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, ARRAY, \
     COMPLEX = range(12)
+_complex_names = ["r", "i"]
+
+
+def complex_names(names=None):
+    """The member names of the compounds that stand for complex numbers (h5py's
+    ``complex_names``: a compound of two members of one float type so named is read as
+    complex, numpy complex values are written as such a compound); set to ``names`` (two
+    str) when given. Types decoded before a change keep the names they were decoded with,
+    as h5py's type objects do."""
+    if names is not None:
+        _complex_names[:] = names
+    return tuple(_complex_names)
 CLASS_NAMES = ("fixed-point", "floating-point", "time", "string", "bitfield", "opaque",
                "compound", "reference", "enumerated", "variable-length", "array", "complex")
 MAX_DEPTH = 16          # nesting of compound/array/vlen/enum/complex parents
@@ -334,7 +347,7 @@ def _compound(cur, version, cls, flags, size, depth, start):
     props = dict(members=tuple(members))
 
     # h5py presents ('r', 'i') compounds of one float type as complex numbers
-    if (len(members) == 2 and names == ["r", "i"]
+    if (len(members) == 2 and names == _complex_names
             and members[0].type.dtype == members[1].type.dtype
             and members[0].type.dtype.kind == "f"
             and members[0].type.dtype.itemsize in (4, 8, 16)):
@@ -738,7 +751,8 @@ def _encode(dt, latest, ctx):
         return _enc_float(dt)
     if kind == "c":
         f = np.dtype(f"{dt.byteorder if dt.byteorder in '<>' else '='}f{dt.itemsize // 2}")
-        return _enc_compound(np.dtype([("r", f), ("i", f)]), latest, ctx)
+        return _enc_compound(np.dtype([(_complex_names[0], f), (_complex_names[1], f)]),
+                             latest, ctx)
     if kind == "S":
         if dt.itemsize == 0:
             raise TypeError("zero-length strings cannot be stored")
