@@ -323,11 +323,13 @@ class PropFAID(PropID):
         self._meta_block = META_BLOCK_SIZE
         self._core = None          # the core driver's (block size, backing store), if set
         self._image = None         # a file image to open instead of a file (core driver)
+        self._driver = "sec2"      # the file driver set (sec2, stdio or core)
 
     def set_fapl_core(self, block_size=64 * 1024, backing_store=True):
         """The core (memory) driver: the file held in memory, written to its file on close
         with ``backing_store`` (``block_size`` sizes nothing here)."""
         self._core = (int(block_size), bool(backing_store))
+        self._driver = "core"
 
     def get_fapl_core(self):
         if self._core is None:
@@ -336,6 +338,12 @@ class PropFAID(PropID):
 
     def set_fapl_sec2(self):
         self._core = self._image = None
+        self._driver = "sec2"
+
+    def set_fapl_stdio(self):
+        """The stdio driver (purehep reads and writes its files as sec2's)."""
+        self._core = self._image = None
+        self._driver = "stdio"
 
     def set_file_image(self, image):
         """The bytes of a file for purehep.h5f.open to open (in memory) instead of a file."""

@@ -1403,6 +1403,39 @@ def driver_names(lib, tmp):
 
 
 @behaviour
+def registered_driver(lib, tmp):
+    """h5py.register_driver: File(driver=name, **kwds) calls the function with the driver
+    keywords and opens the file as the access list it set says (h5py's test_file2
+    TestDriverRegistration); unregistered, the name is unknown (ValueError)."""
+    calls = []
+
+    def set_fapl(plist, **kwds):
+        calls.append(kwds)
+        plist.set_fapl_core(backing_store=kwds["keep"])
+        plist.set_libver_bounds(lib.h5f.LIBVER_V110, lib.h5f.LIBVER_LATEST)
+
+    lib.register_driver("test-driver", set_fapl)
+    try:
+        out = ["test-driver" in lib.registered_drivers()]
+        for keep in (True, False):
+            path = os.path.join(tmp, f"{keep}.h5")
+            with lib.File(path, "w", driver="test-driver", keep=keep, other=1) as fh:
+                fh["x"] = [1, 2]
+                out += [fh.driver, fh.libver]
+            out.append(os.path.exists(path))
+        lib.register_driver("failing", lambda plist: 1 / 0)
+        out += _calls(lambda: lib.File(os.path.join(tmp, "f.h5"), "w", driver="failing"),
+                      lambda: lib.File(os.path.join(tmp, "g.h5"), "w", driver="sec2", x=1))
+    finally:
+        lib.unregister_driver("test-driver")
+        lib.unregister_driver("failing")
+    out += _calls(lambda: lib.File(os.path.join(tmp, "f.h5"), "w", driver="test-driver"),
+                  lambda: lib.unregister_driver("test-driver"),
+                  lambda: "test-driver" in lib.registered_drivers())
+    return out, calls, os.path.exists(os.path.join(tmp, "f.h5"))
+
+
+@behaviour
 def file_object_with_another_driver(lib, tmp):
     import io
     return lib.File(io.BytesIO(), "w", driver="core")
