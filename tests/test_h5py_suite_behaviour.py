@@ -274,6 +274,30 @@ def config_complex_names(lib, tmp):
 
 
 @case
+def metadata_cache_calls(lib, tmp):
+    """h5py's test_h5f TestCacheConfig: the metadata cache's hit rate (0.0 after a reset and
+    before any lookup; high when the same objects are read again) and its settings, libhdf5's
+    defaults, kept as set; a CacheConfig and nothing else."""
+    with lib.File(_path(tmp), "w") as f:
+        for i in range(20):
+            f.create_group(f"g{i}").attrs["a"] = i
+    with lib.File(_path(tmp), "r") as f:
+        fid = f.id
+        fid.reset_mdc_hit_rate_stats()
+        out = [fid.get_mdc_hit_rate()]
+        for _ in range(5):
+            out.append(sum(int(f[k].attrs["a"]) for k in f))
+        out.append(fid.get_mdc_hit_rate() > 0.5)
+        conf = fid.get_mdc_config()
+        out.append({k: getattr(conf, k) for k in dir(conf) if not k.startswith("_")})
+        conf.max_size = 64 << 20
+        fid.set_mdc_config(conf)
+        out.append(fid.get_mdc_config().max_size)
+        out.append(_run(lambda lib, tmp: fid.set_mdc_config(3), lib, tmp))
+    return out
+
+
+@case
 def write_checks(lib, tmp):
     out = []
     with lib.File(_path(tmp), "w") as f:

@@ -19,6 +19,7 @@ from .base import open_object, object_kind
 from .drivers import check_driver, driver_options, is_registered
 from .filespace import access_buffer, check_space, create_list
 from .group import Group
+from .mdc import MetadataCacheCalls
 from .serialize import serialized
 
 
@@ -204,7 +205,7 @@ def _check_access(mode, driver, swmr, locking):
 
 
 @serialized()
-class File(Group):
+class File(Group, MetadataCacheCalls):
     """An HDF5 file opened for reading, h5py-style.
 
     ``name`` is a path (bytes too, as in h5py, when they name a file; other bytes are the
