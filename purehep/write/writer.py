@@ -313,7 +313,7 @@ class Writer:
             raise UnsupportedFeatureError(f"writing to a dataset with {node.layout} storage")
         if node.shape is None:
             raise TypeError("Empty datasets can't be written")
-        if V.needs_heap(node.dtype) or node.layout == "compact":
+        if V.held_in_memory(node.dtype) or node.layout == "compact":
             store = TrackedMemoryStore(node.shape, node.dtype, None)
             store.array[...] = node.stored_values()
             return store

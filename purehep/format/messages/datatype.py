@@ -577,21 +577,37 @@ def _enc_int(dt, signed=None):
 
 
 def _enc_float(dt):
-    import struct
-    order = 1 if dt.byteorder == ">" else 0
     size = dt.itemsize
     if size in _FLOAT_LAYOUT:
-        sign, eloc, esize, mloc, msize, bias = _FLOAT_LAYOUT[size]
-        precision, norm = 8 * size, 2
+        layout, precision = _FLOAT_LAYOUT[size] + (2,), 8 * size
     else:
         finfo = np.finfo(dt)
         if finfo.nmant != 63:
             raise TypeError(f"floating-point type {dt} has no HDF5 encoding in purehep")
-        sign, eloc, esize, mloc, msize, bias = _X87
-        precision, norm = 80, 0
-    flags = order | (norm << 4) | (sign << 8)
-    body = struct.pack("<HHBBBBI", 0, precision, eloc, esize, mloc, msize, bias)
-    return _head(FLOAT, 1, flags, size) + body, 1
+        layout, precision = _X87 + (0,), 80
+    return encode_float(size, ">" if dt.byteorder == ">" else "<", 0, precision, layout), 1
+
+
+def encode_float(size, order, offset, precision, layout, pads=(0, 0, 0)):
+    """The message body of a floating-point type (class 1, version 1) of ``size`` bytes in
+    byte order ``order`` ('<' or '>'), its ``precision`` bits from bit ``offset``, ``layout``
+    (sign location, exponent location and size, mantissa location and size, exponent bias,
+    normalization code: 0 none, 1 leading bit set, 2 implied) and the (low, high, internal)
+    padding bits (0 zeros, 1 ones)."""
+    import struct
+    sign, eloc, esize, mloc, msize, bias, norm = layout
+    flags = int(order == ">") | (pads[0] << 1) | (pads[1] << 2) | (pads[2] << 3) | \
+        (norm << 4) | (sign << 8)
+    body = struct.pack("<HHBBBBI", offset, precision, eloc, esize, mloc, msize, bias)
+    return _head(FLOAT, 1, flags, size) + body
+
+
+def float_body(datatype):
+    """The message body (version 1) of the decoded floating-point ``datatype``."""
+    f = datatype.flags
+    return encode_float(datatype.size, datatype.order, datatype.bit_offset,
+                        datatype.precision, datatype.float_layout,
+                        ((f >> 1) & 1, (f >> 2) & 1, (f >> 3) & 1))
 
 
 def encode_bitfield(size, order):
