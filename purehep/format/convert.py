@@ -201,8 +201,9 @@ def _libhdf5_nan(out, nan, sign):
     if out.dtype.itemsize in (2, 4, 8) and out.dtype.kind == "f":
         bits = 8 * out.dtype.itemsize
         u = out.view(f"u{out.dtype.itemsize}")
-        ones = (1 << (bits - 1)) - 1
-        u[nan] = np.where(sign[nan], ones | (1 << (bits - 1)), ones).astype(u.dtype)
+        # unsigned scalars: numpy 2.5 converts a Python int past int64 to none
+        ones = u.dtype.type((1 << (bits - 1)) - 1)
+        u[nan] = np.where(sign[nan], ones | u.dtype.type(1 << (bits - 1)), ones)
     elif _is_x87(out.dtype):
         b = out.view(np.uint8).reshape(out.shape + (out.dtype.itemsize,))
         b[nan, :8] = 0xFF
