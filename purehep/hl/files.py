@@ -217,7 +217,8 @@ class File(Group, MetadataCacheCalls):
     reported by ``get_access_plist`` but do not apply: purehep's cache is least-recently-used
     by bytes, with no hash slots to size. ``driver``, ``swmr`` and ``locking`` are h5py's, as
     far as purehep has them (see _check_access; ``locking`` governs modify mode's exclusive
-    lock), and other keywords go to a driver registered by name (purehep.hl.drivers); ``alignment_threshold`` and ``alignment_interval`` place new objects of the
+    lock), and other keywords go to a driver registered by name (purehep.hl.drivers);
+    ``alignment_threshold`` and ``alignment_interval`` place new objects of the
     threshold's size or more at multiples of the interval (purehep.write.allocator); the file
     space options (``fs_strategy``, …) are libhdf5's (purehep.hl.filespace). An fsspec URL
     (``s3://``, ``https://``, ``memory://``...; ``storage_options`` are its filesystem's) or
