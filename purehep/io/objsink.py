@@ -19,7 +19,7 @@ was not written yet in the map, for the next ``sync`` to write.
 import bisect
 import os
 
-from .sink import FileSink
+from .sink import DescriptorSource, FileSink, OverlaySource
 
 # clean metadata kept after a sync for an object that can be read back: libhdf5's metadata
 # cache's default maximum size (H5AC__DEFAULT_MAX_CACHE_SIZE, 32 MiB)
@@ -220,7 +220,6 @@ class ObjectSink(FileSink):
             flush()
 
     def source(self, overlay=None):
-        from .sink import DescriptorSource, OverlaySource
         if overlay:
             return OverlaySource(self, overlay)
         return DescriptorSource(self, repr(self.fileobj))
