@@ -13,12 +13,15 @@ from .hl.datatype import Datatype
 from .hl.attrs import AttributeManager
 from .hl.base import Empty, HardLink, SoftLink, ExternalLink, is_hdf5
 from .hl.vds import VirtualLayout, VirtualSource
+from .hl.drivers import register_driver, unregister_driver, registered_drivers
 from .selections import MultiBlockSlice
 
 from .version import version as __version__
 
 __all__ = ["File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink",
-           "SoftLink", "ExternalLink", "is_hdf5", "MultiBlockSlice", "VirtualLayout", "VirtualSource", "PurehepError", "FormatError", "ChecksumError",
+           "SoftLink", "ExternalLink", "is_hdf5", "MultiBlockSlice", "VirtualLayout",
+           "VirtualSource", "register_driver", "unregister_driver", "registered_drivers",
+           "PurehepError", "FormatError", "ChecksumError",
            "TruncatedError", "UnsupportedFeatureError", "ValidationError", "PurehepWarning",
            "AllocationError", "LinkTraversalError", "DimensionScaleError",
            "__version__"]

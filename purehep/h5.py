@@ -3,12 +3,15 @@ reads its defaults from (its H5PYConfig), and the index types and iteration orde
 H5A iteration.
 
 ``track_order`` is honoured: the default of ``track_order`` for new files, groups and
-datasets. The names purehep gives the members of complex compounds and the FALSE/TRUE enum
-that stands for numpy bool are those h5py uses by default and fixed: setting others raises
-UnsupportedFeatureError (checked first as h5py checks them: two names, TypeError otherwise).
+datasets; so is ``complex_names``, the member names of the compounds that stand for complex
+numbers, read and written (purehep.format.messages.datatype.complex_names). The names of
+the FALSE/TRUE enum that stands for numpy bool are those h5py uses by default and fixed:
+setting others raises UnsupportedFeatureError (checked first as h5py checks them: two names,
+TypeError otherwise).
 No MPI, ROS3 or direct file driver; HDF5 2.0's complex datatype class is read and written.
 """
 from .errors import UnsupportedFeatureError
+from .format.messages.datatype import complex_names as _complex_names
 
 INDEX_NAME, INDEX_CRT_ORDER = 0, 1                 # H5_index_t
 ITER_INC, ITER_DEC, ITER_NATIVE = 0, 1, 2          # H5_iter_order_t
@@ -32,7 +35,6 @@ def in_index_order(items, index_type, order, creation_order, name, what):
         raise ValueError("Invalid iteration order specified (invalid iteration order "
                          "specified)")
     return items
-COMPLEX_NAMES = ("r", "i")            # purehep.dtypes.complex_compat_dtype's members
 BOOL_NAMES = (b"FALSE", b"TRUE")      # the enum purehep.format.messages.datatype maps to bool
 
 
@@ -55,20 +57,32 @@ class H5PYConfig:
 
     @property
     def complex_names(self):
-        return COMPLEX_NAMES
+        """The names of the real and imaginary members of the compounds read and written
+        as complex numbers (h5py's default ('r', 'i'))."""
+        return _complex_names()
 
     @complex_names.setter
     def complex_names(self, names):
-        _fixed(names, COMPLEX_NAMES, "complex compound member names", str)
+        """Two names, str or UTF-8 bytes, as h5py takes them (TypeError otherwise)."""
+        try:
+            if isinstance(names, (str, bytes)) or len(names) != 2:
+                raise TypeError
+            names = [n.decode("utf-8") if isinstance(n, bytes) else n for n in names]
+            if not all(isinstance(n, str) for n in names):
+                raise TypeError
+        except (TypeError, UnicodeDecodeError):
+            raise TypeError("complex_names must be a length-2 sequence of strings "
+                            "(real, img)") from None
+        _complex_names(names)
 
     @property
     def _r_name(self):
         """The name of the real part's member, as compound members name it (bytes)."""
-        return COMPLEX_NAMES[0].encode()
+        return _complex_names()[0].encode()
 
     @property
     def _i_name(self):
-        return COMPLEX_NAMES[1].encode()
+        return _complex_names()[1].encode()
 
     @property
     def bool_names(self):

@@ -323,11 +323,13 @@ class PropFAID(PropID):
         self._meta_block = META_BLOCK_SIZE
         self._core = None          # the core driver's (block size, backing store), if set
         self._image = None         # a file image to open instead of a file (core driver)
+        self._driver = "sec2"      # the file driver set (sec2, stdio or core)
 
     def set_fapl_core(self, block_size=64 * 1024, backing_store=True):
         """The core (memory) driver: the file held in memory, written to its file on close
         with ``backing_store`` (``block_size`` sizes nothing here)."""
         self._core = (int(block_size), bool(backing_store))
+        self._driver = "core"
 
     def get_fapl_core(self):
         if self._core is None:
@@ -336,6 +338,12 @@ class PropFAID(PropID):
 
     def set_fapl_sec2(self):
         self._core = self._image = None
+        self._driver = "sec2"
+
+    def set_fapl_stdio(self):
+        """The stdio driver (purehep reads and writes its files as sec2's)."""
+        self._core = self._image = None
+        self._driver = "stdio"
 
     def set_file_image(self, image):
         """The bytes of a file for purehep.h5f.open to open (in memory) instead of a file."""
@@ -407,23 +415,36 @@ class PropFAID(PropID):
         return copy.copy(self._mdc_config)
 
     def set_mdc_config(self, config):
-        if not isinstance(config, CacheConfig):
-            raise TypeError(f"a CacheConfig is needed, not {type(config).__name__}")
-        self._mdc_config = copy.copy(config)
+        self._mdc_config = cache_config(config)
 
 
 class CacheConfig:
-    """The metadata cache settings (h5py's h5ac.CacheConfig); purehep keeps no metadata
-    cache of libhdf5's kind: the settings are held, as a list holds them."""
+    """The metadata cache settings (h5py's h5ac.CacheConfig), libhdf5 2.0's defaults as h5py
+    reports them (H5AC__DEFAULT_CACHE_CONFIG); purehep's cache of decoded structures
+    (purehep.hl.mdc) has no size bound: the settings are held, as a list holds them."""
+
+    _DEFAULTS = dict(
+        version=1, rpt_fcn_enabled=0, set_initial_size=0, initial_size=2 * MiB,
+        min_clean_fraction=0.01, max_size=32 * MiB, min_size=MiB, epoch_length=50000,
+        incr_mode=1, lower_hr_threshold=0.9, increment=2.0, apply_max_increment=1,
+        max_increment=4 * MiB, flash_incr_mode=1, flash_multiple=1.4, flash_threshold=0.25,
+        decr_mode=3, upper_hr_threshold=0.999, decrements=0.9, apply_max_decrement=1,
+        max_decrement=MiB, epochs_before_eviction=3, apply_empty_reserve=1, empty_reserve=0.1,
+        dirty_bytes_threshold=256 * 1024, evictions_enabled=1)
 
     def __init__(self):
-        self.version, self.rpt_fcn_enabled, self.open_trace_file = 1, False, False
-        self.set_initial_size, self.initial_size = True, 2 * MiB
-        self.min_clean_fraction, self.max_size, self.min_size = 0.3, 32 * MiB, MiB
-        self.epoch_length = 50000
+        vars(self).update(self._DEFAULTS)
 
     def __eq__(self, other):
         return isinstance(other, CacheConfig) and vars(other) == vars(self)
+
+
+def cache_config(config):
+    """A copy of ``config``, a CacheConfig (h5py's TypeError for anything else)."""
+    if not isinstance(config, CacheConfig):
+        raise TypeError(f"Argument 'config' has incorrect type (expected CacheConfig, "
+                        f"got {type(config).__name__})")
+    return copy.copy(config)
 
 
 class PropDAID(PropID):

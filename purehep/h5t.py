@@ -51,9 +51,15 @@ class TypeID:
     def copy(self):
         return type_id(self._type, body=self._body)    # a copy is transient (H5Tcopy)
 
-    def _mutable(self):
+    def _mutable(self, error=TypeError):
+        """Raise ``error`` for a locked type (h5py's TypeError for H5Tset_size and
+        H5Tset_order, RuntimeError for the float fields' setters)."""
         if self.__dict__.get("_locked"):
-            raise TypeError("Datatype is read-only (datatype is read-only)")
+            raise error("Datatype is read-only (datatype is read-only)")
+
+    def lock(self):
+        """H5Tlock: the type can no longer change (as libhdf5's predefined types)."""
+        self._locked = True
 
     def _retype(self, body):
         """This id now of the type of message ``body``."""
@@ -140,6 +146,10 @@ class TypeIntegerID(TypeAtomicID):
 
 
 class TypeFloatID(TypeAtomicID):
+    """A floating-point type; its setters are libhdf5's (H5Tset_fields, …), with their
+    checks, and a dataset of a layout numpy has no dtype of is written as libhdf5 converts
+    numbers into it (purehep.write.softfloat) and read as the float h5py names for it."""
+
     def get_fields(self):
         """(sign bit, exponent position, exponent size, mantissa position, size)."""
         return self._type.float_layout[:5]
@@ -153,6 +163,75 @@ class TypeFloatID(TypeAtomicID):
     def get_inpad(self):
         """The padding of unused bits inside the number (flag bit 3)."""
         return (self._type.flags >> 3) & 1
+
+    def set_fields(self, spos, epos, esize, mpos, msize):
+        """H5Tset_fields: the sign bit, exponent and mantissa positions and sizes, each
+        within the precision and none overlapping another (libhdf5's ValueErrors)."""
+        self._mutable(RuntimeError)
+        prec = self.get_precision()
+        for bad, what in ((epos + esize > prec, "Exponent bit field size/location is invalid"),
+                          (mpos + msize > prec, "Mantissa bit field size/location is invalid"),
+                          (spos >= prec, "Sign location is not valid"),
+                          (epos <= spos < epos + esize, "Sign bit appears within exponent field"),
+                          (mpos <= spos < mpos + msize, "Sign bit appears within mantissa field"),
+                          (mpos < epos < mpos + msize or epos < mpos < epos + esize,
+                           "Exponent and mantissa fields overlap")):
+            if bad:
+                raise ValueError(f"{what} ({what[0].lower() + what[1:]})")
+        self._refloat(layout=(spos, epos, esize, mpos, msize) + self._type.float_layout[5:])
+
+    def set_ebias(self, ebias):
+        """H5Tset_ebias: the exponent bias (a size_t; one the Datatype message's 32-bit
+        field holds: libhdf5 would cut a larger one when it writes the type)."""
+        self._mutable(RuntimeError)
+        if ebias < 0:
+            raise OverflowError("can't convert negative value to size_t")
+        if ebias >= 1 << 32:
+            raise ValueError(f"exponent bias {ebias} does not fit the datatype message's "
+                             "32-bit field")
+        self._refloat(layout=self._type.float_layout[:5] + (int(ebias),) +
+                      self._type.float_layout[6:])
+
+    def set_norm(self, norm):
+        """H5Tset_norm: NORM_IMPLIED, NORM_MSBSET or NORM_NONE."""
+        self._mutable(RuntimeError)
+        if norm not in _NORMS.values():
+            raise ValueError("Illegal normalization (illegal normalization)")
+        code = {v: k for k, v in _NORMS.items()}[norm]
+        self._refloat(layout=self._type.float_layout[:6] + (code,))
+
+    def set_inpad(self, pad):
+        """H5Tset_inpad: PAD_ZERO or PAD_ONE (PAD_BACKGROUND is stored as zeros, the
+        message's one bit holds no more)."""
+        self._mutable(RuntimeError)
+        if pad not in (PAD_ZERO, PAD_ONE, PAD_BACKGROUND):
+            raise ValueError("Illegal internal pad type (illegal internal pad type)")
+        self._refloat(inpad=int(pad == PAD_ONE))
+
+    def set_size(self, size):
+        """H5Tset_size: the type's size in bytes; the precision is cut to it (the offset to
+        0), which the fields must then fit in (TypeError otherwise, as libhdf5's)."""
+        self._mutable()
+        size = int(size)
+        prec, offset = self.get_precision(), self.get_offset()
+        if offset + prec > 8 * size:
+            prec, offset = min(prec, 8 * size), 0 if prec >= 8 * size else 8 * size - prec
+        spos, epos, esize, mpos, msize = self.get_fields()
+        if spos >= prec + offset or epos + esize > prec + offset or mpos + msize > prec + offset:
+            raise TypeError("Unable to set size for datatype (adjust sign, mantissa, and "
+                            "exponent fields first)")
+        self._refloat(size=size, precision=prec, offset=offset)
+
+    def _refloat(self, size=None, precision=None, offset=None, layout=None, inpad=None):
+        """This id now of the float type with the changes given."""
+        from .format.messages.datatype import encode_float
+        t = self._type
+        pads = ((t.flags >> 1) & 1, (t.flags >> 2) & 1, (t.flags >> 3) & 1 if inpad is None
+                else inpad)
+        self._retype(encode_float(t.size if size is None else size, t.order,
+                                  t.bit_offset if offset is None else offset,
+                                  self.get_precision() if precision is None else precision,
+                                  t.float_layout if layout is None else layout, pads))
 
 
 class TypeTimeID(TypeID):
@@ -459,7 +538,7 @@ def _predefined():
             out[f"IEEE_F{bits}{tag}"] = f"{order}f{bits // 8}"
     for name, code in (("INT8", "i1"), ("UINT8", "u1"), ("INT16", "i2"), ("UINT16", "u2"),
                        ("INT32", "i4"), ("UINT32", "u4"), ("INT64", "i8"), ("UINT64", "u8"),
-                       ("FLOAT", "f4"), ("DOUBLE", "f8")):
+                       ("FLOAT", "f4"), ("DOUBLE", "f8"), ("LDOUBLE", "g")):
         out[f"NATIVE_{name}"] = f"={code}"
     return out
 

@@ -494,6 +494,80 @@ def temporary_file_object(lib, tmp):
             return fh["g/d"][()]
 
 
+def _calls(*calls):
+    """What each call did: its value (plain), or the name of what it raised."""
+    out = []
+    for call in calls:
+        try:
+            out.append(plain(call()))
+        except Exception as e:        # noqa: BLE001 - the exception is the outcome compared
+            out.append(type(e).__name__)
+    return out
+
+
+@behaviour
+def file_object_whose_readinto_fails(lib, tmp):
+    """libhdf5 keeps metadata in its cache and reads raw data from the file: opening,
+    creating, flushing and closing never read, reading a dataset's values does (h5py's
+    test_file2 TestFileObj.test_exception_read)."""
+    import io
+
+    class BrokenBytesIO(io.BytesIO):
+        def readinto(self, b):
+            raise OSError("I am broken")
+
+    b = BrokenBytesIO()
+    fh = lib.File(b, "w")
+    out = _calls(lambda: fh.create_dataset("test", data=list(range(12))).shape,
+                 lambda: list(fh["test"]), lambda: fh["test"][:3],
+                 lambda: fh.create_dataset("t2", data=[5, 6]).shape, fh.flush,
+                 lambda: sorted(fh), fh.close)
+    with lib.File(io.BytesIO(b.getvalue()), "r") as fh:
+        return out, sorted(fh), fh["test"][()], fh["t2"][()]
+
+
+@behaviour
+def file_object_whose_write_fails(lib, tmp):
+    """A dataset's values are written when it is created, metadata at flush and close: a
+    failing write fails those calls; once writing works again, close commits the objects
+    made since, and the file reads back (h5py's TestFileObj.test_exception_write; a flush
+    while writes fail leaves h5py's file unable to close: test_failed_flush_loses_nothing)."""
+    import io
+
+    class BrokenBytesIO(io.BytesIO):
+        allow_write = False
+
+        def write(self, b):
+            if not self.allow_write:
+                raise OSError("I am broken")
+            return super().write(b)
+
+    b = BrokenBytesIO()
+    fh = lib.File(b, "w")
+    out = _calls(lambda: fh.create_dataset("test", data=list(range(12))),
+                 lambda: fh.create_group("g").name)
+    b.allow_write = True
+    out += _calls(lambda: fh.create_dataset("g/d", data=[1, 2]).shape, fh.close)
+    with lib.File(io.BytesIO(b.getvalue()), "r") as fh:
+        return out, fh["g/d"][()]
+
+
+@behaviour
+def write_only_file_object(lib, tmp):
+    """A file object that cannot be read (``open(path, 'wb')``) takes a new file with its
+    groups, datasets and attributes; reading a dataset's values back fails, as it must."""
+    path = os.path.join(tmp, "wo.h5")
+    with open(path, "wb") as fobj:
+        fh = lib.File(fobj, "w")
+        g = fh.create_group("group")
+        out = _calls(lambda: g.create_dataset("num", data=np.arange(300)).shape,
+                     lambda: g["num"][:2], lambda: g.create_group("sub").name,
+                     lambda: fh.attrs.__setitem__("a", 3), lambda: sorted(fh), fh.flush,
+                     fh.close)
+    with lib.File(path, "r") as fh:
+        return out, fh["group/num"][()], sorted(fh["group"]), fh.attrs["a"]
+
+
 @behaviour
 def core_without_backing_store(lib, tmp):
     path = os.path.join(tmp, "mem.h5")
@@ -1329,6 +1403,39 @@ def driver_names(lib, tmp):
 
 
 @behaviour
+def registered_driver(lib, tmp):
+    """h5py.register_driver: File(driver=name, **kwds) calls the function with the driver
+    keywords and opens the file as the access list it set says (h5py's test_file2
+    TestDriverRegistration); unregistered, the name is unknown (ValueError)."""
+    calls = []
+
+    def set_fapl(plist, **kwds):
+        calls.append(kwds)
+        plist.set_fapl_core(backing_store=kwds["keep"])
+        plist.set_libver_bounds(lib.h5f.LIBVER_V110, lib.h5f.LIBVER_LATEST)
+
+    lib.register_driver("test-driver", set_fapl)
+    try:
+        out = ["test-driver" in lib.registered_drivers()]
+        for keep in (True, False):
+            path = os.path.join(tmp, f"{keep}.h5")
+            with lib.File(path, "w", driver="test-driver", keep=keep, other=1) as fh:
+                fh["x"] = [1, 2]
+                out += [fh.driver, fh.libver]
+            out.append(os.path.exists(path))
+        lib.register_driver("failing", lambda plist: 1 / 0)
+        out += _calls(lambda: lib.File(os.path.join(tmp, "f.h5"), "w", driver="failing"),
+                      lambda: lib.File(os.path.join(tmp, "g.h5"), "w", driver="sec2", x=1))
+    finally:
+        lib.unregister_driver("test-driver")
+        lib.unregister_driver("failing")
+    out += _calls(lambda: lib.File(os.path.join(tmp, "f.h5"), "w", driver="test-driver"),
+                  lambda: lib.unregister_driver("test-driver"),
+                  lambda: "test-driver" in lib.registered_drivers())
+    return out, calls, os.path.exists(os.path.join(tmp, "f.h5"))
+
+
+@behaviour
 def file_object_with_another_driver(lib, tmp):
     import io
     return lib.File(io.BytesIO(), "w", driver="core")
@@ -1336,6 +1443,54 @@ def file_object_with_another_driver(lib, tmp):
 
 def _ids():
     return sorted(BEHAVIOURS)
+
+
+def test_failed_flush_loses_nothing():
+    """purehep only (h5py's file, flushed while writes fail, raises RuntimeError at close
+    and keeps what its metadata cache could not write): a file opened, given a group and
+    flushed while writes fail raises at the flush and keeps the metadata not written; the
+    next flush or close writes it, and the file holds everything, what was created before
+    and after the failure."""
+    import io
+
+    class Failing(io.BytesIO):
+        fail = False
+
+        def write(self, b):
+            if self.fail:
+                raise OSError("I am broken")
+            return super().write(b)
+
+    b = Failing()
+    b.fail = True
+    fh = purehep.File(b, "w")
+    fh.create_group("g").attrs["x"] = 1
+    with pytest.raises(OSError, match="broken"):
+        fh.flush()
+    b.fail = False
+    fh["a"] = np.arange(10)
+    fh["g/b"] = np.arange(3.0)
+    fh.close()
+    with h5py.File(io.BytesIO(b.getvalue()), "r") as f:
+        assert f["a"][()].tolist() == list(range(10))
+        assert f["g"].attrs["x"] == 1 and f["g/b"][()].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_write_only_object_takes_variable_length_data():
+    """purehep only: a write-only file object takes variable-length strings too (libhdf5
+    reads its global heap collections back from the file, h5py's test_exception_writeonly
+    wants io.UnsupportedOperation; purehep holds metadata, heap collections among them,
+    in memory for such an object: purehep.io.objsink)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "wo.h5")
+        with open(path, "wb") as fobj, purehep.File(fobj, "w") as fh:
+            fh.create_group("group").create_dataset("data", data="foo",
+                                                    dtype=purehep.string_dtype())
+            fh["group"].attrs["s"] = ["x", "yz"]
+        with h5py.File(path, "r") as f:
+            assert f["group/data"][()] == b"foo"
+            assert f["group"].attrs["s"].tolist() == ["x", "yz"]
 
 
 @pytest.mark.parametrize("name", _ids())

@@ -283,3 +283,140 @@ def test_py_create_logical_and_conversion_forms_match_h5py(dtype, logical):
     as their integer base, member by member; h5py's own dtypes are understood too."""
     assert _shape_of(h5t.py_create(dtype, logical=logical)) == \
         _shape_of(h5py.h5t.py_create(dtype, logical=logical))
+
+
+def _float_setters(mod):
+    """libhdf5's float setters (H5Tset_fields, _ebias, _norm, _inpad, _size) and their
+    checks, on copies of the predefined IEEE types."""
+    out = []
+    for fields in [(14, 9, 5, 0, 9), (16, 9, 5, 0, 9), (15, 10, 6, 0, 10), (9, 10, 5, 0, 9),
+                   (15, 9, 5, 0, 10), (14, 10, 5, 0, 10), (15, 11, 5, 0, 10)]:
+        t = mod.h5t.IEEE_F16LE.copy()
+        out.append(outcome(lambda: (t.set_fields(*fields), t.get_fields())[1]))
+    t = mod.h5t.IEEE_F16LE.copy()
+    for setter, values in ((t.set_norm, (0, 1, 2, 3)), (t.set_inpad, (0, 1, 3)),
+                           (t.set_ebias, (0, 53, -1))):     # (h5py's get_ebias fails on 0)
+        out += [outcome(lambda: setter(v)) for v in values]
+    out.append((t.get_norm(), t.get_inpad(), t.get_ebias()))
+    for size in (1, 2, 3, 4, 8):
+        t = mod.h5t.IEEE_F32LE.copy()
+        out.append(outcome(lambda: (t.set_size(size), t.get_size(), t.get_precision(),
+                                    t.get_offset(), t.get_fields())[1:]))
+    t = mod.h5t.IEEE_F32LE.copy()
+    t.set_fields(15, 10, 5, 0, 10)
+    out.append(outcome(lambda: (t.set_size(2), t.get_precision(), t.dtype)[1:]))
+    t.lock()
+    out += [outcome(lambda: t.set_ebias(3)), outcome(lambda: t.set_size(4)),
+            outcome(lambda: mod.h5t.IEEE_F16LE.set_fields(14, 9, 5, 0, 9)),
+            outcome(lambda: mod.h5t.IEEE_F16LE.lock())]
+    return out
+
+
+def test_float_setters_match_h5py():
+    """h5py's test_h5t TestTypeFloatID builds its custom floats with these."""
+    assert _float_setters(purehep) == _float_setters(h5py)
+
+
+# (fields, bias, size, normalization): h5py's test_custom_float_promotion's four layouts, a
+# bfloat16, an 8-bit float, a 3-byte one, and layouts without an implied leading bit
+CUSTOM_FLOATS = [((14, 9, 5, 0, 9), 53, 2, "implied"), ((15, 9, 6, 0, 9), 53, 2, "implied"),
+                 ((15, 10, 5, 0, 10), 15, 2, "implied"), ((15, 10, 5, 0, 10), 258, 2, "implied"),
+                 ((15, 7, 8, 0, 7), 127, 2, "implied"), ((7, 3, 4, 0, 3), 7, 1, "implied"),
+                 ((23, 16, 7, 0, 16), 63, 3, "implied"), ((15, 10, 5, 0, 10), 15, 2, "none"),
+                 ((0, 1, 6, 7, 17), 31, 3, "none")]
+FLOAT_VALUES = np.array([0.0, -0.0, 1.0, -1.5, 3.14159265358979, 1e-3, -2.5e-5, 6.1e-5, 1e-7,
+                         65504.0, 65520.0, 1e30, -1e300, 1e-300, 5e-324, np.inf, -np.inf,
+                         np.nan, 1.99951171875, 1.9997, 0.099975586, 7.0e-46, 1.2e-38])
+
+
+def _custom_float_file(lib, path, fields, bias, size, norm):
+    """A dataset and an attribute of the layout, written as the h5py test writes (h5d.create
+    and DatasetID.write, from singles), from doubles through create_dataset and item
+    assignment, chunked and compressed. Without an implied leading bit the values are given
+    in the layout's dtype: libhdf5 reads the denormals of such a layout back as other numbers
+    than it wrote, so purehep, which holds values in that dtype, does not convert wider ones
+    as libhdf5 does."""
+    t = lib.h5t.IEEE_F64LE.copy()
+    t.set_fields(*fields)
+    t.set_ebias(bias)
+    t.set_norm(getattr(lib.h5t, f"NORM_{norm.upper()}"))
+    t.set_size(size)
+    t.lock()
+    with np.errstate(over="ignore", under="ignore"):
+        doubles = FLOAT_VALUES if norm == "implied" else FLOAT_VALUES.astype(t.dtype)
+        singles = doubles.astype(np.float32)
+    fid = lib.h5f.create(path.encode())
+    space = lib.h5s.create_simple((len(doubles),))
+    ds = lib.h5d.create(fid, b"low", t, space)
+    ds.write(lib.h5s.ALL, lib.h5s.ALL, singles)
+    ds.close()
+    fid.close()
+    with lib.File(path, "a") as f:
+        f.create_dataset("doubles", data=doubles, dtype=lib.Datatype(t))
+        f.create_dataset("grown", (len(doubles),), dtype=lib.Datatype(t),
+                         maxshape=(None,))[...] = doubles
+        f.create_dataset("chunked", data=singles, dtype=lib.Datatype(t), chunks=(5,),
+                         compression="gzip")
+        f["low"].attrs.create("attr", doubles[:6], dtype=lib.Datatype(t))
+
+
+@pytest.mark.parametrize("layout", CUSTOM_FLOATS, ids=str)
+def test_custom_floats_written_as_libhdf5(tmp_path, layout):
+    """Numbers written into custom float layouts, from doubles and singles, read back the
+    same from purehep's file as from h5py's, by either library (libhdf5's H5T__conv_f_f:
+    rounding, denormals, overflow to infinity, NaN)."""
+    files = {}
+    for lib in (h5py, purehep):
+        files[lib] = str(tmp_path / f"{lib.__name__}.h5")
+        _custom_float_file(lib, files[lib], *layout)
+    for reader in (h5py, purehep):
+        got = []
+        for lib in (h5py, purehep):
+            with reader.File(files[lib], "r") as f:
+                got.append([(f[n].dtype, f[n][()].tobytes())
+                            for n in ("low", "doubles", "chunked", "grown")] +
+                           [f["low"].attrs["attr"].tobytes()])
+        assert got[0] == got[1], reader.__name__
+
+
+def test_unnormalized_float_specials_read_as_libhdf5(tmp_path):
+    """A layout that stores its leading bit (H5T_NORM_NONE): an exponent of all ones is
+    infinity with a mantissa of zeros or of the leading bit alone, NaN otherwise (purehep
+    read every such value as a finite number)."""
+    t = h5py.h5t.IEEE_F64LE.copy()
+    t.set_fields(15, 10, 5, 0, 10)
+    t.set_ebias(15)
+    t.set_norm(h5py.h5t.NORM_NONE)
+    t.set_size(2)
+    raw = np.array([0x7C00, 0xFC00, 0x7E00, 0x7FFF, 0x7C01, 0xFE01, 0x3E00, 0x0001, 0x80D2],
+                   "<u2")
+    path = str(tmp_path / "none.h5")
+    with h5py.File(path, "w") as f:
+        ds = f.create_dataset("x", (len(raw),), dtype=h5py.Datatype(t))
+        ds.id.write(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=t)
+    with h5py.File(path, "r") as theirs, purehep.File(path, "r") as mine:
+        assert mine["x"].dtype == theirs["x"].dtype
+        assert mine["x"][()].tobytes() == theirs["x"][()].tobytes()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "chunked"])
+def test_existing_custom_float_dataset_modified_as_h5py(tmp_path, layout):
+    """Values written into a dataset of a custom float layout in a file opened "r+" are
+    converted into the layout (purehep wrote the bytes of the dtype h5py names for it, twice
+    as wide, over the dataset and past it, and failed on chunks)."""
+    t = h5py.h5t.IEEE_F16LE.copy()
+    t.set_fields(14, 9, 5, 0, 9)
+    t.set_ebias(53)
+    out = []
+    for lib in (h5py, purehep):
+        path = str(tmp_path / f"{lib.__name__}.h5")
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=np.full(6, 1e-9, np.float32), dtype=h5py.Datatype(t),
+                             chunks=(2,) if layout == "chunked" else None)
+            f["after"] = np.arange(3)
+        with lib.File(path, "r+") as f:
+            f["x"][1] = 2e-9
+            f["x"][3:5] = np.array([3e-9, -1e-12])
+        with h5py.File(path, "r") as f:
+            out.append((f["x"][()].tolist(), f["after"][()].tolist()))
+    assert out[0] == out[1]

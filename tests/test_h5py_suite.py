@@ -23,7 +23,14 @@ along (825 passed then), while every stage looked at every object; 4.8 s now. La
 2026-11-25: test_concurrent_dataset_creation passes every time (it lost datasets in about
 two runs of three: calls on a file open for writing from several threads were not
 serialized; hl/serialize.py), 846 passed with TestFileObj's broken file objects (purehep
-writes at flush) and timing-dependent lock races among the failures.
+writes at flush) and timing-dependent lock races among the failures. Later on 2026-11-25:
+853 passed (846 before): a file object's metadata is held until flush/close as libhdf5's
+metadata cache holds it (io/objsink.py: TestFileObj's failing read and write), complex_names
+settable, register_driver, the metadata cache hit rate and settings, custom float layouts
+written (h5t set_fields, write/softfloat.py). Not passed by design: test_exception_writeonly
+(purehep takes the vlen string libhdf5 refuses on a write-only object), get_mdc_size (no size
+to report), TestDealloc (a File is its own FileID, kept by its objects),
+test_append_permissions (h5py fails it too when run as root). The floor is 11 below.
 """
 import pytest
 
@@ -32,7 +39,7 @@ pytest.importorskip("pytest_timeout")
 
 from tools.h5py_suite import run_suite  # noqa: E402
 
-FLOOR = 835
+FLOOR = 842
 
 
 def test_h5py_suite_passes_floor():

@@ -250,6 +250,54 @@ def config_names_checked(lib, tmp):
 
 
 @case
+def config_complex_names(lib, tmp):
+    """h5py's test_h5 TestH5.test_cnames_set: other complex member names, taken as str or
+    bytes, read compounds so named as complex (and ('r', 'i') ones as compounds) and write
+    complex values as such compounds, until set back."""
+    cfg = lib.get_config()
+    with lib.File(_path(tmp), "w") as f:
+        f["a"] = np.array([1 + 2j])
+        f["qx"] = np.array([(1.0, 2.0)], [("q", "<f4"), ("x", "<f4")])
+    try:
+        cfg.complex_names = [b"q", "x"]
+        out = [cfg.complex_names, cfg._r_name, cfg._i_name]
+        with lib.File(_path(tmp), "a") as f:
+            out += [str(f["a"].dtype), str(f["qx"].dtype), f["qx"][()].tolist()]
+            f["b"] = np.array([1 + 2j, 3j])
+            f.attrs["c"] = np.complex64(1 - 1j)
+            out += [f["b"][()].tolist(), complex(f.attrs["c"])]
+    finally:
+        cfg.complex_names = ("r", "i")
+    with h5py.File(_path(tmp)) as f:
+        out += [f["b"].dtype.names, f["b"][()].tolist(), f.attrs["c"].dtype.names]
+    return out, cfg.complex_names
+
+
+@case
+def metadata_cache_calls(lib, tmp):
+    """h5py's test_h5f TestCacheConfig: the metadata cache's hit rate (0.0 after a reset and
+    before any lookup; high when the same objects are read again) and its settings, libhdf5's
+    defaults, kept as set; a CacheConfig and nothing else."""
+    with lib.File(_path(tmp), "w") as f:
+        for i in range(20):
+            f.create_group(f"g{i}").attrs["a"] = i
+    with lib.File(_path(tmp), "r") as f:
+        fid = f.id
+        fid.reset_mdc_hit_rate_stats()
+        out = [fid.get_mdc_hit_rate()]
+        for _ in range(5):
+            out.append(sum(int(f[k].attrs["a"]) for k in f))
+        out.append(fid.get_mdc_hit_rate() > 0.5)
+        conf = fid.get_mdc_config()
+        out.append({k: getattr(conf, k) for k in dir(conf) if not k.startswith("_")})
+        conf.max_size = 64 << 20
+        fid.set_mdc_config(conf)
+        out.append(fid.get_mdc_config().max_size)
+        out.append(_run(lambda lib, tmp: fid.set_mdc_config(3), lib, tmp))
+    return out
+
+
+@case
 def write_checks(lib, tmp):
     out = []
     with lib.File(_path(tmp), "w") as f:

@@ -26,6 +26,7 @@ class Context:
         self.path = path
         self.undefined = (1 << (8 * sizeof_offsets)) - 1
         self.cache = {}          # (kind, address) -> decoded structure
+        self.hits = self.misses = 0     # lookups of ``cached`` (purehep.hl.mdc)
         self.superblock = None
         self.sohm = None         # shared message table, decoded on first use
         self.writable = False    # the file is open for writing (unknown messages checked)
@@ -81,15 +82,19 @@ class Context:
 
     def cached(self, kind, addr, make):
         """The decoded structure ``kind`` at ``addr``, made on first use under ``phil`` (so
-        that threads sharing the file decode it once)."""
+        that threads sharing the file decode it once). Lookups are counted as hits and
+        misses (a hit counted by threads at once may be counted once)."""
         key = (kind, addr)
         value = self.cache.get(key)
         if value is None:
             with phil:
                 value = self.cache.get(key)
                 if value is None:
+                    self.misses += 1
                     value = make()
                     self.cache[key] = value
+                    return value
+        self.hits += 1
         return value
 
 

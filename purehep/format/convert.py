@@ -155,7 +155,11 @@ def _softfloat(ctx, dt, arr, depth):
     float h5py names, float32 for bfloat16); into a narrower long double (IEEE binary128 on
     x86) the mantissa keeps its top bits, rounded up when the first dropped bit is set (not
     at the largest finite value, which libhdf5 keeps finite). NaNs get every mantissa bit set
-    and keep their sign, as libhdf5's H5T__conv_f_f writes them."""
+    and keep their sign, as libhdf5's H5T__conv_f_f writes them. An exponent of all ones is
+    infinity (a mantissa of zeros, or of its stored leading bit alone where the layout stores
+    it) or NaN, as libhdf5 reads it for every normalization. (A layout without an implied bit
+    whose mantissa is zero under another exponent reads as zero: libhdf5 reads what its
+    conversion of the element before left.)"""
     sign_loc, exp_loc, exp_size, mant_loc, mant_size, bias, norm = dt.float_layout
     target = dt.dtype.newbyteorder("=")
     wide = target == np.longdouble
@@ -179,8 +183,9 @@ def _softfloat(ctx, dt, arr, depth):
                            np.ldexp(t + work(2) ** k, scale))
         else:               # leading bit stored
             val = np.ldexp(t, scale + 1)
-        special = (e == (1 << exp_size) - 1) if norm == 2 else np.zeros(e.shape, bool)
-        nan = special & ((top != 0) | (dropped != 0))
+        special = e == (1 << exp_size) - 1       # infinity or NaN, whatever the norm
+        lead = np.uint64(0 if norm == 2 else 1 << (k - 1))     # (a stored leading bit)
+        nan = special & ((dropped != 0) | ((top != 0) & (top != lead)))
         val = np.where(special & ~nan, np.inf, val)
         out = np.where(sign, -val, val).astype(target)
     if nan.any():
@@ -196,8 +201,9 @@ def _libhdf5_nan(out, nan, sign):
     if out.dtype.itemsize in (2, 4, 8) and out.dtype.kind == "f":
         bits = 8 * out.dtype.itemsize
         u = out.view(f"u{out.dtype.itemsize}")
-        ones = (1 << (bits - 1)) - 1
-        u[nan] = np.where(sign[nan], ones | (1 << (bits - 1)), ones).astype(u.dtype)
+        # unsigned scalars: numpy 2.5 converts a Python int past int64 to none
+        ones = u.dtype.type((1 << (bits - 1)) - 1)
+        u[nan] = np.where(sign[nan], ones | u.dtype.type(1 << (bits - 1)), ones)
     elif _is_x87(out.dtype):
         b = out.view(np.uint8).reshape(out.shape + (out.dtype.itemsize,))
         b[nan, :8] = 0xFF

@@ -335,7 +335,7 @@ def make_dataset(writer, shape=None, dtype=None, data=None, chunks=None, maxshap
     node.index = writer.policy.chunk_index(shape, maxshape, chunks, node.filtered, early) \
         if layout == "chunked" else None
     never = fill_time == "never"       # storage starts zeroed, as libhdf5 leaves it
-    if layout == "compact" or V.needs_heap(dtype):
+    if layout == "compact" or V.held_in_memory(dtype):
         node.store = MemoryStore(shape, dtype, None if never else fillvalue)
         if layout == "compact":
             if int(np.prod(shape)) * stored.itemsize > COMPACT_DATA_LIMIT:

@@ -148,6 +148,7 @@ class DatasetID:
         their order, to the elements ``fspace`` selects in the dataset; only the selected
         blocks (or points) are written."""
         from ..h5s import ALL, SEL_POINTS, selected_blocks
+        from ..write.softfloat import rounded
         points = fspace is not ALL and fspace.get_select_type() == SEL_POINTS
         if points:
             count = fspace.get_select_npoints()
@@ -156,6 +157,8 @@ class DatasetID:
             count = int(mask.sum()) if mask is not None else 0
         view, index = _memory(arr_obj, mspace, fspace, self._ds.shape, count, "write")
         values = view[index]
+        if self._ds._type.kind == "softfloat":   # converted from the memory type, as
+            values = rounded(values, self._ds._type)     # libhdf5 converts it
         if points:
             for coord, value in zip(zip(*fspace.coordinates()), values):
                 self._ds[tuple(int(c) for c in coord)] = value

@@ -16,8 +16,10 @@ from ..io import open_source
 from ..io.prefix import source_files
 from ..io.sink import lock_file, locking_setting, unlock_file
 from .base import open_object, object_kind
+from .drivers import check_driver, driver_options, is_registered
 from .filespace import access_buffer, check_space, create_list
 from .group import Group
+from .mdc import MetadataCacheCalls
 from .serialize import serialized
 
 
@@ -192,18 +194,18 @@ def _remote_source(name, mode, storage_options, size, block_size):
 def _check_access(mode, driver, swmr, locking):
     """h5py's ``driver``, ``swmr`` and ``locking`` options, as far as purehep has them: the
     default, sec2 and stdio drivers (one file on disk), core (in memory; in write modes the
-    file is built beside the target anyway), and SWMR for reading (what is on disk is read);
+    file is built beside the target anyway), those registered (purehep.hl.drivers), and SWMR
+    for reading (what is on disk is read);
     h5py's ValueError for a locking value it does not know, before any file is opened."""
     if locking not in (None, True, False, "best-effort"):
         raise ValueError(f"Unsupported locking value: {locking!r}")
-    if driver not in (None, "sec2", "stdio", "core", "fileobj"):
-        raise UnsupportedFeatureError(f"the {driver!r} file driver")
+    check_driver(driver)
     if swmr and mode != "r":
         raise UnsupportedFeatureError("writing in SWMR mode")
 
 
 @serialized()
-class File(Group):
+class File(Group, MetadataCacheCalls):
     """An HDF5 file opened for reading, h5py-style.
 
     ``name`` is a path (bytes too, as in h5py, when they name a file; other bytes are the
@@ -215,7 +217,8 @@ class File(Group):
     reported by ``get_access_plist`` but do not apply: purehep's cache is least-recently-used
     by bytes, with no hash slots to size. ``driver``, ``swmr`` and ``locking`` are h5py's, as
     far as purehep has them (see _check_access; ``locking`` governs modify mode's exclusive
-    lock); ``alignment_threshold`` and ``alignment_interval`` place new objects of the
+    lock), and other keywords go to a driver registered by name (purehep.hl.drivers);
+    ``alignment_threshold`` and ``alignment_interval`` place new objects of the
     threshold's size or more at multiples of the interval (purehep.write.allocator); the file
     space options (``fs_strategy``, …) are libhdf5's (purehep.hl.filespace). An fsspec URL
     (``s3://``, ``https://``, ``memory://``...; ``storage_options`` are its filesystem's) or
@@ -241,13 +244,19 @@ class File(Group):
                  driver=None, swmr=False, locking=None, backing_store=None,
                  alignment_threshold=1, alignment_interval=1, fs_strategy=None,
                  fs_persist=False, fs_threshold=1, fs_page_size=None, page_buf_size=None,
-                 min_meta_keep=0, min_raw_keep=0, meta_block_size=None, storage_options=None):
+                 min_meta_keep=0, min_raw_keep=0, meta_block_size=None, storage_options=None,
+                 **driver_kwds):
         if name is self:              # File(fid): a File is its own FileID (see __new__)
+            return
+        if driver_kwds or is_registered(driver):    # a driver registered by name (drivers)
+            options = {k: v for k, v in locals().items()
+                       if k not in ("self", "name", "mode", "driver_kwds", "__class__")}
+            self.__init__(name, mode, **{**options, **driver_options(driver, driver_kwds)})
             return
         if _is_file_name(name):
             name = os.fsdecode(name)  # h5py's bytes file name
         options = dict(locals())      # every keyword argument, for reopening (hl.reopen)
-        for key in ("self", "name", "mode", "_parent_cache", "__class__"):
+        for key in ("self", "name", "mode", "_parent_cache", "__class__", "driver_kwds"):
             options.pop(key, None)
         from .reopen import reopen_spec
         reopen = reopen_spec(name, mode, options)

@@ -428,9 +428,10 @@ def _complex_as_compound(val, dtype):
     if dtype.names is None:
         return val
     from ..dtypes import check_complex_dtype
-    cdt = check_complex_dtype(dtype)     # (before iscomplexobj: other compounds' values,
-    if cdt is None or not np.iscomplexobj(val):      # tuples of ragged members, are no
-        return val                                   # numpy arrays)
+    from ..format.messages.datatype import complex_names
+    cdt = check_complex_dtype(dtype, complex_names())   # (before iscomplexobj: other
+    if cdt is None or not np.iscomplexobj(val):      # compounds' values, tuples of ragged
+        return val                                   # members, are no numpy arrays)
     return np.ascontiguousarray(val, cdt).view(dtype)
 
 

@@ -160,6 +160,8 @@ class FileSink:
             done += os.pwrite(self.fd, view[done:], offset + done)
         self.size = max(self.size, offset + n)
 
+    write_raw = write        # raw data: on disk as any bytes (see purehep.io.objsink)
+
     def read(self, offset, n):
         return os.pread(self.fd, n, offset)
 
@@ -212,80 +214,11 @@ class FileSink:
             os.close(self.fd)
 
 
-class ObjectSink(FileSink):
-    """The FileSink interface over a Python binary file object opened for reading and
-    writing (h5py's 'fileobj' driver: io.BytesIO, an open file, ...), or over memory
-    (``driver='core', backing_store=False``). ``path`` is None; nothing is locked (the object
-    belongs to this process), and closing leaves the object open, as h5py does."""
-
-    path = None
-
-    def __init__(self, fileobj, mode="r+"):
-        self.fileobj = fileobj
-        size = fileobj.seek(0, os.SEEK_END)
-        if mode in ("w", "x"):           # h5py's fileobj driver creates over the content
-            fileobj.seek(0)
-            fileobj.truncate(0)
-            size = 0
-        self.size = size
-        self.closed = False
-        self.bytes_written = 0
-        self.writes = 0
-
-    def write(self, offset, data):
-        view = memoryview(data).cast("B")
-        self.bytes_written += len(view)
-        self.writes += 1
-        if offset > self.size:           # a gap: zeros, as a file grown by pwrite reads
-            self.truncate(offset)
-        self.fileobj.seek(offset)
-        done = 0
-        while done < len(view):
-            done += self.fileobj.write(view[done:])
-        self.size = max(self.size, offset + len(view))
-
-    def read(self, offset, n):
-        """``n`` bytes at ``offset``, read with the object's ``readinto`` as h5py's fileobj
-        driver reads (its errors raised as they come), else with ``read``."""
-        self.fileobj.seek(offset)
-        if not hasattr(self.fileobj, "readinto"):
-            return self.fileobj.read(n)
-        buf = bytearray(n)
-        got = self.fileobj.readinto(buf) or 0
-        return bytes(buf) if got == n else bytes(buf[:got])
-
-    def truncate(self, size):
-        if size > self.size:
-            self.fileobj.seek(self.size)
-            self.fileobj.write(bytes(size - self.size))
-            self.size = size
-
-    def shrink(self, size):
-        if size < self.size:
-            self.fileobj.truncate(size)
-            self.size = size
-
-    def sync(self):
-        flush = getattr(self.fileobj, "flush", None)
-        if flush is not None:
-            flush()
-
-    def source(self, overlay=None):
-        if overlay:
-            return OverlaySource(self, overlay)
-        return DescriptorSource(self, repr(self.fileobj))
-
-    def close(self):
-        if not self.closed:
-            self.closed = True
-            self.sync()
-            self.fileobj = None      # as h5py, the object is not kept alive past close
-
-
 def make_sink(target, mode="r+", locking=None):
     """A FileSink for a path, an ObjectSink for a file object."""
     if isinstance(target, (str, bytes, os.PathLike)):
         return FileSink(target, mode, locking)
+    from .objsink import ObjectSink
     return ObjectSink(target, mode)
 
 

@@ -295,6 +295,11 @@ class ExistingDataset(Existing, model.DatasetNode):
         self.shape = space.shape
         self.maxshape = space.maxshape
         self.dtype = dtype_msg.dtype
+        if dtype_msg.kind == "softfloat":
+            # a float layout numpy has no dtype of: values are written into it as libhdf5
+            # converts them (write.softfloat), the dtype carrying the layout's message
+            from ..format.messages.datatype import float_body
+            self.dtype = np.dtype(self.dtype, metadata={"h5t": float_body(dtype_msg)})
         named = M.committed_address(ctx, h.first(DATATYPE))
         self.named = session.node_at(named) if named is not None else None
         lay = M.decode(ctx, h.first(LAYOUT)) if h.first(LAYOUT) is not None else None

@@ -210,7 +210,7 @@ class ContiguousStore:
             pos = 0
             while pos < self.nbytes:
                 part = block[:self.nbytes - pos]
-                self.writer.sink.write(self.writer.absolute(self.address) + pos, part)
+                self.writer.sink.write_raw(self.writer.absolute(self.address) + pos, part)
                 pos += part.size
 
     def write(self, args, values):
@@ -221,7 +221,7 @@ class ContiguousStore:
             arr = broadcast_values(values, self.shape, self.dtype)
             if self.address is None:
                 self._allocate(initialize=False)
-            self.writer.sink.write(self.writer.absolute(self.address),
+            self.writer.sink.write_raw(self.writer.absolute(self.address),
                                    np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
             return
         if self.address is None:
@@ -255,7 +255,7 @@ class ContiguousStore:
         window = window.reshape(((hi - lo,) + self.shape[1:] if self.shape else ()) +
                                 self.dtype.shape)       # (an array type's dimensions last)
         window[local] = values
-        sink.write(start, window.reshape(-1).view(np.uint8))
+        sink.write_raw(start, window.reshape(-1).view(np.uint8))
 
 
 class ExternalStore:
@@ -374,7 +374,7 @@ class ChunkStore:
         raw = chunk.reshape(-1).view(np.uint8)
         for i in range(n):
             addr = self.implicit_base + i * self.chunk_nbytes
-            self.writer.sink.write(self.writer.absolute(addr), raw)
+            self.writer.sink.write_raw(self.writer.absolute(addr), raw)
             scaled = tuple(int(x) for x in np.unravel_index(i, grid))
             self.records[scaled] = [addr, self.chunk_nbytes, 0, self.chunk_nbytes]
 
@@ -557,7 +557,7 @@ class ChunkStore:
                 w.release(rec[0], rec[3], self.node)     # (not on disk: free)
             addr, slot = w.alloc_slot(n, room)
             self.records[scaled] = [addr, n, mask, slot]
-        w.sink.write(w.absolute(addr), view)
+        w.sink.write_raw(w.absolute(addr), view)
 
     def resize(self, old_shape, new_shape):
         """Drop chunks outside the new extent; reset the cut-off parts of edge chunks to the

@@ -206,7 +206,7 @@ class SparseStore:
         self.mem[scaled] = (u, vals[::-1][idx].copy())
         self._drop_record(scaled)
         addr = self.writer.alloc_raw(len(raw))
-        self.writer.sink.write(self.writer.absolute(addr), raw)
+        self.writer.sink.write_raw(self.writer.absolute(addr), raw)
         filtered = bool(pipelines)
         self.records[scaled] = (addr, len(raw), tuple(offsets),
                                 tuple(unfiltered_sizes) if filtered else None,
@@ -237,7 +237,7 @@ class SparseStore:
                 continue
             raw, offs, unf, masks = self.encode_chunk(lin, vals)
             addr = self.writer.alloc_raw(len(raw))
-            self.writer.sink.write(self.writer.absolute(addr), raw)
+            self.writer.sink.write_raw(self.writer.absolute(addr), raw)
             self.records[scaled] = (addr, len(raw), offs, unf if filtered else None,
                                     masks if filtered else None)
         self.dirty.clear()

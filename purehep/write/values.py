@@ -12,6 +12,8 @@ the selection; bools their int8 enum value. A compound whose members change size
 (``resolver.address(ref) -> int``, ``resolver.region(ref) -> bytes`` of the heap object, or None
 for a reference to an object deleted since: a null reference).
 """
+import functools
+
 import numpy as np
 
 SIZEOF_OFFSETS = 8
@@ -32,10 +34,30 @@ def region_stored(so=SIZEOF_OFFSETS):
                      "offsets": [0, so], "itemsize": so + 4})
 
 
+@functools.lru_cache(maxsize=64)
+def _float_message(body):
+    from ..format.context import Cursor
+    from ..format.messages.datatype import decode
+    return decode(Cursor(body, 0, "datatype"))
+
+
+def softfloat(dt):
+    """The floating-point Datatype ``dt`` stands for when it carries the message of a layout
+    numpy has no dtype of (dtype metadata ``h5t``: a purehep.h5t.TypeFloatID's), else None;
+    values of it are stored as purehep.write.softfloat converts them."""
+    body = _meta(dt).get("h5t")
+    if body is None or body[0] & 0x0F != 1:        # (the message's class: floating point)
+        return None
+    datatype = _float_message(bytes(body))
+    return datatype if datatype.kind == "softfloat" else None
+
+
 def stored_dtype(dt, so=SIZEOF_OFFSETS):
     """The numpy dtype of stored elements of ``dt``."""
     dt = np.dtype(dt)
     meta = _meta(dt)
+    if softfloat(dt) is not None:
+        return np.dtype(f"V{softfloat(dt).size}")
     if "vlen" in meta:
         return vlen_stored(so)
     if "ref" in meta:
@@ -67,7 +89,7 @@ def needs_conversion(dt):
     """True when values of ``dt`` are not stored as their own bytes."""
     dt = np.dtype(dt)
     meta = _meta(dt)
-    if "vlen" in meta or "ref" in meta:
+    if "vlen" in meta or "ref" in meta or softfloat(dt) is not None:
         return True
     if dt.names is not None:
         return any(needs_conversion(dt.fields[n][0]) for n in dt.names) or \
@@ -80,6 +102,14 @@ def needs_conversion(dt):
 def needs_heap(dt):
     """True when storing ``dt`` needs the global heap or object addresses."""
     return _contains(dt, ("vlen", "ref"))
+
+
+def held_in_memory(dt):
+    """True when a dataset of ``dt`` keeps its values in memory until they are written
+    (purehep.write.storage.MemoryStore), converted then: types that need the global heap or
+    object addresses, and float layouts numpy has no dtype of (stored narrower or otherwise
+    than numpy holds them)."""
+    return bool(needs_heap(dt)) or softfloat(dt) is not None
 
 
 def has_vlen(dt):
@@ -148,8 +178,13 @@ def cast(arr, dt):
     one size and opposite byte orders (libhdf5 swaps their bytes and stops), to bool they
     are stored as int8 (h5py's bool is an enum of int8), floats to integers truncate and
     saturate; classes without a conversion path raise OSError. Other
-    pairs (compounds, variable-length and reference types) are numpy's cast."""
+    pairs (compounds, variable-length and reference types) are numpy's cast. Into a float
+    layout numpy has no dtype of, numbers are rounded as libhdf5 converts them
+    (write.softfloat), held in the dtype h5py names for the layout."""
     dt = np.dtype(dt)
+    if softfloat(dt) is not None and arr.dtype.kind in "iuf":
+        from .softfloat import rounded
+        return np.asarray(rounded(arr, softfloat(dt))).astype(dt)
     src, dst = _kind(arr.dtype), _kind(dt)
     if (src, dst) in _NO_PATH:
         raise OSError("Can't synchronously write data (no appropriate function for "
@@ -210,6 +245,9 @@ def check(values, dt):
 def _convert(arr, dt, resolver, so):
     meta = _meta(dt)
     sdt = stored_dtype(dt, so)
+    if softfloat(dt) is not None:
+        from .softfloat import encode
+        return encode(arr, softfloat(dt))
     if "vlen" in meta:
         out = np.zeros(arr.shape, sdt)
         base = meta["vlen"]

@@ -185,7 +185,7 @@ class Writer:
         start, end = self.absolute(addr), self.absolute(addr) + size
         if zero:
             for pos in range(start, min(end, self.sink.size), ZERO_BLOCK):
-                self.sink.write(pos, bytes(min(ZERO_BLOCK, end - pos)))
+                self.sink.write_raw(pos, bytes(min(ZERO_BLOCK, end - pos)))
         if end > self.sink.size:
             self.sink.truncate(end)
         self.dirty = True
@@ -198,7 +198,7 @@ class Writer:
             return False
         end = self.absolute(addr) + new
         if end <= self.sink.size:
-            self.sink.write(self.absolute(addr) + size, bytes(new - size))
+            self.sink.write_raw(self.absolute(addr) + size, bytes(new - size))
         else:
             self.sink.truncate(end)
         return True
@@ -313,7 +313,7 @@ class Writer:
             raise UnsupportedFeatureError(f"writing to a dataset with {node.layout} storage")
         if node.shape is None:
             raise TypeError("Empty datasets can't be written")
-        if V.needs_heap(node.dtype) or node.layout == "compact":
+        if V.held_in_memory(node.dtype) or node.layout == "compact":
             store = TrackedMemoryStore(node.shape, node.dtype, None)
             store.array[...] = node.stored_values()
             return store

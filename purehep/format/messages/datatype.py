@@ -5,7 +5,8 @@
 * ``dtype``: what h5py 3 (HDF5 2.0) presents for the type, with h5py's metadata conventions
   (``{'vlen': str|bytes|dtype}``, ``{'h5py_encoding': ...}``, ``{'enum': {...}}``,
   ``{'ref': Reference|RegionReference}``, ``{'h5py_opaque': True}``; FALSE/TRUE enums as bool;
-  compounds named ('r', 'i') of one float type as complex; compound member offsets laid out as
+  compounds named ('r', 'i') of one float type as complex (the names h5py's
+  ``get_config().complex_names`` sets: ``complex_names``); compound member offsets laid out as
   libhdf5 lays out the memory type, i.e. shifted where vlen/reference members change size).
 * ``file_dtype``: a numpy dtype describing the stored bytes exactly (``size`` bytes). When the
   bytes can be used as they are, ``file_dtype is dtype`` and ``needs_conversion`` is False;
@@ -37,6 +38,18 @@ from .compound_layout import is_region, member_layout, needs_conversion_in_file
 
 FIXED, FLOAT, TIME, STRING, BITFIELD, OPAQUE, COMPOUND, REFERENCE, ENUM, VLEN, ARRAY, \
     COMPLEX = range(12)
+_complex_names = ["r", "i"]
+
+
+def complex_names(names=None):
+    """The member names of the compounds that stand for complex numbers (h5py's
+    ``complex_names``: a compound of two members of one float type so named is read as
+    complex, numpy complex values are written as such a compound); set to ``names`` (two
+    str) when given. Types decoded before a change keep the names they were decoded with,
+    as h5py's type objects do."""
+    if names is not None:
+        _complex_names[:] = names
+    return tuple(_complex_names)
 CLASS_NAMES = ("fixed-point", "floating-point", "time", "string", "bitfield", "opaque",
                "compound", "reference", "enumerated", "variable-length", "array", "complex")
 MAX_DEPTH = 16          # nesting of compound/array/vlen/enum/complex parents
@@ -334,7 +347,7 @@ def _compound(cur, version, cls, flags, size, depth, start):
     props = dict(members=tuple(members))
 
     # h5py presents ('r', 'i') compounds of one float type as complex numbers
-    if (len(members) == 2 and names == ["r", "i"]
+    if (len(members) == 2 and names == _complex_names
             and members[0].type.dtype == members[1].type.dtype
             and members[0].type.dtype.kind == "f"
             and members[0].type.dtype.itemsize in (4, 8, 16)):
@@ -564,21 +577,37 @@ def _enc_int(dt, signed=None):
 
 
 def _enc_float(dt):
-    import struct
-    order = 1 if dt.byteorder == ">" else 0
     size = dt.itemsize
     if size in _FLOAT_LAYOUT:
-        sign, eloc, esize, mloc, msize, bias = _FLOAT_LAYOUT[size]
-        precision, norm = 8 * size, 2
+        layout, precision = _FLOAT_LAYOUT[size] + (2,), 8 * size
     else:
         finfo = np.finfo(dt)
         if finfo.nmant != 63:
             raise TypeError(f"floating-point type {dt} has no HDF5 encoding in purehep")
-        sign, eloc, esize, mloc, msize, bias = _X87
-        precision, norm = 80, 0
-    flags = order | (norm << 4) | (sign << 8)
-    body = struct.pack("<HHBBBBI", 0, precision, eloc, esize, mloc, msize, bias)
-    return _head(FLOAT, 1, flags, size) + body, 1
+        layout, precision = _X87 + (0,), 80
+    return encode_float(size, ">" if dt.byteorder == ">" else "<", 0, precision, layout), 1
+
+
+def encode_float(size, order, offset, precision, layout, pads=(0, 0, 0)):
+    """The message body of a floating-point type (class 1, version 1) of ``size`` bytes in
+    byte order ``order`` ('<' or '>'), its ``precision`` bits from bit ``offset``, ``layout``
+    (sign location, exponent location and size, mantissa location and size, exponent bias,
+    normalization code: 0 none, 1 leading bit set, 2 implied) and the (low, high, internal)
+    padding bits (0 zeros, 1 ones)."""
+    import struct
+    sign, eloc, esize, mloc, msize, bias, norm = layout
+    flags = int(order == ">") | (pads[0] << 1) | (pads[1] << 2) | (pads[2] << 3) | \
+        (norm << 4) | (sign << 8)
+    body = struct.pack("<HHBBBBI", offset, precision, eloc, esize, mloc, msize, bias)
+    return _head(FLOAT, 1, flags, size) + body
+
+
+def float_body(datatype):
+    """The message body (version 1) of the decoded floating-point ``datatype``."""
+    f = datatype.flags
+    return encode_float(datatype.size, datatype.order, datatype.bit_offset,
+                        datatype.precision, datatype.float_layout,
+                        ((f >> 1) & 1, (f >> 2) & 1, (f >> 3) & 1))
 
 
 def encode_bitfield(size, order):
@@ -738,7 +767,8 @@ def _encode(dt, latest, ctx):
         return _enc_float(dt)
     if kind == "c":
         f = np.dtype(f"{dt.byteorder if dt.byteorder in '<>' else '='}f{dt.itemsize // 2}")
-        return _enc_compound(np.dtype([("r", f), ("i", f)]), latest, ctx)
+        return _enc_compound(np.dtype([(_complex_names[0], f), (_complex_names[1], f)]),
+                             latest, ctx)
     if kind == "S":
         if dt.itemsize == 0:
             raise TypeError("zero-length strings cannot be stored")
