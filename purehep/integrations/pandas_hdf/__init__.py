@@ -15,7 +15,7 @@ other class or function raises ``UnsafePickleError`` without importing or callin
 """
 from .pickles import UnsafePickleError
 from .pytables import PandasFormatError
-from .store import HDFStore
+from .store import NOT_GIVEN, HDFStore
 from .where import UnsupportedWhereError
 
 __all__ = ["read_hdf", "to_hdf", "HDFStore", "UnsafePickleError", "PandasFormatError",
@@ -53,7 +53,7 @@ def read_hdf(path_or_buf, key=None, mode="r", where=None, start=None, stop=None,
 
 def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, complevel=None,
            complib=None, index=True, min_itemsize=None, append=False, nan_rep=None,
-           encoding="UTF-8", errors="strict", dropna=None):
+           encoding="UTF-8", errors="strict", dropna=NOT_GIVEN):
     """DataFrame.to_hdf / Series.to_hdf with purehep: HDFStore(path_or_buf, mode, complevel,
     complib).put(key, obj, ...), or .append with ``append`` (``dropna`` goes to append
     only, as pandas). ``path_or_buf`` may be an open HDFStore. ``format`` "fixed" (the

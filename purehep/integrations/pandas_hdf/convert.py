@@ -7,6 +7,7 @@ What pandas writes and how it reads it back changed in pandas 3; the installed p
 through the switches below (each one names a behaviour, not a version, where it is used).
 """
 import datetime
+import inspect
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,10 @@ NAN_SENTINELS = PANDAS_3
 #: period values (GH#41978: int64 ordinals with a "period[freq]" value_type / dtype) and reads
 #: them back; pandas 2 refuses to write them and leaves stored ordinals as integers.
 CATEGORICAL_INDEX_AND_PERIODS = PANDAS_3
+
+#: pandas 3.1 deprecates HDFStore.put/append's ``dropna`` (a Pandas4Warning when given; the
+#: io.hdf.dropna_table option no longer consulted): told by the keyword's default.
+DROPNA_DEPRECATED = inspect.signature(pd.HDFStore.append).parameters["dropna"].default is not None
 
 #: The ``pandas_version`` attribute pandas 2 writes on every stored object (pandas 3 none).
 PANDAS_VERSION = None if PANDAS_3 else "0.15.2"

@@ -16,6 +16,26 @@ from .pytables import PandasFormatError
 
 _FORMATS = {"f": "fixed", "fixed": "fixed", "t": "table", "table": "table"}
 _MODES = ("r", "r+", "a", "w")
+NOT_GIVEN = type("NotGiven", (), {"__repr__": lambda self: "<not given>"})()
+
+
+def _dropna(dropna, method):
+    """put/append's ``dropna`` as the installed pandas takes it: pandas 2 (None: the
+    io.hdf.dropna_table option, append's default; put's False), pandas 3.1 (a Pandas4Warning
+    when given, False when not)."""
+    import pandas as pd
+    from .convert import DROPNA_DEPRECATED
+    if DROPNA_DEPRECATED:
+        if dropna is NOT_GIVEN:
+            return False
+        from ...errors import warn
+        warn(f"The 'dropna' keyword in HDFStore.{method} is deprecated and will be removed "
+             "in a future version. Use DataFrame.dropna before writing instead.",
+             pd.errors.Pandas4Warning)
+        return bool(dropna)
+    if dropna is NOT_GIVEN:
+        dropna = False if method == "put" else None
+    return bool(pd.get_option("io.hdf.dropna_table") if dropna is None else dropna)
 
 
 def _open(source, mode):
@@ -114,7 +134,8 @@ class Storer:
         table = self.group["table"]
         ncols = sum(len(pt.attr(table, f"{c}_kind") or [])
                     for c in pt.attr(self.group, "values_cols") or [])
-        kind = (pt.attr(self.group, "table_type") or "").split("_")[0]
+        ttype = pt.attr(self.group, "table_type") or ""
+        kind = "appendable_multi" if ttype == "appendable_multiframe" else ttype.split("_")[0]
         dcs = ",".join(map(str, pt.attr(self.group, "data_columns") or []))
         return (f"{self.pandas_type:12.12} (typ->{kind},nrows->{self.nrows},ncols->{ncols},"
                 f"indexers->[index],dc->[{dcs}])")
@@ -365,7 +386,7 @@ class HDFStore:
 
     def put(self, key, value, format=None, index=True, append=False, complib=None,
             complevel=None, min_itemsize=None, nan_rep=None, data_columns=None, encoding=None,
-            errors="strict", track_times=True, dropna=False):
+            errors="strict", track_times=True, dropna=NOT_GIVEN):
         """Store ``value`` at ``key`` (replacing what is there unless ``append``), "fixed"
         (pandas' io.hdf.default_format, else the default) or "table". ``index`` is accepted
         for pandas' signature: purehep writes no PyTables search index."""
@@ -374,17 +395,19 @@ class HDFStore:
                                               or "fixed"),
                     append=append, complib=complib, complevel=complevel,
                     min_itemsize=min_itemsize, nan_rep=nan_rep, data_columns=data_columns,
-                    encoding=encoding, errors=errors, track_times=track_times, dropna=dropna)
+                    encoding=encoding, errors=errors, track_times=track_times,
+                    dropna=_dropna(dropna, "put"))
 
     def __setitem__(self, key, value):
         self.put(key, value)
 
     def append(self, key, value, format=None, axes=None, index=True, append=True,
                complib=None, complevel=None, columns=None, min_itemsize=None, nan_rep=None,
-               chunksize=None, expectedrows=None, dropna=None, data_columns=None,
+               chunksize=None, expectedrows=None, dropna=NOT_GIVEN, data_columns=None,
                encoding=None, errors="strict"):
         """Add ``value``'s rows to the table at ``key`` (created when missing). ``dropna``
-        (default pandas' io.hdf.dropna_table): leave out rows missing in every column;
+        (pandas 2's default: its io.hdf.dropna_table option): leave out rows missing in every
+        column;
         ``chunksize``: write that many rows at a time; ``expectedrows``: the chunk shape of a
         new table, as PyTables picks it."""
         import pandas as pd
@@ -393,8 +416,7 @@ class HDFStore:
         if axes is not None and list(axes) != [0]:
             raise UnsupportedFeatureError("purehep.pandas stores tables indexed by the rows "
                                           "(axes=[0]) only")
-        if dropna is None:
-            dropna = pd.get_option("io.hdf.dropna_table")
+        dropna = _dropna(dropna, "append")
         self._write(key, value, self._format(format, pd.get_option("io.hdf.default_format")
                                               or "table"),
                     append=append, complib=complib, complevel=complevel,

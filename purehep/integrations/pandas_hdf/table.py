@@ -341,7 +341,15 @@ def _string_data(name, values, nan_rep, encoding, errors, min_itemsize, existing
 
 def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None):
     """The _Column of ``frame``'s columns (all of one dtype) stored as ``cname``; strings'
-    missing values stored as ``nan_rep`` (a _NanRep) says."""
+    missing values stored as ``nan_rep`` (a _NanRep) says. ``two_d``: the values are held in
+    a 2-D block (numpy, zoned datetimes, periods), the ones pandas' write_data tests for
+    ``dropna`` (a categorical's or string dtype's 1-D block gives it no row mask)."""
+    col = _make_column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing)
+    col.two_d = not isinstance(frame.dtypes.iloc[0], (pd.CategoricalDtype, pd.StringDtype))
+    return col
+
+
+def _make_column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing):
     labels = list(frame.columns)
     dtype = frame.dtypes.iloc[0]
     first = frame.iloc[:, 0]
@@ -468,9 +476,10 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
 def _rows(index_values, columns, data_columns, dropna=False):
     """(Table fields, rows): a values block holds its columns as an array member, a data
     column is scalar, except a complex one, which pandas' _get_atom gives a shape (1,).
-    ``dropna``: without the rows missing in every value column (pandas' write_data, which
-    tests the stored values: a float or complex NaN counts, a NaT's integer, a categorical's
-    code -1 and a string's ``nan_rep`` do not)."""
+    ``dropna``: without the rows missing in every value column of numpy values (pandas'
+    write_data, which tests the stored values: a float or complex NaN counts, a NaT's
+    integer and a string's ``nan_rep`` do not; categorical and string-dtype columns are not
+    tested)."""
     fields = [("index", index_values.dtype, None)]
     for col in columns:
         scalar = col.cname in data_columns and col.data.dtype.kind != "c"
@@ -481,11 +490,10 @@ def _rows(index_values, columns, data_columns, dropna=False):
     for col in columns:
         data = col.data.view("u1") if col.data.dtype.kind == "b" else col.data
         rows[col.cname] = data.reshape(rows[col.cname].shape)
-    if dropna and columns:
-        missing = np.logical_and.reduce([
-            np.asarray(pd.isna(col.data)).reshape(len(rows), -1).all(axis=1)
-            for col in columns])
-        rows = rows[~missing]
+    masks = [np.asarray(pd.isna(col.data)).reshape(len(rows), -1).all(axis=1)
+             for col in columns if col.two_d] if dropna else []
+    if masks:
+        rows = rows[~np.logical_and.reduce(masks)]
     return fields, rows
 
 
