@@ -31,6 +31,15 @@ def _frame(n=20):
     return df
 
 
+def _warned(call, *args, **kwargs):
+    """(call's result, [(warning class, message)]) without PyTables' own warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call(*args, **kwargs)
+    return result, [(w.category, str(w.message)) for w in caught
+                    if not w.category.__module__.startswith("tables")]
+
+
 class Twins:
     """A pandas store and a purehep store, on ``pandas.h5`` and ``purehep.h5``; ``do`` calls
     one method on both and returns the two results."""
@@ -45,11 +54,14 @@ class Twins:
             pp.HDFStore(self.paths[1], mode, **self.kw)
 
     def do(self, method, *args, **kwargs):
+        """Both results; the warnings both gave must be the same (class and words)."""
         ours = dict(kwargs)
         if method in ("put", "append"):
             kwargs["index"] = False
-        return (getattr(self.stores[0], method)(*args, **kwargs),
-                getattr(self.stores[1], method)(*args, **ours))
+        theirs, their_warnings = _warned(getattr(self.stores[0], method), *args, **kwargs)
+        mine, my_warnings = _warned(getattr(self.stores[1], method), *args, **ours)
+        assert my_warnings == their_warnings, (method, args, kwargs)
+        return theirs, mine
 
     def same(self, method, *args, **kwargs):
         theirs, ours = self.do(method, *args, **kwargs)
@@ -95,7 +107,7 @@ def test_session(tmp_path):
     tw = Twins(tmp_path, complevel=5, complib="zlib")
     tw.do("put", "df", df, format="table", data_columns=["a", "s"])
     tw.do("append", "df", df.iloc[:5])
-    tw.stores[0]["s"], tw.stores[1]["s"] = df.a, df.a
+    tw.do("__setitem__", "s", df.a)
     tw.do("put", "g/h/f", df[["a", "b"]])
     tw.do("put", "g/t", df, format="t", data_columns=True)
     for key in ("df", "s", "/g/h/f", "g/t"):
@@ -153,6 +165,33 @@ def test_walk_and_info_after_reopening(tmp_path):
         assert not store.is_open
 
 
+def test_overwriting_and_empty_writes(tmp_path):
+    """put over a key with keys nested below it (pandas 3.1 keeps them, GH#17267, and the
+    stored object's own "meta" group goes), empty objects in table format (nothing written;
+    pandas 3.1 warns), a complib without complevel (pandas 3.1 warns), with the same
+    warnings as pandas."""
+    df = _frame(6)
+    cat = df.assign(c=pd.Categorical(df.s))
+    tw = Twins(tmp_path)
+    tw.do("put", "a", cat, format="table")
+    tw.do("put", "a/b", df)
+    tw.do("put", "a/b/c", df.a, format="table")
+    tw.do("put", "a", df.iloc[:2], format="table", track_times=False)
+    tw.do("put", "a/b", df.a)
+    tw.do("put", "e", df.iloc[:0], format="table")
+    tw.do("append", "e", df.iloc[:0])
+    tw.do("put", "e", df.iloc[:0])
+    tw.same("keys")
+    theirs, ours = tw.do("walk")
+    assert list(ours) == list(theirs)
+    tw.check_files()
+    theirs = _warned(pd.HDFStore, tw.paths[0], "a", complib="zlib")
+    ours = _warned(pp.HDFStore, tw.paths[1], "a", complib="zlib")
+    assert ours[1] == theirs[1]
+    ours[0].close()
+    theirs[0].close()
+
+
 def test_modes_and_errors(tmp_path):
     """pandas' (PyTables') mode semantics and the errors it raises, the same classes. (pandas
     deletes the object at the key before refusing a put, purehep leaves it: those are tried
@@ -184,10 +223,13 @@ def test_modes_and_errors(tmp_path):
             ("remove", ("f",), {"start": 1}, ValueError),
             ("get", ("nope",), {}, KeyError),
             ("remove", ("nope",), {}, KeyError)):
+        raised = []
         for store in tw.stores:
             extra = {"index": False} if store is tw.stores[0] and method == "put" else {}
-            with pytest.raises(err):
+            with pytest.raises(err) as info:
                 getattr(store, method)(*args, **kw, **extra)
+            raised.append(str(info.value))
+        assert raised[1] == raised[0]
     tw.do("put", "t", df, format="table", data_columns=["a"])
     for column, err in (("b", KeyError), ("values_block_0", ValueError)):
         for store in tw.stores:
@@ -232,6 +274,7 @@ def test_remove_rows(tmp_path, where, start, stop):
 
 
 @pytest.mark.parametrize("kw", [{"chunksize": 3}, {"iterator": True},
+                                {"chunksize": 4, "start": -8}, {"chunksize": 6, "stop": -3},
                                 {"chunksize": 4, "where": "a > 4", "columns": ["b"]},
                                 {"chunksize": 5, "start": 2, "stop": 17, "where": "b < 15"},
                                 {"chunksize": 50, "where": "b > 100"}])
@@ -392,16 +435,18 @@ def test_track_times(tmp_path):
 
 
 def test_to_hdf_and_read_hdf_with_a_store(tmp_path):
-    """to_hdf/read_hdf given an open HDFStore use it (and leave it open); to_hdf passes
-    dropna to append only."""
+    """to_hdf/read_hdf given an open HDFStore use it (and leave it open); to_hdf's dropna
+    goes to append (pandas 3.1: to put too), with the same warnings."""
     df = _frame(5)
     df.loc[df.index[1], ["a"]] = np.nan
-    with pp.HDFStore(tmp_path / "a.h5", "w") as store:
-        pp.to_hdf(df[["a"]], store, key="t", append=True, dropna=True)
-        pp.to_hdf(df[["a"]], store, key="p", format="table", dropna=True)
-        assert store.is_open
-        _equal(pp.read_hdf(store, "t"), df[["a"]].dropna())
-        assert len(pp.read_hdf(store, "p")) == 5
-        assert store.is_open
+    tw = Twins(tmp_path)
+    for kw in ({"key": "t", "append": True, "dropna": True},
+               {"key": "p", "format": "table", "dropna": True}, {"key": "f"}):
+        theirs = _warned(df[["a"]].to_hdf, tw.stores[0], index=False, **kw)
+        ours = _warned(pp.to_hdf, df[["a"]], tw.stores[1], **kw)
+        assert ours == theirs
+        _equal(pp.read_hdf(tw.stores[1], kw["key"]), pd.read_hdf(tw.stores[0], kw["key"]))
+    assert tw.stores[1].is_open
+    tw.check_files()
     with pytest.raises(ValueError, match="not allowed while performing a read"):
-        pp.read_hdf(tmp_path / "a.h5", "t", mode="w")
+        pp.read_hdf(tw.paths[1], "t", mode="w")

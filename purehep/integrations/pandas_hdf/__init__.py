@@ -13,6 +13,7 @@ scalars, builtin values, fixed-offset, pytz and zoneinfo time zones, pandas date
 pd.NA); a pickle naming any
 other class or function raises ``UnsafePickleError`` without importing or calling it.
 """
+from .convert import STORE_API_3_1
 from .pickles import UnsafePickleError
 from .pytables import PandasFormatError
 from .store import NOT_GIVEN, HDFStore
@@ -55,8 +56,8 @@ def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, comp
            complib=None, index=True, min_itemsize=None, append=False, nan_rep=None,
            encoding="UTF-8", errors="strict", dropna=NOT_GIVEN):
     """DataFrame.to_hdf / Series.to_hdf with purehep: HDFStore(path_or_buf, mode, complevel,
-    complib).put(key, obj, ...), or .append with ``append`` (``dropna`` goes to append
-    only, as pandas). ``path_or_buf`` may be an open HDFStore. ``format`` "fixed" (the
+    complib).put(key, obj, ...), or .append with ``append`` (``dropna`` to either, as
+    pandas; pandas 3.1 also gives put track_times=False). ``path_or_buf`` may be an open HDFStore. ``format`` "fixed" (the
     default) or "table" ("f"/"t"; the default with ``append``)."""
     def write(store):
         if append:
@@ -66,7 +67,9 @@ def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, comp
         else:
             store.put(key, obj, format=format, index=index, min_itemsize=min_itemsize,
                       nan_rep=nan_rep, data_columns=data_columns, errors=errors,
-                      encoding=encoding)
+                      encoding=encoding, **put_options)
+    put_options = {"dropna": dropna, "track_times": False} if STORE_API_3_1 else \
+        {"dropna": dropna}
     if isinstance(path_or_buf, HDFStore):
         write(path_or_buf)
     else:

@@ -10,8 +10,9 @@ import os
 import posixpath
 from contextlib import suppress
 
-from ...errors import ReadOnlyError, UnsupportedFeatureError
+from ...errors import ReadOnlyError, UnsupportedFeatureError, warn
 from . import pytables as pt
+from .convert import STORE_API_3_1
 from .pytables import PandasFormatError
 
 _FORMATS = {"f": "fixed", "fixed": "fixed", "t": "table", "table": "table"}
@@ -20,22 +21,68 @@ NOT_GIVEN = type("NotGiven", (), {"__repr__": lambda self: "<not given>"})()
 
 
 def _dropna(dropna, method):
-    """put/append's ``dropna`` as the installed pandas takes it: pandas 2 (None: the
-    io.hdf.dropna_table option, append's default; put's False), pandas 3.1 (a Pandas4Warning
-    when given, False when not)."""
+    """put/append's ``dropna`` as the installed pandas takes it: pandas 2 (append's None,
+    its default: the io.hdf.dropna_table option; put's: False), pandas 3.1 (a
+    Pandas4Warning when given, False when not)."""
     import pandas as pd
-    from .convert import DROPNA_DEPRECATED
-    if DROPNA_DEPRECATED:
+    if STORE_API_3_1:
         if dropna is NOT_GIVEN:
             return False
-        from ...errors import warn
         warn(f"The 'dropna' keyword in HDFStore.{method} is deprecated and will be removed "
              "in a future version. Use DataFrame.dropna before writing instead.",
              pd.errors.Pandas4Warning)
         return bool(dropna)
-    if dropna is NOT_GIVEN:
-        dropna = False if method == "put" else None
-    return bool(pd.get_option("io.hdf.dropna_table") if dropna is None else dropna)
+    dropna = None if dropna is NOT_GIVEN else dropna
+    if dropna is None and method == "append":
+        return bool(pd.get_option("io.hdf.dropna_table"))
+    return bool(dropna)
+
+
+def _track_times(track_times):
+    """put's ``track_times``: True when not given, pandas 3.1 warning that this changes."""
+    if track_times is not NOT_GIVEN:
+        return track_times
+    if STORE_API_3_1:
+        import pandas as pd
+        warn("The default value of 'track_times' in HDFStore.put will change from True to "
+             "False in a future version. Pass track_times=False explicitly to silence this "
+             "warning and get deterministic HDF5 files.", pd.errors.Pandas4Warning)
+    return True
+
+
+def _append_error(key):
+    """pandas' error for appending to, or with, the fixed format."""
+    if STORE_API_3_1:
+        return ValueError(f"Can only append to Tables; the write for key {key!r} uses the "
+                          "'fixed' format. Pass format='table'; if a 'fixed'-format object "
+                          "already exists at this key, remove or overwrite it first.")
+    return ValueError("Can only append to Tables")
+
+
+# tables.attributeset.SYS_ATTRS: what a group keeps of its attributes when emptied
+_SYSTEM_ATTRS = ("CLASS", "VERSION", "TITLE", "NROWS", "EXTDIM", "ENCODING",
+                 "PYTABLES_FORMAT_VERSION", "FLAVOR", "FILTERS", "AUTO_INDEX", "DIRTY",
+                 "NODE_TYPE", "NODE_TYPE_VERSION", "PSEUDOATOM")
+
+
+def _empty_group(f, group):
+    """Remove the pandas object stored in ``group`` for a put over it: the whole group, or,
+    in pandas 3.1 when keys are nested below it (GH#17267), only the object's own members
+    (its "meta" group with them) and attributes other than PyTables' system ones; the group
+    left, or None."""
+    from ...hl.group import Group
+    stored = pt.attr(group, "pandas_type") is not None
+    nested = [name for name in group if isinstance(group.get(name), Group)
+              and not (stored and name == "meta")]
+    if not (STORE_API_3_1 and nested):
+        del f[group.name]
+        return None
+    for name in [n for n in group if n not in nested]:
+        del group[name]
+    for name in [n for n in group.attrs if n not in _SYSTEM_ATTRS
+                 and not n.startswith("FIELD_")]:
+        del group.attrs[name]
+    return group
 
 
 def _open(source, mode):
@@ -144,15 +191,18 @@ class Storer:
 class TableIterator:
     """pandas' TableIterator over a table: the rows matching ``where`` (found once, over the
     whole table), taken ``chunksize`` at a time from position ``start`` to ``stop`` of that
-    list of rows (pandas' own use of start/stop here), empty chunks skipped; the store closed
-    at the end with ``auto_close``."""
+    list of rows (pandas' own use of start/stop here; pandas 3.1 resolves them as slice
+    bounds), empty chunks skipped; the store closed at the end with ``auto_close``."""
 
     def __init__(self, store, group, where, start, stop, columns, chunksize, auto_close):
         from . import table
         nrows = int(pt.attr(group["table"], "NROWS"))
         self.store, self.group, self.columns = store, group, columns
-        self.start = 0 if start is None else start
-        self.stop = nrows if stop is None else min(nrows, stop)
+        if STORE_API_3_1:
+            self.start, self.stop, _ = slice(start, stop).indices(nrows)
+        else:
+            self.start = 0 if start is None else start
+            self.stop = nrows if stop is None else min(nrows, stop)
         self.chunksize, self.auto_close = int(chunksize), auto_close
         self.coordinates = table.coordinates(group, where)
 
@@ -186,6 +236,10 @@ class HDFStore:
                             f"({', '.join(kwargs)})")
         if complib is not None and complib not in pt.COMPLIBS:
             raise ValueError(f"complib only supports {pt.COMPLIBS} compression.")
+        if STORE_API_3_1 and complib is not None and complevel is None:
+            warn(f"complib={complib!r} was specified without complevel; no compression will "
+                 "be applied. Pass complevel (an int in 1-9) to enable compression.",
+                 UserWarning)
         self._complevel = complevel or 0
         self._fletcher32 = fletcher32
         self._filters = pt.Filters.make(complevel, complib, fletcher32) if complevel \
@@ -386,20 +440,21 @@ class HDFStore:
 
     def put(self, key, value, format=None, index=True, append=False, complib=None,
             complevel=None, min_itemsize=None, nan_rep=None, data_columns=None, encoding=None,
-            errors="strict", track_times=True, dropna=NOT_GIVEN):
+            errors="strict", track_times=NOT_GIVEN, dropna=NOT_GIVEN):
         """Store ``value`` at ``key`` (replacing what is there unless ``append``), "fixed"
         (pandas' io.hdf.default_format, else the default) or "table". ``index`` is accepted
         for pandas' signature: purehep writes no PyTables search index."""
         import pandas as pd
-        self._write(key, value, self._format(format, pd.get_option("io.hdf.default_format")
-                                              or "fixed"),
-                    append=append, complib=complib, complevel=complevel,
+        dropna = _dropna(dropna, "put")
+        format = self._format(format, pd.get_option("io.hdf.default_format") or "fixed")
+        self._write(key, value, format, append=append, complib=complib, complevel=complevel,
                     min_itemsize=min_itemsize, nan_rep=nan_rep, data_columns=data_columns,
-                    encoding=encoding, errors=errors, track_times=track_times,
-                    dropna=_dropna(dropna, "put"))
+                    encoding=encoding, errors=errors, track_times=_track_times(track_times),
+                    dropna=dropna)
 
     def __setitem__(self, key, value):
-        self.put(key, value)
+        """put(key, value); track_times=False in pandas 3.1."""
+        self.put(key, value, **({"track_times": False} if STORE_API_3_1 else {}))
 
     def append(self, key, value, format=None, axes=None, index=True, append=True,
                complib=None, complevel=None, columns=None, min_itemsize=None, nan_rep=None,
@@ -442,9 +497,12 @@ class HDFStore:
         if not isinstance(value, (pd.DataFrame, pd.Series)):
             raise TypeError("value must be None, Series, or DataFrame")
         if value.empty and (format == "table" or append):
+            if STORE_API_3_1:
+                warn("Writing an empty DataFrame or Series with format='table' or "
+                     "append=True is a no-op; the HDFStore is not modified.", UserWarning)
             return
         if append and format == "fixed":
-            raise ValueError("Can only append to Tables")
+            raise _append_error(key)
         if format == "fixed" and complib:
             raise ValueError("Compression not supported on Fixed format stores")
         filters = self._filters
@@ -452,6 +510,8 @@ class HDFStore:
             level = complevel if complevel is not None else (self._complevel or 9)
             filters = pt.Filters.make(level, complib, self._fletcher32)
         group = self._target_group(key, append)
+        if append and pt.attr(group, "pandas_type") in ("frame", "series"):
+            raise _append_error(key)
         encoding = encoding or "UTF-8"
         if format == "fixed":
             from . import fixed
@@ -462,15 +522,15 @@ class HDFStore:
                         **table_options)
 
     def _target_group(self, key, append):
-        """The group for ``key``, emptied unless appending; parents created as PyTables
-        groups."""
+        """The group for ``key``, emptied unless appending (``_empty_group``); parents
+        created as PyTables groups."""
         f = self._file
         pt.mark_root(f)
         path = posixpath.normpath("/" + key.strip("/"))
         if path == "/":
             raise ValueError("the key must name a group below the root")
-        if path in f and not append:
-            del f[path]
+        if path in f and not append and _empty_group(f, f[path]) is not None:
+            return f[path]
         group = f
         for part in path.strip("/").split("/"):
             group = group[part] if part in group else pt.create_group(group, part)

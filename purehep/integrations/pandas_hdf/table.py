@@ -26,7 +26,7 @@ from ...errors import UnsupportedFeatureError, warn
 from . import pytables as pt
 from . import where as where_mod
 from .convert import (CATEGORICAL_INDEX_AND_PERIODS, NAN_SENTINELS, PANDAS_3, PANDAS_VERSION,
-                      check_nan_rep, datetimes,
+                      STORE_API_3_1, check_nan_rep, datetimes,
                       decode_strings, dtype_kind, encode_strings, index_to_stored, make_nan_rep,
                       periods, stored_index_nan_rep, stored_tz, str_index_dtype)
 
@@ -507,8 +507,6 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
     frame, kind, ttype, levels, forced = _prepare(obj)
     if "table" in group:
         return _append(group, frame, min_itemsize, chunksize, dropna)
-    if "pandas_type" in group.attrs:
-        raise ValueError("Can only append to Tables")
     if not NAN_SENTINELS and nan_rep is None:
         nan_rep = "nan"
     dcs = _layout_columns(frame, forced or data_columns, min_itemsize, levels)
@@ -554,12 +552,14 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
 
 def _write_categories(group, cname, categories, encoding, errors, filters, nan_rep):
     """The categories of column (or, pandas 3, index) ``cname`` as the series table
-    ``meta/{cname}/meta`` (pandas' write_metadata), when there are any."""
+    ``meta/{cname}/meta`` (pandas' write_metadata: a put, with track_times=False in pandas
+    3.1), when there are any."""
     if not len(categories):
         return
     root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
     meta = pt.create_group(pt.create_group(root, cname), "meta")
-    write(meta, pd.Series(categories), encoding, errors, filters, nan_rep=nan_rep)
+    write(meta, pd.Series(categories), encoding, errors, filters, nan_rep=nan_rep,
+          track_times=not STORE_API_3_1)
 
 
 def _append(group, frame, min_itemsize, chunksize, dropna):
