@@ -158,6 +158,8 @@ def test_walk_and_info_after_reopening(tmp_path):
         assert list(ours) == list(theirs)
     theirs, ours = tw.do("groups")
     assert [g.name for g in ours] == [g._v_pathname for g in theirs]
+    theirs, ours = tw.do("items")
+    assert [k for k, _ in ours] == [k for k, _ in theirs]
     assert _info_body(tw.stores[1]) == _info_body(tw.stores[0])
     tw.close()
     for store in tw.stores:

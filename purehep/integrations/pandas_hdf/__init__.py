@@ -57,8 +57,11 @@ def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, comp
            encoding="UTF-8", errors="strict", dropna=NOT_GIVEN):
     """DataFrame.to_hdf / Series.to_hdf with purehep: HDFStore(path_or_buf, mode, complevel,
     complib).put(key, obj, ...), or .append with ``append`` (``dropna`` to either, as
-    pandas; pandas 3.1 also gives put track_times=False). ``path_or_buf`` may be an open HDFStore. ``format`` "fixed" (the
-    default) or "table" ("f"/"t"; the default with ``append``)."""
+    pandas; pandas 3.1 also gives put track_times=False). ``path_or_buf`` may be an open
+    HDFStore. ``format`` "fixed" (the default) or "table" ("f"/"t"; the default with
+    ``append``)."""
+    put_options = {"dropna": dropna, **({"track_times": False} if STORE_API_3_1 else {})}
+
     def write(store):
         if append:
             store.append(key, obj, format=format, index=index, min_itemsize=min_itemsize,
@@ -68,8 +71,6 @@ def to_hdf(obj, path_or_buf, key, mode="a", format=None, data_columns=None, comp
             store.put(key, obj, format=format, index=index, min_itemsize=min_itemsize,
                       nan_rep=nan_rep, data_columns=data_columns, errors=errors,
                       encoding=encoding, **put_options)
-    put_options = {"dropna": dropna, "track_times": False} if STORE_API_3_1 else \
-        {"dropna": dropna}
     if isinstance(path_or_buf, HDFStore):
         write(path_or_buf)
     else:

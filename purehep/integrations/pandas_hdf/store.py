@@ -79,8 +79,7 @@ def _empty_group(f, group):
         return None
     for name in [n for n in group if n not in nested]:
         del group[name]
-    for name in [n for n in group.attrs if n not in _SYSTEM_ATTRS
-                 and not n.startswith("FIELD_")]:
+    for name in [n for n in group.attrs if n not in _SYSTEM_ATTRS]:
         del group.attrs[name]
     return group
 
