@@ -22,7 +22,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ...errors import UnsupportedFeatureError, warn
+from ...errors import UnsupportedFeatureError, ValidationError, warn
 from . import pytables as pt
 from . import where as where_mod
 from .convert import (CATEGORICAL_INDEX_AND_PERIODS, NAN_SENTINELS, PANDAS_3, PANDAS_VERSION,
@@ -666,10 +666,15 @@ def read_column(group, column, start=None, stop=None):
 def delete(group, where=None, start=None, stop=None):
     """Remove the rows ``start:stop`` matching ``where`` (all of them without one) from the
     table, as pandas' AppendableTable.delete through PyTables' remove_rows; the number
-    removed."""
+    removed. Without ``where``, a ``stop`` before ``start`` (once both are counted from the
+    start and clamped) raises ValidationError, where PyTables fails in libhdf5."""
     layout = _Layout(group)
     if where is None or (isinstance(where, (list, tuple)) and not where):
-        rows = np.arange(*row_range(layout.table.shape[0], start, stop))
+        r = range(layout.table.shape[0])[slice(start, stop)]
+        if r.stop < r.start:
+            raise ValidationError(f"{group.name}/table: cannot remove rows {start}:{stop} "
+                                  f"(row {r.stop} is before row {r.start})")
+        rows = np.arange(r.start, r.stop)
     else:
         rows = _matches(layout, where, start, stop)[0]
     return pt.remove_rows(layout.table, rows)
