@@ -518,7 +518,7 @@ class HDFStore:
         else:
             from . import table
             table.write(group, value, encoding=encoding, errors=errors, filters=filters,
-                        **table_options)
+                        meta_filters=self._filters, **table_options)
 
     def _target_group(self, key, append):
         """The group for ``key``, emptied unless appending (``_empty_group``); parents

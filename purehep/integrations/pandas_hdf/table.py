@@ -499,11 +499,13 @@ def _rows(index_values, columns, data_columns, dropna=False):
 
 def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_columns=None,
           min_itemsize=None, nan_rep=None, expectedrows=None, chunksize=None, dropna=False,
-          track_times=True):
+          track_times=True, meta_filters=None):
     """Store (or, when ``group`` already holds a table, append) ``obj`` as pandas'
     put/append(format="table"): a new table chunked for ``expectedrows`` (pandas' default:
     its rows, at least 10000), the rows written ``chunksize`` at a time, without the rows
-    missing in every value column with ``dropna``."""
+    missing in every value column with ``dropna``. The categories' meta tables are written
+    with ``meta_filters``, the store's (pandas puts them through the store, so a complib
+    given for the table is not theirs)."""
     frame, kind, ttype, levels, forced = _prepare(obj)
     if "table" in group:
         return _append(group, frame, min_itemsize, chunksize, dropna)
@@ -536,8 +538,8 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
         pt.set_attr(table, "index_nan_rep", index_attrs["nan_rep"])
     if "categories" in index_attrs:
         pt.set_attr(table, "index_meta", "category")
-        _write_categories(group, "index", index_attrs["categories"], encoding, errors, filters,
-                          nan_rep)
+        _write_categories(group, "index", index_attrs["categories"], encoding, errors,
+                          meta_filters, nan_rep)
     for col in columns:
         pt.set_attr(table, f"{col.cname}_kind", col.labels)
         pt.set_attr(table, f"{col.cname}_meta", col.meta)
@@ -545,8 +547,8 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
         if col.nan_rep is not None:
             pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
         if col.meta == "category":
-            _write_categories(group, col.cname, col.categories, encoding, errors, filters,
-                              nan_rep)
+            _write_categories(group, col.cname, col.categories, encoding, errors,
+                              meta_filters, nan_rep)
     pt.append_rows(table, rows, chunksize)
 
 
