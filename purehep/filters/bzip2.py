@@ -13,11 +13,13 @@ STORED_NAME = "bzip2"
 
 
 def set_local(opts, dtype, chunks):
-    """Stored client data for hdf5plugin.BZip2(blocksize) options ``(blocksize,)``."""
+    """Stored client data for hdf5plugin.BZip2(blocksize) options ``(blocksize,)``; values
+    after the block size are kept as given (the plugin has no set-local callback: PyTables
+    stores its object version and class there, the codec reads only the first)."""
     size = int(opts[0]) if opts else 9
     if not 1 <= size <= 9:
         raise ValueError("bzip2 blocksize must be in the range [1, 9]")
-    return (size,)
+    return (size,) + tuple(int(v) for v in opts[1:])
 
 
 def decode(data, client_data, element_size, chunk_nbytes):

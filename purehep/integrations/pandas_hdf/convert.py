@@ -7,6 +7,7 @@ What pandas writes and how it reads it back changed in pandas 3; the installed p
 through the switches below (each one names a behaviour, not a version, where it is used).
 """
 import datetime
+import inspect
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,14 @@ NAN_SENTINELS = PANDAS_3
 #: period values (GH#41978: int64 ordinals with a "period[freq]" value_type / dtype) and reads
 #: them back; pandas 2 refuses to write them and leaves stored ordinals as integers.
 CATEGORICAL_INDEX_AND_PERIODS = PANDAS_3
+
+#: pandas 3.1's HDFStore: put/append's ``dropna`` deprecated (a Pandas4Warning when given;
+#: the io.hdf.dropna_table option no longer read), put without ``track_times`` warns
+#: (``store[key] =``, to_hdf and the categories' meta tables pass False), writing an empty
+#: table and a complib without a complevel warn, the append-to-fixed error says more,
+#: overwriting a key keeps the keys nested below it (GH#17267), an iterator's start/stop are
+#: slice bounds. Told by put's ``track_times`` default (pandas.api's no_default, not True).
+STORE_API_3_1 = inspect.signature(pd.HDFStore.put).parameters["track_times"].default is not True
 
 #: The ``pandas_version`` attribute pandas 2 writes on every stored object (pandas 3 none).
 PANDAS_VERSION = None if PANDAS_3 else "0.15.2"

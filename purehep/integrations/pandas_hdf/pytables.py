@@ -8,10 +8,13 @@ type, everything else (None, lists, tuples, dicts, offsets, time zones) as a pro
 in an ASCII string. Reading undoes this: a string ending in "." is tried as a pickle (with the
 restricted unpickler), as PyTables does.
 """
+import math
+from collections import namedtuple
+
 import numpy as np
 
 from ...hl.base import Empty
-from ...errors import PurehepError
+from ...errors import PurehepError, PurehepWarning, warn
 from . import pickles
 
 
@@ -149,23 +152,79 @@ def _file_dtype(dtype):
     return dtype
 
 
-def filter_options(filters, dtype):
-    """create_dataset keywords for PyTables' Filters ``(complevel, complib)``: zlib is deflate
-    after byte shuffle; blosc[:codec] is the Blosc plugin with its own byte shuffle."""
+class Filters(namedtuple("Filters", "complevel complib fletcher32")):
+    """PyTables' Filters as pandas makes them: ``complib`` one of ``COMPLIBS`` (lzo, which
+    purehep cannot compress, becomes zlib with PyTables' FiltersWarning words, as PyTables does
+    where LZO is not built in), compression only at a ``complevel`` above 0."""
+
+    __slots__ = ()
+
+    @classmethod
+    def make(cls, complevel, complib, fletcher32=False):
+        """The Filters of ``complevel``/``complib``/``fletcher32``, or None when they filter
+        nothing (PyTables then writes contiguous arrays)."""
+        complib = complib or "zlib"
+        if complib not in COMPLIBS:
+            raise ValueError(f"complib only supports {COMPLIBS} compression.")
+        if complib == "lzo":
+            warn("compression library ``lzo`` is not available; using ``zlib`` instead",
+                 PurehepWarning)
+            complib = "zlib"
+        complevel = int(complevel or 0)
+        return cls(complevel, complib, bool(fletcher32)) if complevel or fletcher32 else None
+
+
+# tables.filters.all_complibs
+COMPLIBS = (["zlib", "lzo", "bzip2", "blosc", "blosc2"]
+            + [f"blosc:{c}" for c in ("blosclz", "lz4", "lz4hc", "zlib", "zstd")]
+            + [f"blosc2:{c}" for c in ("blosclz", "lz4", "lz4hc", "zlib", "zstd")])
+BLOSC2_CODES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
+# PyTables' cd_values[1:3] for bzip2/lzo: its object version x 10 and class id
+_CLASS_DATA = {"TABLE": (27, 0), "CARRAY": (11, 4), "VLARRAY": (14, 3)}
+
+
+def filter_options(filters, dtype, node_class="CARRAY"):
+    """create_dataset keywords for PyTables' Filters (hdf5extension/utils.c set_filters):
+    zlib is deflate after byte shuffle, bzip2 (filter 307, client data level, object version
+    x 10, class id) likewise; blosc[:codec] and blosc2[:codec] their plugins with their own
+    byte shuffle (blosc2's client data without a codec when none was named); fletcher32
+    last."""
     if filters is None:
         return {}
-    level, lib = filters
-    if lib == "zlib":
-        return {"compression": "gzip", "compression_opts": level, "shuffle": True}
-    from ...filters.blosc import COMPRESSORS
-    codec = lib.split(":", 1)[1] if ":" in lib else "blosclz"
-    return {"compression": 32001,
-            "compression_opts": (0, 0, 0, 0, level, 1, COMPRESSORS.index(codec))}
+    level, lib, fletcher32 = filters
+    opts = {"fletcher32": True} if fletcher32 else {}
+    if not level:
+        return opts
+    family, _, codec = lib.partition(":")
+    if family == "zlib":
+        opts.update(compression="gzip", compression_opts=level, shuffle=True)
+    elif family == "bzip2":
+        opts.update(compression=307, compression_opts=(level,) + _CLASS_DATA[node_class],
+                    shuffle=True)
+    elif family == "blosc":
+        from ...filters.blosc import COMPRESSORS
+        opts.update(compression=32001, compression_opts=(0, 0, 0, 0, level, 1,
+                                                         COMPRESSORS.index(codec or "blosclz")))
+    else:
+        code = (BLOSC2_CODES[codec],) if codec else ()
+        opts.update(compression=32026, compression_opts=(0, 0, 0, 0, level, 1) + code)
+    return opts
 
 
 def _chunk_rows(row_bytes, nrows):
     """Rows per chunk: about 64 KiB, as PyTables' default buffer sizing gives for small sets."""
     return max(1, min(max(nrows, 1), 65536 // max(row_bytes, 1)))
+
+
+def table_chunk_rows(rowsize, expectedrows, complib=None):
+    """PyTables' Leaf._calc_chunkshape for a Table: 8 KiB x 2**log10(expected MB) x 8 bytes
+    (expected MB clamped to 1..10**7), x 16 for blosc2 (PyTables then prefers the CPU's L3
+    cache size when py-cpuinfo reports one: purehep does not probe it), in whole rows."""
+    expected_mb = min(max((expectedrows * rowsize) // (1 << 20), 1), 10 ** 7)
+    chunksize = 8192 * 2 ** int(math.log10(expected_mb)) * 8
+    if complib is not None and complib.startswith("blosc2"):
+        chunksize = min(chunksize * 16, 2 ** 31 - 32)
+    return max(1, chunksize // rowsize)
 
 
 def create_array(group, name, values, filters=None):
@@ -190,7 +249,7 @@ def create_object_vlarray(group, name, values, filters=None):
     from ...dtypes import vlen_dtype
     dt = vlen_dtype(np.uint8)
     ds = group.create_dataset(name, shape=(1,), dtype=dt, maxshape=(None,), chunks=(1024,),
-                              **filter_options(filters, dt))
+                              **filter_options(filters, dt, "VLARRAY"))
     ds[0] = np.frombuffer(pickles.dumps_object_array(values), np.uint8)
     _system_attrs(ds, "VLARRAY", "1.4")
     set_attr(ds, "PSEUDOATOM", "object")
@@ -203,13 +262,15 @@ def table_dtype(columns):
                      for n, dt, shape in columns])
 
 
-def create_table(group, name, columns, filters=None):
+def create_table(group, name, columns, filters=None, expectedrows=10000, track_times=True):
     """An empty PyTables Table ``name`` (CLASS TABLE, FIELD_n_NAME/FILL, NROWS 0) of
-    ``columns`` [(name, numpy dtype, shape)], chunked and extendible."""
+    ``columns`` [(name, numpy dtype, shape)], extendible, chunked for ``expectedrows`` as
+    PyTables chunks it; ``track_times`` as PyTables' create_table."""
     dt = table_dtype(columns)
-    ds = group.create_dataset(name, shape=(0,), dtype=dt, maxshape=(None,),
-                              chunks=(_chunk_rows(dt.itemsize, 1 << 30),),
-                              **filter_options(filters, dt))
+    rows = table_chunk_rows(dt.itemsize, expectedrows, filters and filters.complib)
+    ds = group.create_dataset(name, shape=(0,), dtype=dt, maxshape=(None,), chunks=(rows,),
+                              track_times=track_times,
+                              **filter_options(filters, dt, "TABLE"))
     _system_attrs(ds, "TABLE", "2.7")
     for i, (cname, cdt, _shape) in enumerate(columns):
         set_attr(ds, f"FIELD_{i}_NAME", cname)
@@ -223,9 +284,30 @@ def create_table(group, name, columns, filters=None):
     return ds
 
 
-def append_rows(table, rows):
-    """Append the structured array ``rows`` to a Table and update its NROWS."""
-    n = table.shape[0]
-    table.resize((n + len(rows),))
-    table[n:] = rows.astype(table.dtype) if rows.dtype != table.dtype else rows
-    set_attr(table, "NROWS", n + len(rows))
+def append_rows(table, rows, chunksize=None):
+    """Append the structured array ``rows`` to a Table, ``chunksize`` rows at a time when
+    given (pandas' write_data), and update its NROWS."""
+    step = max(int(chunksize or len(rows)), 1)
+    for begin in range(0, len(rows), step):
+        part = rows[begin:begin + step]
+        n = table.shape[0]
+        table.resize((n + len(part),))
+        table[n:] = part.astype(table.dtype) if part.dtype != table.dtype else part
+    set_attr(table, "NROWS", table.shape[0])
+
+
+def remove_rows(table, rows):
+    """Delete the rows numbered ``rows`` (sorted) from a Table, moving the later rows up and
+    shrinking the dataset and NROWS, as PyTables' Table.remove_rows (H5TBOdelete_records)
+    leaves it; the number removed."""
+    if not len(rows):
+        return 0
+    keep = np.ones(table.shape[0], bool)
+    keep[rows] = False
+    first = int(rows[0])
+    kept = read(table, first)[keep[first:]]
+    table.resize((first + len(kept),))
+    if len(kept):
+        table[first:] = kept
+    set_attr(table, "NROWS", table.shape[0])
+    return len(rows)

@@ -22,11 +22,11 @@ import re
 import numpy as np
 import pandas as pd
 
-from ...errors import UnsupportedFeatureError, warn
+from ...errors import UnsupportedFeatureError, ValidationError, warn
 from . import pytables as pt
 from . import where as where_mod
 from .convert import (CATEGORICAL_INDEX_AND_PERIODS, NAN_SENTINELS, PANDAS_3, PANDAS_VERSION,
-                      check_nan_rep, datetimes,
+                      STORE_API_3_1, check_nan_rep, datetimes,
                       decode_strings, dtype_kind, encode_strings, index_to_stored, make_nan_rep,
                       periods, stored_index_nan_rep, stored_tz, str_index_dtype)
 
@@ -183,13 +183,40 @@ def _categorical(layout, cname, codes, ordered):
                                      validate=False)
 
 
-def _select_rows(layout, where, start, stop):
-    rows = pt.read(layout.table, start, stop)
+def row_range(nrows, start, stop):
+    """(first, end) of rows ``start:stop`` of ``nrows``, negative counting from the end and
+    clamped, as PyTables' Selection and remove_rows take them."""
+    r = range(nrows)[slice(start, stop)]
+    return r.start, max(r.start, r.stop)
+
+
+def _matches(layout, where, start, stop):
+    """(the row numbers ``start:stop`` match ``where``, rows read) of the table."""
+    first, end = row_range(layout.table.shape[0], start, stop)
+    rows = pt.read(layout.table, first, end)
     if where is None:
-        return rows
+        return np.arange(first, end), rows
     tree = where_mod.parse(where)
     mask = where_mod.evaluate(tree, lambda name: rows[name], layout.queryable)
-    return rows[np.asarray(mask, bool).reshape(len(rows))]
+    mask = np.asarray(mask, bool).reshape(len(rows))
+    return np.flatnonzero(mask) + first, rows[mask]
+
+
+def coordinates(group, where=None, start=None, stop=None):
+    """The row numbers of the table ``start:stop`` matching ``where`` (pandas'
+    read_coordinates / select_as_coordinates)."""
+    return _matches(_Layout(group), where, start, stop)[0]
+
+
+def _select_rows(layout, where, start, stop, rows=None):
+    """The stored rows ``start:stop`` matching ``where``, or those numbered ``rows``."""
+    if rows is None:
+        return _matches(layout, where, start, stop)[1]
+    rows = np.asarray(rows, np.int64)
+    if not len(rows):
+        return pt.read(layout.table, 0, 0)
+    first = int(rows.min())
+    return pt.read(layout.table, first, int(rows.max()) + 1)[rows - first]
 
 
 def _frame_of(layout, rows):
@@ -232,9 +259,9 @@ def _reindex_columns(df, labels, columns):
     return df if labels.equals(ax) else df.loc[:, labels]
 
 
-def read(group, where=None, start=None, stop=None, columns=None):
+def read(group, where=None, start=None, stop=None, columns=None, rows=None):
     """The DataFrame or Series of a table-format group (optionally rows ``start:stop``
-    matching ``where``, with only ``columns``)."""
+    matching ``where``, or the rows numbered ``rows``, with only ``columns``)."""
     layout = _Layout(group)
     multi = isinstance(layout.levels, list)
     if columns is not None:
@@ -243,7 +270,7 @@ def read(group, where=None, start=None, stop=None, columns=None):
             for name in layout.levels:
                 if name not in columns:
                     columns.insert(0, name)
-    df = _frame_of(layout, _select_rows(layout, where, start, stop))
+    df = _frame_of(layout, _select_rows(layout, where, start, stop, rows))
     for _axis, labels in layout.non_index_axes:
         df = _reindex_columns(df, labels, columns)
     if layout.table_type in ("appendable_series", "appendable_multiseries"):
@@ -314,7 +341,15 @@ def _string_data(name, values, nan_rep, encoding, errors, min_itemsize, existing
 
 def _column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing=None):
     """The _Column of ``frame``'s columns (all of one dtype) stored as ``cname``; strings'
-    missing values stored as ``nan_rep`` (a _NanRep) says."""
+    missing values stored as ``nan_rep`` (a _NanRep) says. ``two_d``: the values are held in
+    a 2-D block (numpy, zoned datetimes, periods), the ones pandas' write_data tests for
+    ``dropna`` (a categorical's or string dtype's 1-D block gives it no row mask)."""
+    col = _make_column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing)
+    col.two_d = not isinstance(frame.dtypes.iloc[0], (pd.CategoricalDtype, pd.StringDtype))
+    return col
+
+
+def _make_column(cname, frame, nan_rep, encoding, errors, min_itemsize, existing):
     labels = list(frame.columns)
     dtype = frame.dtypes.iloc[0]
     first = frame.iloc[:, 0]
@@ -438,9 +473,13 @@ def _index_column(index, encoding, errors, min_itemsize, existing=0, nan_rep=Non
     return values, kind, info, attrs
 
 
-def _rows(index_values, columns, data_columns):
+def _rows(index_values, columns, data_columns, dropna=False):
     """(Table fields, rows): a values block holds its columns as an array member, a data
-    column is scalar, except a complex one, which pandas' _get_atom gives a shape (1,)."""
+    column is scalar, except a complex one, which pandas' _get_atom gives a shape (1,).
+    ``dropna``: without the rows missing in every value column of numpy values (pandas'
+    write_data, which tests the stored values: a float or complex NaN counts, a NaT's
+    integer and a string's ``nan_rep`` do not; categorical and string-dtype columns are not
+    tested)."""
     fields = [("index", index_values.dtype, None)]
     for col in columns:
         scalar = col.cname in data_columns and col.data.dtype.kind != "c"
@@ -451,25 +490,32 @@ def _rows(index_values, columns, data_columns):
     for col in columns:
         data = col.data.view("u1") if col.data.dtype.kind == "b" else col.data
         rows[col.cname] = data.reshape(rows[col.cname].shape)
+    masks = [np.asarray(pd.isna(col.data)).reshape(len(rows), -1).all(axis=1)
+             for col in columns if col.two_d] if dropna else []
+    if masks:
+        rows = rows[~np.logical_and.reduce(masks)]
     return fields, rows
 
 
 def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_columns=None,
-          min_itemsize=None, nan_rep=None):
+          min_itemsize=None, nan_rep=None, expectedrows=None, chunksize=None, dropna=False,
+          track_times=True, meta_filters=None):
     """Store (or, when ``group`` already holds a table, append) ``obj`` as pandas'
-    put/append(format="table")."""
+    put/append(format="table"): a new table chunked for ``expectedrows`` (pandas' default:
+    its rows, at least 10000), the rows written ``chunksize`` at a time, without the rows
+    missing in every value column with ``dropna``. The categories' meta tables are written
+    with ``meta_filters``, the store's (pandas puts them through the store, so a complib
+    given for the table is not theirs)."""
     frame, kind, ttype, levels, forced = _prepare(obj)
     if "table" in group:
-        return _append(group, frame, min_itemsize)
-    if "pandas_type" in group.attrs:
-        raise ValueError("Can only append to Tables")
+        return _append(group, frame, min_itemsize, chunksize, dropna)
     if not NAN_SENTINELS and nan_rep is None:
         nan_rep = "nan"
     dcs = _layout_columns(frame, forced or data_columns, min_itemsize, levels)
     columns = _new_columns(frame, dcs, nan_rep, levels, encoding, errors, min_itemsize)
     index_values, index_kind, index_info, index_attrs = _index_column(
         frame.index, encoding, errors, min_itemsize)
-    fields, rows = _rows(index_values, columns, dcs)
+    fields, rows = _rows(index_values, columns, dcs, dropna)
     info = {1: {"names": list(frame.columns.names), "type": type(frame.columns).__name__},
             "index": index_info}
     info.update({c.cname: c.info for c in columns})
@@ -484,14 +530,16 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
     for name, value in attrs + [("info", info)]:
         if name != "pandas_version" or value is not None:
             pt.set_attr(group, name, value)
-    table = pt.create_table(group, "table", fields, filters)
+    if expectedrows is None:
+        expectedrows = max(len(frame), 10000)
+    table = pt.create_table(group, "table", fields, filters, expectedrows, track_times)
     pt.set_attr(table, "index_kind", index_kind)
     if "nan_rep" in index_attrs:
         pt.set_attr(table, "index_nan_rep", index_attrs["nan_rep"])
     if "categories" in index_attrs:
         pt.set_attr(table, "index_meta", "category")
-        _write_categories(group, "index", index_attrs["categories"], encoding, errors, filters,
-                          nan_rep)
+        _write_categories(group, "index", index_attrs["categories"], encoding, errors,
+                          meta_filters, nan_rep)
     for col in columns:
         pt.set_attr(table, f"{col.cname}_kind", col.labels)
         pt.set_attr(table, f"{col.cname}_meta", col.meta)
@@ -499,22 +547,24 @@ def write(group, obj, encoding="UTF-8", errors="strict", filters=None, data_colu
         if col.nan_rep is not None:
             pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
         if col.meta == "category":
-            _write_categories(group, col.cname, col.categories, encoding, errors, filters,
-                              nan_rep)
-    pt.append_rows(table, rows)
+            _write_categories(group, col.cname, col.categories, encoding, errors,
+                              meta_filters, nan_rep)
+    pt.append_rows(table, rows, chunksize)
 
 
 def _write_categories(group, cname, categories, encoding, errors, filters, nan_rep):
     """The categories of column (or, pandas 3, index) ``cname`` as the series table
-    ``meta/{cname}/meta`` (pandas' write_metadata), when there are any."""
+    ``meta/{cname}/meta`` (pandas' write_metadata: a put, with track_times=False in pandas
+    3.1), when there are any."""
     if not len(categories):
         return
     root = group["meta"] if "meta" in group else pt.create_group(group, "meta")
     meta = pt.create_group(pt.create_group(root, cname), "meta")
-    write(meta, pd.Series(categories), encoding, errors, filters, nan_rep=nan_rep)
+    write(meta, pd.Series(categories), encoding, errors, filters, nan_rep=nan_rep,
+          track_times=not STORE_API_3_1)
 
 
-def _append(group, frame, min_itemsize):
+def _append(group, frame, min_itemsize, chunksize, dropna):
     """Add ``frame``'s rows to the stored table, in its layout (pandas' append checks)."""
     layout = _Layout(group)
     labels = layout.non_index_axes[0][1]
@@ -565,8 +615,8 @@ def _append(group, frame, min_itemsize):
     for col in columns:
         if col.nan_rep is not None:
             pt.set_attr(table, f"{col.cname}_nan_rep", col.nan_rep)
-    _, rows = _rows(index_values, columns, layout.data_columns)
-    pt.append_rows(table, rows)
+    _, rows = _rows(index_values, columns, layout.data_columns, dropna)
+    pt.append_rows(table, rows, chunksize)
 
 
 def _check_categories(layout, cname, categories):
@@ -592,3 +642,41 @@ def _appended_index_nan_rep(layout):
     if "index_nan_rep" in layout.table.attrs:
         return layout.tattr("index_nan_rep") or None
     return "nan" if (pt.read(layout.table)["index"] == b"nan").any() else None
+
+
+# -- single columns and deleting rows -----------------------------------------------------------
+
+def read_column(group, column, start=None, stop=None):
+    """The Series of the index or of one data column, rows ``start:stop`` (pandas'
+    read_column: named ``column``, of the dtype its ``{column}_meta`` names); a values block's
+    column raises ValueError, any other name KeyError, with pandas' words."""
+    layout = _Layout(group)
+    if column in [c for _, c in layout.index_cols]:
+        values = _convert_index(layout, column, pt.read(layout.table, start, stop)[column])
+    elif column in layout.values_cols:
+        if column not in layout.data_columns:
+            raise ValueError(f"column [{column}] can not be extracted individually; it is "
+                             "not data indexable")
+        values = _convert_values(layout, column, pt.read(layout.table, start, stop)[column])
+        if isinstance(values, np.ndarray) and values.ndim > 1:
+            values = values.reshape(len(values))
+    else:
+        raise KeyError(f"column [{column}] not found in the table")
+    return pd.Series(values, name=column, copy=False, dtype=layout.tattr(f"{column}_meta"))
+
+
+def delete(group, where=None, start=None, stop=None):
+    """Remove the rows ``start:stop`` matching ``where`` (all of them without one) from the
+    table, as pandas' AppendableTable.delete through PyTables' remove_rows; the number
+    removed. Without ``where``, a ``stop`` before ``start`` (once both are counted from the
+    start and clamped) raises ValidationError, where PyTables fails in libhdf5."""
+    layout = _Layout(group)
+    if where is None or (isinstance(where, (list, tuple)) and not where):
+        r = range(layout.table.shape[0])[slice(start, stop)]
+        if r.stop < r.start:
+            raise ValidationError(f"{group.name}/table: cannot remove rows {start}:{stop} "
+                                  f"(row {r.stop} is before row {r.start})")
+        rows = np.arange(r.start, r.stop)
+    else:
+        rows = _matches(layout, where, start, stop)[0]
+    return pt.remove_rows(layout.table, rows)
