@@ -10,7 +10,8 @@ NEWEST := .venv-newest
 NEWEST_TESTS := tests/test_pandas_hdf.py tests/test_table.py tests/test_table_data.py \
   tests/test_table_anndata.py tests/test_table_planner.py tests/test_query.py \
   tests/test_virtualizarr.py tests/test_xarray.py tests/test_dask.py tests/test_sparse_csr.py \
-  tests/test_sparse_api.py tests/test_codecs.py tests/test_numpy_only.py
+  tests/test_sparse_api.py tests/test_codecs.py tests/test_numpy_only.py \
+  tests/test_pandas_store.py tests/test_h5py_lowlevel_h5t.py
 
 .PHONY: demo test test-nojit test-newest h5dump ncdump bench clean
 
