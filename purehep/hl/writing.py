@@ -541,8 +541,8 @@ class DatasetWriter(WritableObject):
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             check_storable(val, node.dtype)
             if isinstance(val, np.ndarray) and node.dtype.kind != "O" and \
-                    val.dtype != node.dtype and libhdf5_converts:
-                val = V.cast(val, node.dtype)
+                    val.dtype != node.dtype.base and libhdf5_converts:   # (an array type's
+                val = V.cast(val, node.dtype.base)            # values come with its dimensions)
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
             _check_array_values(np.shape(val), node.dtype)
