@@ -476,10 +476,10 @@ class DatasetWriter(WritableObject):
             from ..format.messages.datatype import encode_dtype
             encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
             #                           datetime64 array has no conversion path (TypeError)
+        val = _complex_as_compound(val, node.dtype)
         if node.layout != "sparse":
             val = fit_values(node, given, val)
         from ..write.storage import MemoryStore
-        val = _complex_as_compound(val, node.dtype)
         libhdf5_converts = True               # (not h5py: it converts StringDType itself)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
