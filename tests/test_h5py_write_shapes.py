@@ -60,6 +60,8 @@ def selections(lib, rank):
                 "1:3,list": np.s_[1:3, [1, 2]], "list1,:": np.s_[[2], :]}
     return {"...": (Ellipsis,), "0": (0,), "0,1": np.s_[0, 1], ":,1,:": np.s_[:, 1, :],
             "list,:,1": np.s_[[0, 1], :, 1], ":,list,0:2": np.s_[:, [0, 2], 0:2],
+            "1,::2,list": np.s_[1, ::2, [0, 3]],
+            "1,::2,bool_axis": np.s_[1, ::2, np.array([True, False, False, True])],
             "mask": (np.arange(24).reshape(2, 3, 4) % 5 == 0,)}
 
 
