@@ -190,24 +190,75 @@ def select(shape, args, strict=False):
     return Selection(tuple(shape), dims, finish, tuple(mshape))
 
 
-def check_broadcast(value_shape, shape, args):
-    """h5py's TypeError when values of ``value_shape`` cannot be broadcast to the selection
-    ``args`` of a dataset of ``shape``: numpy's rule (the selection's shape unchanged), once
-    the leading dimensions beyond the selection's rank are dropped, which h5py's
-    SimpleSelection.expand_shape takes if they are of length 1 (values of shape (1, 2)
-    fill ``ds[0:2]``). Returns how many leading dimensions the values drop."""
-    whole = len(args) == 0 or (len(args) == 1 and args[0] is Ellipsis)
-    target = tuple(shape) if whole else select(shape, args).mshape
-    value_shape = tuple(value_shape)
-    extra = max(len(value_shape) - len(target), 0)
-    try:
-        fits = all(n == 1 for n in value_shape[:extra]) and \
-            np.broadcast_shapes(value_shape[extra:], target) == target
-    except ValueError:
-        fits = False
-    if not fits:
-        raise TypeError(f"Can't broadcast {value_shape} -> {target}")
-    return extra
+def h5py_broadcast(shape, args, value_shape, array_type=False):
+    """The shape values of ``value_shape`` (as h5py makes them: an array type's dimensions
+    left out) take for numpy's assignment to ``dataset[args]`` of a dataset of ``shape``,
+    so that it writes what h5py's Dataset.__setitem__ writes; its TypeError for values h5py
+    refuses. h5py tells three kinds of selection apart (h5py._hl.selections): a boolean mask
+    of the dataset's shape selects points, which take values of as many elements in any
+    shape; an index list makes a fancy selection, which takes values of exactly its shape;
+    integers, slices and MultiBlockSlices a simple one, whose expand_shape matches the
+    values' dimensions from the last, each 1 or the selection's (integer dimensions
+    skipped), extra leading ones of length 1. A scalar fills any selection (but for array
+    types), returned as (): h5py makes it an array of the selection's shape where the
+    dataset's chunks hold as many elements, else of its last dimension, which a fancy
+    selection of several dimensions then refuses ("Broadcasting is not supported for
+    complex selections"), an artefact of that buffer's size purehep does not copy."""
+    counts, scalar, kind = _h5py_selection(shape, args)
+    array_shape = tuple(c for c, s in zip(counts, scalar) if not s)
+    source = tuple(value_shape)
+    if source == ():
+        if array_type and array_shape != ():
+            raise TypeError("Scalar broadcasting is not supported for array dtypes")
+        return ()
+    if kind == "points":
+        if np.prod(source) != counts[0]:
+            raise TypeError("Broadcasting is not supported for point-wise selections")
+    elif kind == "fancy":
+        if source != array_shape:
+            raise TypeError("Broadcasting is not supported for complex selections")
+    else:
+        expanded = _expand_shape(source, counts, scalar, array_shape)
+        if shape == () and np.prod(source) != 1:
+            raise TypeError("Can't broadcast %s to scalar" % source)    # (h5py's formatting)
+        if np.prod(source) == 0 and np.prod(array_shape) != 0:   # h5py reads past the values
+            raise TypeError(f"Can't broadcast {source} -> {array_shape}")
+        array_shape = tuple(e for e, s in zip(expanded, scalar) if not s)
+    return () if tuple(value_shape) == () else array_shape
+
+
+def _h5py_selection(shape, args):
+    """(count of each dimension, whether it is an integer index, kind) of the selection h5py
+    makes of ``args`` (one count, for the points of a boolean mask of the dataset's shape)."""
+    if len(args) == 1 and isinstance(args[0], np.ndarray) and args[0].dtype == bool and \
+            args[0].shape == tuple(shape) and shape:
+        return (int(np.count_nonzero(args[0])),), (False,), "points"
+    lengths = iter(select(shape, args).mshape)
+    full = [slice(None) if a is Ellipsis else a
+            for a in _expand_ellipsis(tuple(args), len(shape))]
+    scalar = tuple(isinstance(a, (int, np.integer)) for a in full)
+    counts = tuple(1 if s else next(lengths) for s in scalar)
+    fancy = any(isinstance(a, (list, np.ndarray)) for a in full)
+    return counts, scalar, "fancy" if fancy else "simple"
+
+
+def _expand_shape(source, counts, scalar, array_shape):
+    """h5py's SimpleSelection.expand_shape: ``source`` matched to the selection's dimensions
+    from the last (integer dimensions take 1), each of length 1 or the selection's; the
+    source's dimensions left over must be of length 1."""
+    remaining = list(source)
+    expanded = []
+    for count, is_scalar in zip(counts[::-1], scalar[::-1]):
+        if not remaining or is_scalar:
+            expanded.append(1)
+            continue
+        t = remaining.pop()
+        if t != 1 and t != count:
+            raise TypeError(f"Can't broadcast {source} -> {array_shape}")
+        expanded.append(t)
+    if any(n > 1 for n in remaining):
+        raise TypeError(f"Can't broadcast {source} -> {array_shape}")
+    return tuple(expanded[::-1])
 
 
 def numpy_index(args, shape):

@@ -339,3 +339,47 @@ def test_resize_existing_strings_first(tmp_path):
         f["s"][3:] = ["x", "y", "z"]
     with h5py.File(p) as f:
         assert f["s"].asstr()[()].tolist() == ["a", "bc", "d", "x", "y", "z"]
+
+
+_VSTR = h5py.string_dtype()
+NULL_STRING_TYPES = {   # (dtype, element 1 with strings, element 3 with empty strings, new 2)
+    "member": ([("a", "i4"), ("s", _VSTR)], (1, "x"), (3, ""), (2, "y")),
+    "array_member": ([("a", "i4"), ("s", _VSTR, (2,))], (1, ["x", "y"]), (3, ["", ""]),
+                     (2, ["z", ""])),
+    "nested": ([("a", "i4"), ("n", [("s", h5py.string_dtype("ascii")), ("b", "f8")])],
+               (1, (b"x", 0.5)), (3, (b"", 1.5)), (2, (b"y", 2.5))),
+    "array": ((_VSTR, (2,)), np.array(["x", "y"], object), np.array(["", ""], object),
+              np.array(["z", ""], object)),
+}
+NULL_STRING_OPS = {
+    "write": lambda ds, new: ds.__setitem__(2, new),
+    "resize": lambda ds, new: ds.resize((7,)),
+    "attribute": lambda ds, new: ds.attrs.__setitem__("z", 1),
+    "rewrite": lambda ds, new: ds.__setitem__(slice(3, 4), ds[3:4]),
+}
+
+
+@pytest.mark.skipif(H5DUMP is None, reason="h5dump is not installed")
+@pytest.mark.parametrize("op", list(NULL_STRING_OPS))
+@pytest.mark.parametrize("kind", list(NULL_STRING_TYPES))
+def test_null_strings_in_compounds_stay_null(tmp_path, kind, op):
+    """Variable-length strings never written inside compound members and array types are
+    null heap IDs (h5dump: NULL; "" is an empty heap object), and stay null when purehep
+    rewrites the dataset after a change to it, as they do when h5py changes it: purehep
+    kept the nulls of top-level strings only, and wrote the others back as empty strings."""
+    dtype, one, empty, new = NULL_STRING_TYPES[kind]
+    base = str(tmp_path / "base.h5")
+    with h5py.File(base, "w") as f:
+        ds = f.create_dataset("d", (5,), np.dtype(dtype), chunks=(2,), maxshape=(None,))
+        ds[1] = one
+        ds[3] = empty
+    dumps = []
+    for lib in (h5py, purehep):
+        path = str(tmp_path / f"{lib.__name__}.h5")
+        shutil.copy(base, path)
+        with lib.File(path, "r+") as f:
+            NULL_STRING_OPS[op](f["d"], new)
+        dumps.append(subprocess.run([H5DUMP, "-d", "d", path], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert "NULL" in dumps[0]
+    assert dumps[1].replace("purehep.h5", "h5py.h5") == dumps[0]

@@ -16,8 +16,9 @@ import numpy as np
 from .create_checks import check_required, check_storable, link_name
 from .creation import (_array_dtype_attribute, _object_array, _prepare, chunk_cache_options,
                        default_order, fill_bytes, hdf5_converted, make_dataset, access_prefixes)
-from ..selections import check_broadcast, numpy_index
+from ..selections import numpy_index
 from ..write import values as V
+from .write_shapes import field_values_shape, fit_values
 
 
 class _ThroughExternal(KeyError):
@@ -454,45 +455,6 @@ def _encoded_strings(val, dtype):
     return val
 
 
-def _check_array_values(shape, dtype):
-    """h5py's TypeError for values of an array datatype whose last dimensions are not the
-    array's (a constant is not broadcast into each array)."""
-    sub = dtype.subdtype
-    if sub is not None and tuple(shape[len(shape) - len(sub[1]):]) != sub[1]:
-        raise TypeError(f"When writing to array types, last N dimensions have to match (got "
-                        f"{tuple(shape[-len(sub[1]):])}, but should be {sub[1]})")
-
-
-def _broadcast_checked(dtype, val):
-    """True where h5py checks the shape of the values written against the selection before
-    converting them (its TypeError "Can't broadcast"): numbers and other fixed-size types
-    (records given as an array, not a tuple), strings of fixed length (with their encoding
-    in the dtype's metadata too) and of variable length, one string per element (a
-    variable-length sequence's values are not shaped like the selection)."""
-    meta = dtype.metadata or {}
-    if meta.get("vlen") in (str, bytes) or (dtype.kind == "S" and dtype.subdtype is None):
-        return True
-    return dtype.kind != "O" and dtype.subdtype is None and not meta and \
-        (dtype.names is None or isinstance(val, np.ndarray))
-
-
-def _vlen_sequences(val, base):
-    """Values for a dataset of variable-length sequences of ``base``, read as h5py's
-    Dataset.__setitem__ reads them: values that make a regular array of ``base`` are one
-    sequence per row of its last axis (a 1-d array: one sequence); others are left as given
-    (an object array of sequences, each converted to ``base`` when stored)."""
-    try:
-        arr = np.asarray(val, dtype=base)
-    except (ValueError, TypeError):
-        return val
-    if arr.ndim == 0:
-        return val
-    out = np.empty(arr.shape[:-1], object)
-    for index in np.ndindex(out.shape):
-        out[index] = arr[index]
-    return out
-
-
 class DatasetWriter(WritableObject):
 
     def __setitem__(self, args, val):
@@ -504,9 +466,10 @@ class DatasetWriter(WritableObject):
             raise TypeError("Empty datasets can't be written")
         args = args if isinstance(args, tuple) else (args,)
         names = [a for a in args if isinstance(a, str)]
-        args = numpy_index(tuple(a for a in args if not isinstance(a, str)), node.shape)
+        given = tuple(a for a in args if not isinstance(a, str))
+        args = numpy_index(given, node.shape)
         if names:
-            self._write_fields(args, names, val)
+            self._write_fields(given, names, val)
             return
         val = _encoded_strings(val, node.dtype)
         if isinstance(val, np.ndarray) and node.dtype.kind != "O" and val.dtype.kind not in "OT" \
@@ -514,16 +477,10 @@ class DatasetWriter(WritableObject):
             from ..format.messages.datatype import encode_dtype
             encode_dtype(val.dtype)   # h5py converts an array from its own dtype: a plain
             #                           datetime64 array has no conversion path (TypeError)
-        if node.layout != "sparse" and _broadcast_checked(node.dtype, val):
-            val = np.asarray(val, dtype=object) if node.dtype.kind == "O" else val
-            extra = check_broadcast(np.shape(val), node.shape, args)
-            if extra:
-                val = np.asarray(val).reshape(np.shape(val)[extra:])
-        from ..write.storage import MemoryStore
-        base = (node.dtype.metadata or {}).get("vlen")
-        if base is not None and base not in (str, bytes):
-            val = _vlen_sequences(val, base)
         val = _complex_as_compound(val, node.dtype)
+        if node.layout != "sparse":
+            val = fit_values(node, given, val)
+        from ..write.storage import MemoryStore
         libhdf5_converts = True               # (not h5py: it converts StringDType itself)
         if isinstance(val, np.ndarray) and val.dtype.kind == "T":
             val = val.astype(object)          # numpy 2 StringDType: str objects
@@ -542,11 +499,10 @@ class DatasetWriter(WritableObject):
                     val = _object_array(val, np.shape(np.asarray(val, dtype=object)))
             check_storable(val, node.dtype)
             if isinstance(val, np.ndarray) and node.dtype.kind != "O" and \
-                    val.dtype != node.dtype and libhdf5_converts:
-                val = V.cast(val, node.dtype)
+                    val.dtype != node.dtype.base and libhdf5_converts:   # (an array type's
+                val = V.cast(val, node.dtype.base)            # values come with its dimensions)
             node.store.write(args if args else Ellipsis, val)
         else:   # an array dtype's values come expanded (its base, trailing dimensions)
-            _check_array_values(np.shape(val), node.dtype)
             dtype = node.store.dtype.base
             val = np.asarray(val, dtype=dtype) if not isinstance(val, np.ndarray) else val
             if val.dtype != dtype:      # (the dataset's own type: an enum's is no integer)
@@ -577,6 +533,8 @@ class DatasetWriter(WritableObject):
         missing = [n for n in names if dtype.names is None or n not in dtype.names]
         if missing:
             raise ValueError(f"Field names {missing} not in the compound type {dtype}")
+        if self._node.layout != "sparse":
+            val = field_values_shape(self._node, args, names, val)
         current = np.array(self[args] if args else self[()], dtype=dtype)
         val = np.asarray(val)
         if len(names) == 1 and (val.dtype.names is None or names[0] not in val.dtype.names):

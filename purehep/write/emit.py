@@ -462,16 +462,18 @@ class Emitter:
             p.side["chunks"] = self._chunk_memory(node, raw)
 
     def _chunk_memory(self, node, raw):
-        """Split (and filter) an in-memory dataset into chunks in the metadata area."""
+        """Split (and filter) an in-memory dataset into chunks in the metadata area
+        (``raw``'s trailing dimensions past the dataset's are an array type's)."""
         from ..filters import encode_pipeline
         records = {}
         chunks = tuple(node.chunks)
+        items = raw.shape[len(chunks):]
         grid = tuple(-(-s // c) for s, c in zip(node.shape, chunks))
         fill = np.zeros((), raw.dtype)
         for scaled in np.ndindex(*grid):
             sl = tuple(slice(s * c, min((s + 1) * c, n)) for s, c, n in zip(scaled, chunks,
                                                                             node.shape))
-            block = np.empty(chunks, raw.dtype)
+            block = np.empty(chunks + items, raw.dtype)
             block[...] = fill
             block[tuple(slice(0, x.stop - x.start) for x in sl)] = raw[sl]
             data = block.reshape(-1).view(np.uint8)

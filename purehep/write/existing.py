@@ -371,13 +371,12 @@ class ExistingDataset(Existing, model.DatasetNode):
         """Every value as h5py's ``ds[()]`` returns it, except a null variable-length string
         (a null heap ID: never written, libhdf5's zero fill; h5py reads it as b"") is None,
         as a MemoryStore keeps it, so that rewriting the dataset keeps it null (libnetcdf
-        tells it from an empty string: ncdump prints NIL)."""
+        tells it from an empty string: ncdump prints NIL), also as a compound's member or an
+        array type's item."""
         ctx = self.session.ctx
         elements = as_elements(self.stored().read(None), self.type_msg.file_dtype)
         values = from_file(ctx, self.type_msg, elements)
-        if (self.dtype.metadata or {}).get("vlen") in (str, bytes):
-            coll = elements["collection"]
-            values[(coll == 0) | (coll == ctx.undefined)] = None
+        _keep_null_strings(ctx, self.type_msg, elements, values)
         return values
 
     def committed(self):
@@ -408,6 +407,21 @@ class ExistingDataset(Existing, model.DatasetNode):
         if self.layout == "sparse":
             return bool(st.dirty) or st.records != self._snap_records
         return bool(getattr(st, "_touched", False))
+
+
+def _keep_null_strings(ctx, datatype, elements, values):
+    """Set ``values`` (converted from the stored ``elements`` of ``datatype``) to None where a
+    variable-length string is a null heap ID (collection address 0, or undefined), looking
+    into compound members and array types (libhdf5's H5T__vlen_disk_isnull; the strings in
+    a variable-length sequence's heap objects are not looked into)."""
+    if datatype.kind == "vlen_str":
+        coll = elements["collection"]
+        values[(coll == 0) | (coll == ctx.undefined)] = None
+    elif datatype.kind == "compound":
+        for m in datatype.members:
+            _keep_null_strings(ctx, m.type, elements[m.name], values[m.name])
+    elif datatype.kind == "array":
+        _keep_null_strings(ctx, datatype.base, elements, values)
 
 
 from .storage import MemoryStore as _MemoryStore  # noqa: E402

@@ -46,13 +46,14 @@ def broadcast_values(values, shape, dtype):
 
 def h5py_order(args, values, shape, dtype):
     """(index, values) for numpy's item assignment that writes what h5py writes for the
-    selection ``args``: with an index list and integer indices, numpy moves the list's axis
-    first (its advanced indices are not side by side), h5py keeps every axis in place; the
-    integers become one-element slices and the values get their axes."""
+    selection ``args``: with an index list (or a boolean array along one axis) and integer
+    indices, numpy moves the list's axis first (its advanced indices are not side by side),
+    h5py keeps every axis in place; the integers become one-element slices and the values
+    get their axes."""
     args = args if isinstance(args, tuple) else (args,)
     ints = [i for i, a in enumerate(args) if isinstance(a, (int, np.integer))]
     if not ints or any(a is Ellipsis for a in args) or not any(
-            isinstance(a, (list, np.ndarray)) and np.asarray(a).dtype != bool for a in args):
+            isinstance(a, (list, np.ndarray)) for a in args):
         return args, values
     index = tuple(slice(a, a + 1 or None) if i in ints else a for i, a in enumerate(args))
     target = np.broadcast_to(np.zeros((), np.uint8), shape)[index].shape
