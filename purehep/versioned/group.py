@@ -58,14 +58,28 @@ class StagedGroup:
         for key, obj in group.items():
             path = posixpath.join(name, key)
             if hasattr(obj, "shape"):
-                dataset = StagedDataset.from_version(path, obj, staged)
-                staged._datasets[key] = dataset
-                staged._chunks[key] = dataset.grid
-                staged._filters[key] = raw_filters(dataset._raw)
+                staged._adopt(key, StagedDataset.from_version(path, obj, staged))
             else:
                 staged._groups[key] = cls.from_version(file, obj, path, staged)
                 staged._groups[key].attrs = StagedAttrs(obj.attrs.items())
         return staged
+
+    @classmethod
+    def committed_dataset(cls, file, version, path):
+        """Dataset ``path`` of the committed version group ``version``, staged alone (in a
+        group holding nothing else), as the package's replay reads one dataset of a
+        version."""
+        group = cls(file, posixpath.dirname(path))
+        dataset = StagedDataset.from_version(path, version[path], group)
+        group._adopt(posixpath.basename(path), dataset)
+        return dataset
+
+    def _adopt(self, key, dataset):
+        """Hold the committed ``dataset`` as ``key``, with the chunks and filters of its
+        raw data recorded (the package's ``_set_chunks``/``_set_filters``)."""
+        self._datasets[key] = dataset
+        self._chunks[key] = dataset.grid
+        self._filters[key] = raw_filters(dataset._raw)
 
     # -- lookup -----------------------------------------------------------------------------
     def _split(self, path, create=False):
