@@ -162,10 +162,11 @@ class StagedGroup:
     def __setitem__(self, path, value):
         """A new dataset of ``value``; one replacing a dataset keeps its fill value, its
         attributes and its place (the package's hot swap); a new one takes the fill value
-        of a raw_data an older version stored."""
-        if isinstance(value, StagedDataset):
-            value = value[()]
+        of a raw_data an older version stored; a staged dataset is shared (:meth:`_share`)."""
         group, last = self._split(path, create=True)
+        if isinstance(value, StagedDataset):
+            group._share(last, value)
+            return
         if last in group._groups:
             raise ValueError(f"{path!r} is a group")
         old = group._datasets.get(last)
@@ -183,6 +184,35 @@ class StagedGroup:
         if old is not None:
             staged.attrs.update(old.attrs)
         group._datasets[last] = staged
+
+    def _share(self, key, dataset):
+        """``group[key] = group[other]``, as the package's: the same staged dataset under a
+        second name (a write through either name shows through both, attributes included);
+        one of the previous version not yet wholly replaced lends the name its chunks and
+        filters. The commit stores it under each name (:meth:`datasets`)."""
+        if key in self._groups:
+            raise ValueError(f"{key!r} is a group")
+        self._datasets[key] = dataset
+        if dataset.kind == "inherited":
+            self._chunks[key] = dataset.grid
+            self._filters[key] = raw_filters(dataset._raw)
+
+    def _alias(self, key, dataset):
+        """The dataset committed as ``key`` of this group for a dataset staged under another
+        name too: a copy of its array with its fill value and attributes, chunked and filtered
+        as a new array of that name. The package commits only an array so (a dataset of the
+        previous version, or one created from a shape or grown, fails its commit)."""
+        name = posixpath.join(self.name, key)
+        if dataset.kind != "array":
+            raise RuntimeError(f"dataset {dataset.name!r} staged as {name!r} too cannot be "
+                               "committed under both names (the package's commit fails)")
+        data = dataset[()]
+        chunks = self._chunks.get(key)
+        grid, filters = self._grid(name, data, chunks, self._filters.get(key, {}))
+        alias = StagedDataset.new(name, data, grid, dataset.fillvalue, filters, parent=self,
+                                  chunks=chunks)
+        alias.attrs.update(dataset.attrs)
+        return alias
 
     def create_group(self, path):
         group, last = self._split(path, create=True)
@@ -263,11 +293,16 @@ class StagedGroup:
     # -- what the commit stores -------------------------------------------------------------
     def datasets(self):
         """Every staged dataset below this group by path, in the package's commit order:
-        this group's own, then those below in :meth:`visititems` order."""
-        found = {d.name: d for d in self._datasets.values()}
-        for _, obj in self._walk(""):
-            if isinstance(obj, StagedDataset):
-                found.setdefault(obj.name, obj)
+        this group's own, then those below in :meth:`visititems` order (a dataset staged
+        under two names is stored under each)."""
+        found = {}
+        paths = [*self._datasets, *(path for path, obj in self._walk("")
+                                    if isinstance(obj, StagedDataset))]
+        for path in paths:
+            group, key = self._split(path)
+            name, dataset = posixpath.join(group.name, key), group._datasets[key]
+            if name not in found:
+                found[name] = dataset if dataset.name == name else group._alias(key, dataset)
         return found
 
     def groups(self):

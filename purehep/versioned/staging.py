@@ -45,6 +45,9 @@ class StagedDataset:
                                 # in the order the commit stores them
         self._pinned = set()    # chunks still where the creation array put them, in the
         self._views = None      # package's views of it (of this shape) that cannot grow
+        self.kind = "inherited" if raw is not None else "sparse"   # the package's class of
+                                # it: InMemoryDataset, InMemoryArrayDataset ("array": from an
+                                # array, until grown) or InMemorySparseDataset
         self.guessed = False    # grid a guess from the shape, made again when the dataset
                                 # first grows and at the commit (``group[name] = array``
                                 # with no chunks known: the package's chunks=None)
@@ -176,6 +179,8 @@ class StagedDataset:
                 _refill(self._modified(index), region, self.fillvalue)
         if self.chunks is None and size != shrunk:    # known once grown, as the package's
             self.chunks = self.grid
+        if self.kind == "array" and size != shrunk:
+            self.kind = "sparse"
         self.shape = size
 
     def settle_grid(self, shape=None):
@@ -206,7 +211,7 @@ class StagedDataset:
 
     def _rebase(self, data):
         """Make ``data`` this dataset's content, every chunk to be stored."""
-        self._base = data
+        self._base, self.kind = data, "array"
         self.mapping, self.dirty = {}, {}
         for index in slab_order(chunk_grid(data.shape, self.grid)):
             self.dirty[index] = None
