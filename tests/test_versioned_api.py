@@ -711,15 +711,24 @@ def shared_session(mod, vf_class, path, case):
             with vf.stage_version("v1") as g:
                 g.create_dataset("a", data=np.arange(10.0), chunks=(4,), compression="gzip",
                                  fillvalue=3.0)
-                if case.startswith("new"):
-                    g["b"] = g["a"]
+                g.create_dataset("c", data=np.arange(12).reshape(3, 4), chunks=(2, 2))
+                if case == "new_2d":
+                    g["b"] = g["c"]
+                elif case.startswith("new"):
+                    g["grp/b" if case == "new_nested" else "b"] = g["a"]
                     {"new_b": lambda: g["b"].__setitem__(1, 50),
                      "new_a": lambda: g["a"].__setitem__(slice(1, 6), 60),
                      "new_all": lambda: g["b"].__setitem__(slice(None), 5),
                      "new_attrs": lambda: g["a"].attrs.__setitem__("u", 1),
                      "new_shrunk": lambda: g["b"].resize((7,))}.get(case, lambda: None)()
-                    log.append({k: g[k][()].tolist() for k in ("a", "b")})
+                    log.append({k: g[k][()].tolist() for k in ("a", "b", "grp/b") if k in g})
+                if case.startswith("over"):
+                    g.create_dataset("b", data=np.arange(5.0), chunks=(4,), fillvalue=3.0)
             with vf.stage_version("v2") as g:
+                if case.startswith("over"):
+                    g["a"][:] = 4
+                    g["a"].resize((12,) if case == "over_grown" else (3,))
+                    g["b"] = g["a"]
                 if case.startswith("old"):
                     g["b"] = g["a"]
                     if case == "old_all":
@@ -730,17 +739,23 @@ def shared_session(mod, vf_class, path, case):
                     log.append({k: g[k][()].tolist() for k in ("a", "b")})
             with vf.stage_version("v3") as g:
                 g["a"][2] = -2
+        except (RuntimeError, AssertionError):  # the package's failing commits of a shared
+            log.append("commit failed")          # sparse dataset assert; purehep's raise
         except Exception as e:     # noqa: BLE001 (compared with the package's)
             log.append(type(e))
     with h5py.File(path, "r") as f:
         vf = versioned_hdf5.VersionedHDF5File(f)
-        log += [(v, {k: (vf[v][k][()].tolist(), dict(vf[v][k].attrs)) for k in vf[v]})
-                for v in vf.versions]
+        for v in vf.versions:
+            found = {}
+            vf[v].visititems(lambda k, obj: found.__setitem__(k, (
+                obj[()].tolist(), dict(obj.attrs))) if isinstance(obj, h5py.Dataset) else None)
+            log.append((v, found))
     return log
 
 
 @pytest.mark.parametrize("case", ["new", "new_b", "new_a", "new_all", "new_attrs",
-                                  "new_shrunk", "old", "old_b", "old_all"])
+                                  "new_shrunk", "new_nested", "new_2d", "old", "old_b",
+                                  "old_all", "over", "over_grown"])
 def test_dataset_staged_under_a_second_name_as_the_package(tmp_path, case):
     """The package stages ``g["b"] = g["a"]`` as one dataset under two names (purehep staged a
     copy): a write through either shows through both until the commit, which stores the
@@ -749,5 +764,5 @@ def test_dataset_staged_under_a_second_name_as_the_package(tmp_path, case):
     logs = {side: shared_session(*SIDES[side], tmp_path / f"{side}.h5", case)
             for side in SIDES}
     assert repr(logs["purehep"]) == repr(logs["package"])
-    if not case.startswith("old") or case == "old_all":
+    if case not in ("old", "old_b", "new_2d", "over_grown"):
         assert_same(dump(tmp_path / "package.h5"), dump(tmp_path / "purehep.h5"))

@@ -200,12 +200,15 @@ class StagedGroup:
     def _alias(self, key, dataset):
         """The dataset committed as ``key`` of this group for a dataset staged under another
         name too: a copy of its array with its fill value and attributes, chunked and filtered
-        as a new array of that name. The package commits only an array so (a dataset of the
-        previous version, or one created from a shape or grown, fails its commit)."""
+        as a new array of that name. The package commits only an array so: a dataset of the
+        previous version fails its commit (or, unchanged with its first name deleted, is
+        stored under that name), one created from a shape or grown fails an assertion; a
+        RuntimeError here."""
         name = posixpath.join(self.name, key)
         if dataset.kind != "array":
-            raise RuntimeError(f"dataset {dataset.name!r} staged as {name!r} too cannot be "
-                               "committed under both names (the package's commit fails)")
+            raise RuntimeError(f"{name!r} stages dataset {dataset.name!r}, not an array of "
+                               "this version: the package cannot commit it under a second "
+                               "name (its commit fails, or stores it under the first name)")
         data = dataset[()]
         chunks = self._chunks.get(key)
         grid, filters = self._grid(name, data, chunks, self._filters.get(key, {}))
