@@ -197,23 +197,28 @@ class StagedGroup:
             self._chunks[key] = dataset.grid
             self._filters[key] = raw_filters(dataset._raw)
 
-    def _alias(self, key, dataset):
-        """The dataset committed as ``key`` of this group for a dataset staged under another
-        name too: a copy of its array with its fill value and attributes, chunked and filtered
-        as a new array of that name. The package commits only an array so: a dataset of the
-        previous version fails its commit (or, unchanged with its first name deleted, is
-        stored under that name), one created from a shape or grown fails an assertion; a
-        RuntimeError here."""
+    def _alias(self, key, dataset, first):
+        """What the commit stores as ``key`` of this group for a dataset staged under another
+        name too (``first``: not stored under another name before), as the package's commit
+        stores the one object under each name: an array of this version as a new array of
+        that name (chunked and filtered so, its fill value and attributes kept); a dataset
+        created from a shape or grown as itself renamed the first time, then (its chunks
+        now rows of the first name's raw data) only if all of it is the fill value; never a
+        dataset of the previous version. Those the package cannot store (its commit fails
+        an assertion or on a name, or stores an unchanged one under its first name) raise
+        RuntimeError."""
         name = posixpath.join(self.name, key)
-        if dataset.kind != "array":
-            raise RuntimeError(f"{name!r} stages dataset {dataset.name!r}, not an array of "
-                               "this version: the package cannot commit it under a second "
-                               "name (its commit fails, or stores it under the first name)")
-        data = dataset[()]
-        chunks = self._chunks.get(key)
-        grid, filters = self._grid(name, data, chunks, self._filters.get(key, {}))
-        alias = StagedDataset.new(name, data, grid, dataset.fillvalue, filters, parent=self,
-                                  chunks=chunks)
+        if dataset.kind == "array":
+            data = dataset[()]
+            chunks = self._chunks.get(key)
+            grid, filters = self._grid(name, data, chunks, self._filters.get(key, {}))
+            alias = StagedDataset.new(name, data, grid, dataset.fillvalue, filters,
+                                      parent=self, chunks=chunks)
+        elif dataset.kind == "sparse" and (first or not dataset.holds_data()):
+            alias = dataset.renamed(name, self, self._filters.get(key, {}), keep=first)
+        else:
+            raise RuntimeError(f"{name!r} stages dataset {dataset.name!r}, which the package "
+                               "cannot commit under this name")
         alias.attrs.update(dataset.attrs)
         return alias
 
@@ -298,14 +303,18 @@ class StagedGroup:
         """Every staged dataset below this group by path, in the package's commit order:
         this group's own, then those below in :meth:`visititems` order (a dataset staged
         under two names is stored under each)."""
-        found = {}
+        found, stored = {}, set()
         paths = [*self._datasets, *(path for path, obj in self._walk("")
                                     if isinstance(obj, StagedDataset))]
         for path in paths:
             group, key = self._split(path)
             name, dataset = posixpath.join(group.name, key), group._datasets[key]
-            if name not in found:
-                found[name] = dataset if dataset.name == name else group._alias(key, dataset)
+            if name in found:
+                continue
+            first = id(dataset) not in stored
+            stored.add(id(dataset))
+            found[name] = dataset if dataset.name == name and first else \
+                group._alias(key, dataset, first)
         return found
 
     def groups(self):
