@@ -40,6 +40,11 @@ CASES = {
     "fill like the data": ("fresh", dict(fillvalue=0)),
     "lzf with gzip options": ("cube", dict(compression="lzf")),
     "no such dataset": ("nope", dict(chunks=(3,))),
+    "strings: ascii": ("strings", dict(dtype=h5py.string_dtype("ascii"))),
+    "strings: fill refused": ("strings", dict(fillvalue=b"x")),
+    "values: no conversion to strings": ("values", dict(dtype="S3")),
+    "values: bool": ("values", dict(dtype=bool)),
+    "cube: complex": ("cube", dict(dtype="c8", fillvalue=1 + 1j)),
     "chunks of another rank": ("values", dict(chunks=(3, 3))),
 }
 

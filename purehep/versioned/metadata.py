@@ -91,8 +91,7 @@ def _create_target(newf, name, dataset):
     chunks = normalize_chunks(dataset.chunks, (0,) * len(dataset.shape), dtype)
     check_raw_data(None, dataset)
     filters = {key: getattr(dataset, key) for key in FILTER_KEYS}
-    raw, table = create_raw_data(newf, name, dtype, chunks, dataset.fillvalue, filters)
-    return raw, table
+    return create_raw_data(newf, name, dtype, chunks, dataset.fillvalue, filters)
 
 
 def _rewrite_version(newf, name, version, dataset, raw, table):
@@ -107,8 +106,8 @@ def _rewrite_version(newf, name, version, dataset, raw, table):
     fill = dataset.fillvalue
     itemsize = OBJECT_ITEMSIZE if np.dtype(dataset.dtype) == object else \
         getattr(dataset, "itemsize_max", np.dtype(dataset.dtype).itemsize)
-    budget = min(REWRITE_BLOCK_BYTES_MAX, max(REWRITE_BLOCK_BYTES_MIN,
-                                              REWRITE_BLOCK_BYTES_PER_CHUNK * table.largest_index))
+    budget = min(REWRITE_BLOCK_BYTES_MAX,
+                 max(REWRITE_BLOCK_BYTES_MIN, REWRITE_BLOCK_BYTES_PER_CHUNK * table.largest_index))
     mapping = {}
     for block in _chunk_blocks(shape, chunks, itemsize, budget):
         data = np.asarray(dataset[block], dtype)

@@ -8,7 +8,10 @@ from .api import FIRST_VERSION
 from .backend import (DATA_GROUP, dataset_names, is_vlen_string, raw_path, read_mapping,
                       source_blocks, write_virtual_dataset)
 from .hashing import Hashtable
-from .metadata import modify_metadata, recreate_dataset, swap, tmp_group  # noqa: F401
+from .metadata import modify_metadata, recreate_dataset, swap, tmp_group
+
+__all__ = ["delete_version", "delete_versions", "modify_metadata", "recreate_dataset", "swap",
+           "tmp_group"]
 
 
 def delete_versions(f, versions_to_delete):

@@ -647,8 +647,9 @@ class Writer:
     def _deletions(self, refdelta, held):
         """Objects whose last hard link goes in this commit (id -> node), their members with
         them (libhdf5 frees such objects; their space joins the free list); members created
-        since the last stage are not among them (never staged, they are left out of it). One still open
-        (in ``held``) stays, as an anonymous object, until it is closed (libhdf5's too)."""
+        since the last stage are not among them (never staged, they are left out of it).
+        One still open (in ``held``) stays, as an anonymous object, until it is closed
+        (libhdf5's too)."""
         deleted = {}
         queue = [k for k, v in refdelta.items() if v < 0]
         by_id = {id(n): n for n in self.nodes.values()} if queue else {}
