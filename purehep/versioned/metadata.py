@@ -251,15 +251,33 @@ class MetadataView:
         return np.zeros((), self.dtype)[()] if value is None else \
             np.asarray(value, dtype=self.dtype)[()]
 
-    def __getitem__(self, key):
-        data = np.asarray(self.source[key])
+    def __getitem__(self, block):
+        """The values of ``block`` (a tuple of slices, as :func:`_rewrite_version` reads)."""
+        data = np.asarray(self.source[block])
         if data.dtype != self.dtype:
-            data = data.astype(self.dtype) if "O" in data.dtype.kind + self.dtype.kind \
-                else cast(data, self.dtype)
+            data = self._converted(data, block)
         if self._fillvalue != self._prev_fillvalue:
             data = np.array(data)
             data[data == self._prev_fillvalue] = self._fillvalue
         return data
+
+    def _converted(self, data, block):
+        """``data`` read from ``block`` in the new dtype: what raw_data holds as libhdf5
+        converts it, the chunks the version does not store (its fill value) as numpy
+        converts the fill value (the package's StagedChangesArray.astype)."""
+        if "O" in data.dtype.kind + self.dtype.kind:
+            return data.astype(self.dtype)
+        out = cast(data, self.dtype)
+        grid = self.source.grid
+        with np.errstate(invalid="ignore", over="ignore"):
+            fill = np.asarray(self._prev_fillvalue).astype(self.dtype)
+        for index in itertools.product(*(range(b.start // c, -(-b.stop // c))
+                                         for b, c in zip(block, grid))):
+            if index not in self.source.mapping:
+                region = chunk_slices(index, grid, self.shape)
+                out[tuple(slice(max(r.start, b.start) - b.start, min(r.stop, b.stop) - b.start)
+                          for r, b in zip(region, block))] = fill
+        return out
 
 
 def modify_metadata(f, dataset_name, *, chunks=None, dtype=None, fillvalue=None,
