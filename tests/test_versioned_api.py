@@ -777,3 +777,33 @@ def test_dataset_staged_under_a_second_name_as_the_package(tmp_path, case):
     assert repr(logs["purehep"]) == repr(logs["package"])
     if case not in ("old", "old_b", "new_2d", "over_grown", "shape"):
         assert_same(dump(tmp_path / "package.h5"), dump(tmp_path / "purehep.h5"))
+
+
+def regrouped_session(mod, vf_class, path, data):
+    """A dataset created with chunks in a group, the group deleted, then an array assigned
+    to the same path (``data``) in the same version."""
+    with mod.File(path, "w") as f:
+        vf = vf_class(f)
+        try:
+            with vf.stage_version("v1") as g:
+                g.create_dataset("grp/x", data=np.zeros((4, 4)), chunks=(3, 2),
+                                 compression="gzip")
+                g.create_dataset("y", data=np.arange(5), chunks=(2,))
+                del g["grp"]
+                g["grp/x"] = data
+        except ValueError as e:
+            return type(e)
+    return dump(path)
+
+
+@pytest.mark.parametrize("data", [np.arange(30.0).reshape(5, 6), np.arange(7.0)])
+def test_array_assigned_where_a_deleted_group_held_a_dataset_as_the_package(tmp_path, data):
+    """The package's commit takes the chunks and filters recorded for the path, which the
+    root group keeps when the group is deleted (purehep's went with the group): the array
+    is stored with them, or the commit fails when its rank differs."""
+    results = [regrouped_session(*SIDES[side], tmp_path / f"{side}.h5", data)
+               for side in ("package", "purehep")]
+    if isinstance(results[0], dict):
+        assert_same(*results)
+    else:
+        assert results[0] is results[1] is ValueError

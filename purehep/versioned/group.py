@@ -50,6 +50,8 @@ class StagedGroup:
         self._datasets = {}
         self._chunks = {}           # chunk shape recorded per dataset name (the package's
         self._filters = {}          # _chunks) and filter arguments (its _filters)
+        self._ledger = {}           # the root's: (chunks, filters) recorded by path, kept when
+                                    # a group is deleted (the package's commit reads these)
 
     @classmethod
     def from_version(cls, file, group, name="", parent=None):
@@ -78,8 +80,24 @@ class StagedGroup:
         """Hold the committed ``dataset`` as ``key``, with the chunks and filters of its
         raw data recorded (the package's ``_set_chunks``/``_set_filters``)."""
         self._datasets[key] = dataset
-        self._chunks[key] = dataset.grid
-        self._filters[key] = raw_filters(dataset._raw)
+        self._record(key, dataset.grid, raw_filters(dataset._raw))
+
+    def _record(self, key, chunks, filters):
+        """Record the chunks and filters of dataset ``key``, here and by path in the root
+        (the package's _set_chunks/_set_filters record them in every group up to the root;
+        a group deleted takes its records with it, the root's stay)."""
+        self._chunks[key], self._filters[key] = chunks, filters
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        root._ledger[posixpath.join(self.name, key)] = (chunks, filters)
+
+    def _recorded(self, key):
+        """(chunks, filters) the commit takes for dataset ``key`` ((None, {}): none)."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        return root._ledger.get(posixpath.join(self.name, key), (None, {}))
 
     # -- lookup -----------------------------------------------------------------------------
     def _split(self, path, create=False):
@@ -175,11 +193,10 @@ class StagedGroup:
         fillvalue = old.fillvalue if old is not None else \
             None if raw is None or raw.dtype.kind in "OT" else raw.fillvalue
         data = _initial_data(None, value)
-        chunks = group._chunks.get(last)
-        grid, filters = group._grid(name, data, chunks,
-                                    group._filters.get(last, {}) if raw is None else {})
+        chunks, filters = group._recorded(last)
+        grid, filters = group._grid(name, data, chunks, filters if raw is None else {})
         staged = StagedDataset.new(name, data, grid, fillvalue, filters, parent=group,
-                                   chunks=chunks)
+                                   chunks=group._chunks.get(last))
         staged.guessed = chunks is None and raw is None
         if old is not None:
             staged.attrs.update(old.attrs)
@@ -194,8 +211,7 @@ class StagedGroup:
             raise ValueError(f"{key!r} is a group")
         self._datasets[key] = dataset
         if dataset.kind == "inherited":
-            self._chunks[key] = dataset.grid
-            self._filters[key] = raw_filters(dataset._raw)
+            self._record(key, dataset.grid, raw_filters(dataset._raw))
 
     def _alias(self, key, dataset, first):
         """What the commit stores as ``key`` of this group for a dataset staged under another
@@ -208,14 +224,14 @@ class StagedGroup:
         an assertion or on a name, or stores an unchanged one under its first name) raise
         RuntimeError."""
         name = posixpath.join(self.name, key)
+        chunks, filters = self._recorded(key)
         if dataset.kind == "array":
             data = dataset[()]
-            chunks = self._chunks.get(key)
-            grid, filters = self._grid(name, data, chunks, self._filters.get(key, {}))
+            grid, filters = self._grid(name, data, chunks, filters)
             alias = StagedDataset.new(name, data, grid, dataset.fillvalue, filters,
-                                      parent=self, chunks=chunks)
+                                      parent=self, chunks=self._chunks.get(key))
         elif dataset.kind == "sparse" and (first or not dataset.holds_data()):
-            alias = dataset.renamed(name, self, self._filters.get(key, {}), keep=first)
+            alias = dataset.renamed(name, self, filters, keep=first)
         else:
             raise RuntimeError(f"{name!r} stages dataset {dataset.name!r}, which the package "
                                "cannot commit under this name")
@@ -264,8 +280,7 @@ class StagedGroup:
             grid, kept = group._grid(name, data, chunks, filters)
             staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
                                        chunks=grid)
-        group._chunks[last] = grid
-        group._filters[last] = dict(filters)
+        group._record(last, grid, dict(filters))
         group._datasets[last] = staged
         return staged
 
