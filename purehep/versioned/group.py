@@ -87,17 +87,14 @@ class StagedGroup:
         (the package's _set_chunks/_set_filters record them in every group up to the root;
         a group deleted takes its records with it, the root's stay)."""
         self._chunks[key], self._filters[key] = chunks, filters
-        root = self
-        while root.parent is not None:
-            root = root.parent
-        root._ledger[posixpath.join(self.name, key)] = (chunks, filters)
+        self._root()._ledger[posixpath.join(self.name, key)] = (chunks, filters)
 
     def _recorded(self, key):
         """(chunks, filters) the commit takes for dataset ``key`` ((None, {}): none)."""
-        root = self
-        while root.parent is not None:
-            root = root.parent
-        return root._ledger.get(posixpath.join(self.name, key), (None, {}))
+        return self._root()._ledger.get(posixpath.join(self.name, key), (None, {}))
+
+    def _root(self):
+        return self if self.parent is None else self.parent._root()
 
     # -- lookup -----------------------------------------------------------------------------
     def _split(self, path, create=False):
