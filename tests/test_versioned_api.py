@@ -807,3 +807,39 @@ def test_array_assigned_where_a_deleted_group_held_a_dataset_as_the_package(tmp_
         assert_same(*results)
     else:
         assert results[0] is results[1] is ValueError
+
+
+def unchunked_2d_session(mod, vf_class, path, case):
+    """An array of two dimensions assigned with no chunks known, then read, written,
+    deleted, shrunk or grown before the commit: what each step gives or raises."""
+    log = []
+    try:
+        with mod.File(path, "w") as f:
+            vf = vf_class(f)
+            with vf.stage_version("v1") as g:
+                g.create_dataset("a", data=np.arange(5), chunks=(2,))
+                g["m"] = np.zeros((3, 4))
+                log.append(g["m"][1].tolist())
+                g["m"][1, 2] = 5
+                log.append(g["m"][()].tolist())
+                if case == "deleted":
+                    del g["m"]
+                elif case in ("shrunk", "grown"):
+                    g["m"].resize((2, 2) if case == "shrunk" else (5, 5))
+                    log.append("resized")
+        log.append("committed")
+        with h5py.File(path, "r") as f:
+            log.append(sorted(f["_version_data/versions/v1"]))
+    except NotImplementedError:
+        log.append("NotImplementedError")
+    return log
+
+
+@pytest.mark.parametrize("case", ["deleted", "kept", "shrunk", "grown"])
+def test_unchunked_2d_array_fails_at_the_commit_as_the_package(tmp_path, case):
+    """The package guesses the chunks of ``g[name] = array`` at the commit (or at a resize
+    growing it), where more than one dimension fails; purehep failed at the assignment, so
+    an array deleted before the commit failed the version."""
+    logs = [unchunked_2d_session(*SIDES[side], tmp_path / f"{side}.h5", case)
+            for side in ("package", "purehep")]
+    assert logs[0] == logs[1]

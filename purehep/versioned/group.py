@@ -227,6 +227,7 @@ class StagedGroup:
             grid, filters = self._grid(name, data, chunks, filters)
             alias = StagedDataset.new(name, data, grid, dataset.fillvalue, filters,
                                       parent=self, chunks=self._chunks.get(key))
+            alias.guessed = chunks is None and self.file.get(raw_path(name)) is None
         elif dataset.kind == "sparse" and (first or not dataset.holds_data()):
             alias = dataset.renamed(name, self, filters, keep=first)
         else:
@@ -304,8 +305,12 @@ class StagedGroup:
     def _grid(self, name, data, chunks, filters):
         """Chunks and filters of a new dataset: as given, the chunks of its raw data if an
         older version stored one and none are given (what is given is checked against
-        that raw data at the commit, as the package's write_dataset does)."""
+        that raw data at the commit, as the package's write_dataset does). An array of
+        several dimensions given none is held as one chunk until the commit (or a resize
+        growing it) guesses them and fails, as the package's."""
         raw = self.file.get(raw_path(name))
+        if chunks is None and raw is None and data.ndim != 1:
+            return tuple(max(1, n) for n in data.shape), filters
         if raw is None or chunks is not None:
             return normalize_chunks(chunks, data.shape, data.dtype), filters
         return tuple(int(c) for c in raw.attrs["chunks"]), filters
