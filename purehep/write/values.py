@@ -191,9 +191,10 @@ def _soft_nans(arr, out):
     nan = np.isnan(arr)
     if not nan.any():
         return
-    bits = 8 * out.dtype.itemsize
-    pattern = np.where(np.signbit(arr[nan]), (1 << bits) - 1, (1 << (bits - 1)) - 1)
-    out[nan] = pattern.astype(f"u{out.dtype.itemsize}").view(out.dtype.newbyteorder("="))
+    unsigned = np.dtype(f"u{out.dtype.itemsize}")
+    ones = np.iinfo(unsigned).max
+    pattern = np.where(np.signbit(arr[nan]), unsigned.type(ones), unsigned.type(ones >> 1))
+    out[nan] = pattern.astype(unsigned).view(out.dtype.newbyteorder("="))
 
 
 class _Placeholders:
