@@ -357,6 +357,45 @@ def astype_reads_convert_as_libhdf5(lib, tmp):
 
 
 @behaviour
+def nan_to_other_byte_order_integers_as_libhdf5(lib, tmp):
+    """Floats to integers where libhdf5 converts in software (either type of the other byte
+    order): NaN becomes 0 (purehep gave C's cast, the minimum of a signed type); between
+    native types (C's cast) it stays the minimum. Written and read with astype."""
+    out = []
+    values = [np.nan, 2.5, -np.inf]
+    with _file(lib, tmp) as fh:
+        for src in ("<f8", ">f8", "<f4"):
+            for dt in ("<i4", ">i4", ">i8", "<u8", ">u2"):
+                d = fh.create_dataset(f"{src}{dt}", (3,), dt)
+                d[...] = np.array(values, src)
+                out.append(d[()].tolist())
+                f = fh.create_dataset(f"f{src}{dt}", data=np.array(values, src))
+                out.append(f.astype(dt)[()].tolist())
+    return out
+
+
+@behaviour
+def nan_between_float_sizes_as_libhdf5(lib, tmp):
+    """NaN between floats of two sizes where a type is not native (libhdf5's software
+    conversion) has every exponent and mantissa bit set, the sign kept (purehep kept
+    numpy's quiet NaN and payload); written and read with astype, compared bit for bit."""
+    values = np.array([np.nan, -np.nan, np.frombuffer(bytes.fromhex("0100000000f0ff7f"),
+                                                      "<f8")[0], 1.5])
+    out = []
+    with _file(lib, tmp) as fh:
+        for src in ("<f8", ">f4", "<f2"):
+            for dt in (">f4", "<f4", ">f8", ">f2"):
+                if np.dtype(src) == np.dtype(dt):
+                    continue
+                d = fh.create_dataset(f"{src}{dt}", (4,), dt)
+                d[...] = values.astype(src)
+                f = fh.create_dataset(f"f{src}{dt}", data=values.astype(src))
+                unsigned = f"u{np.dtype(dt).itemsize}"
+                out += [d[()].view(unsigned).tolist(), f.astype(dt)[()].view(unsigned).tolist()]
+    return out
+
+
+@behaviour
 def view_properties(lib, tmp):
     with _file(lib, tmp) as fh:
         return [(v.dtype.str, v.dtype.names, v.ndim, v.shape, v.size, len(v))

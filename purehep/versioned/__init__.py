@@ -30,11 +30,12 @@ raw_data through the previous version's mapping, or the chunks already modified)
 the chunks it touches (and resized edges) in memory; the commit hashes those, re-uses rows of
 identical chunks, appends the others and writes each version's virtual datasets. Versions read
 back as ordinary purehep groups of virtual datasets; ``delete_versions`` removes versions and
-the chunks only they used.
+the chunks only they used; ``modify_metadata`` rewrites a dataset of every version for new
+chunks, filters, dtype or fill value.
 """
 from .api import VersionedHDF5File, DATA_VERSION, TIMESTAMP_FMT, Region
 from .hashing import chunk_hash
-from .replay import delete_version, delete_versions
+from .replay import delete_version, delete_versions, modify_metadata
 
 __all__ = ["VersionedHDF5File", "DATA_VERSION", "TIMESTAMP_FMT", "Region", "chunk_hash",
-           "delete_version", "delete_versions"]
+           "delete_version", "delete_versions", "modify_metadata"]

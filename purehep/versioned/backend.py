@@ -171,12 +171,14 @@ def _write_rows(raw, pending, chunks, dtype, fillvalue):
         raw[first:first + len(block)] = block
 
 
-def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping, raw_shape):
+def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping, raw_shape,
+                          raw=None):
     """The version's dataset ``name``: a virtual dataset of ``shape`` whose chunk regions map
-    to raw_data (of ``raw_shape``) rows (regions without a mapping read as the fill
-    value)."""
+    to raw_data (of ``raw_shape``; at the absolute path ``raw``, by default
+    :func:`raw_path`) rows (regions without a mapping read as the fill value)."""
+    raw = raw or raw_path(name)
     layout = VirtualLayout(shape, dtype, maxshape=shape)
-    source = VirtualSource(".", raw_path(name), shape=raw_shape, dtype=dtype)
+    source = VirtualSource(".", raw, shape=raw_shape, dtype=dtype)
     zeros = (0,) * (len(shape) - 1)
     for index in sorted(mapping):
         corner = [i * c for i, c in zip(index, chunks)]
@@ -185,7 +187,7 @@ def write_virtual_dataset(group, name, shape, dtype, chunks, fillvalue, mapping,
     vds = group.create_virtual_dataset(name, layout,
                                        fillvalue=None if is_vlen_string(dtype) else fillvalue)
     vds.attrs["chunks"] = np.array(chunks, np.int64)
-    vds.attrs["raw_data"] = raw_path(name)
+    vds.attrs["raw_data"] = raw
     return vds
 
 

@@ -50,6 +50,8 @@ class StagedGroup:
         self._datasets = {}
         self._chunks = {}           # chunk shape recorded per dataset name (the package's
         self._filters = {}          # _chunks) and filter arguments (its _filters)
+        self._ledger = {}           # the root's: (chunks, filters) recorded by path, kept when
+                                    # a group is deleted (the package's commit reads these)
 
     @classmethod
     def from_version(cls, file, group, name="", parent=None):
@@ -58,14 +60,41 @@ class StagedGroup:
         for key, obj in group.items():
             path = posixpath.join(name, key)
             if hasattr(obj, "shape"):
-                dataset = StagedDataset.from_version(path, obj, staged)
-                staged._datasets[key] = dataset
-                staged._chunks[key] = dataset.grid
-                staged._filters[key] = raw_filters(dataset._raw)
+                staged._adopt(key, StagedDataset.from_version(path, obj, staged))
             else:
                 staged._groups[key] = cls.from_version(file, obj, path, staged)
                 staged._groups[key].attrs = StagedAttrs(obj.attrs.items())
         return staged
+
+    @classmethod
+    def committed_dataset(cls, file, version, path):
+        """Dataset ``path`` of the committed version group ``version``, staged alone (in a
+        group holding nothing else), as the package's replay reads one dataset of a
+        version."""
+        group = cls(file, posixpath.dirname(path))
+        dataset = StagedDataset.from_version(path, version[path], group)
+        group._adopt(posixpath.basename(path), dataset)
+        return dataset
+
+    def _adopt(self, key, dataset):
+        """Hold the committed ``dataset`` as ``key``, with the chunks and filters of its
+        raw data recorded (the package's ``_set_chunks``/``_set_filters``)."""
+        self._datasets[key] = dataset
+        self._record(key, dataset.grid, raw_filters(dataset._raw))
+
+    def _record(self, key, chunks, filters):
+        """Record the chunks and filters of dataset ``key``, here and by path in the root
+        (the package's _set_chunks/_set_filters record them in every group up to the root;
+        a group deleted takes its records with it, the root's stay)."""
+        self._chunks[key], self._filters[key] = chunks, filters
+        self._root()._ledger[posixpath.join(self.name, key)] = (chunks, filters)
+
+    def _recorded(self, key):
+        """(chunks, filters) the commit takes for dataset ``key`` ((None, {}): none)."""
+        return self._root()._ledger.get(posixpath.join(self.name, key), (None, {}))
+
+    def _root(self):
+        return self if self.parent is None else self.parent._root()
 
     # -- lookup -----------------------------------------------------------------------------
     def _split(self, path, create=False):
@@ -148,10 +177,11 @@ class StagedGroup:
     def __setitem__(self, path, value):
         """A new dataset of ``value``; one replacing a dataset keeps its fill value, its
         attributes and its place (the package's hot swap); a new one takes the fill value
-        of a raw_data an older version stored."""
-        if isinstance(value, StagedDataset):
-            value = value[()]
+        of a raw_data an older version stored; a staged dataset is shared (:meth:`_share`)."""
         group, last = self._split(path, create=True)
+        if isinstance(value, StagedDataset):
+            group._share(last, value)
+            return
         if last in group._groups:
             raise ValueError(f"{path!r} is a group")
         old = group._datasets.get(last)
@@ -160,15 +190,51 @@ class StagedGroup:
         fillvalue = old.fillvalue if old is not None else \
             None if raw is None or raw.dtype.kind in "OT" else raw.fillvalue
         data = _initial_data(None, value)
-        chunks = group._chunks.get(last)
-        grid, filters = group._grid(name, data, chunks,
-                                    group._filters.get(last, {}) if raw is None else {})
+        chunks, filters = group._recorded(last)
+        grid, filters = group._grid(name, data, chunks, filters if raw is None else {})
         staged = StagedDataset.new(name, data, grid, fillvalue, filters, parent=group,
-                                   chunks=chunks)
+                                   chunks=group._chunks.get(last))
         staged.guessed = chunks is None and raw is None
         if old is not None:
             staged.attrs.update(old.attrs)
         group._datasets[last] = staged
+
+    def _share(self, key, dataset):
+        """``group[key] = group[other]``, as the package's: the same staged dataset under a
+        second name (a write through either name shows through both, attributes included);
+        one of the previous version not yet wholly replaced lends the name its chunks and
+        filters. The commit stores it under each name (:meth:`datasets`)."""
+        if key in self._groups:
+            raise ValueError(f"{key!r} is a group")
+        self._datasets[key] = dataset
+        if dataset.kind == "inherited":
+            self._record(key, dataset.grid, raw_filters(dataset._raw))
+
+    def _alias(self, key, dataset, first):
+        """What the commit stores as ``key`` of this group for a dataset staged under another
+        name too (``first``: not stored under another name before), as the package's commit
+        stores the one object under each name: an array of this version as a new array of
+        that name (chunked and filtered so, its fill value and attributes kept); a dataset
+        created from a shape or grown as itself renamed the first time, then (its chunks
+        now rows of the first name's raw data) only if all of it is the fill value; never a
+        dataset of the previous version. Those the package cannot store (its commit fails
+        an assertion or on a name, or stores an unchanged one under its first name) raise
+        RuntimeError."""
+        name = posixpath.join(self.name, key)
+        chunks, filters = self._recorded(key)
+        if dataset.kind == "array":
+            data = dataset[()]
+            grid, filters = self._grid(name, data, chunks, filters)
+            alias = StagedDataset.new(name, data, grid, dataset.fillvalue, filters,
+                                      parent=self, chunks=self._chunks.get(key))
+            alias.guessed = chunks is None and self.file.get(raw_path(name)) is None
+        elif dataset.kind == "sparse" and (first or not dataset.holds_data()):
+            alias = dataset.renamed(name, self, filters, keep=first)
+        else:
+            raise RuntimeError(f"{name!r} stages dataset {dataset.name!r}, which the package "
+                               "cannot commit under this name")
+        alias.attrs.update(dataset.attrs)
+        return alias
 
     def create_group(self, path):
         group, last = self._split(path, create=True)
@@ -212,8 +278,7 @@ class StagedGroup:
             grid, kept = group._grid(name, data, chunks, filters)
             staged = StagedDataset.new(name, data, grid, fillvalue, kept, parent=group,
                                        chunks=grid)
-        group._chunks[last] = grid
-        group._filters[last] = dict(filters)
+        group._record(last, grid, dict(filters))
         group._datasets[last] = staged
         return staged
 
@@ -240,8 +305,12 @@ class StagedGroup:
     def _grid(self, name, data, chunks, filters):
         """Chunks and filters of a new dataset: as given, the chunks of its raw data if an
         older version stored one and none are given (what is given is checked against
-        that raw data at the commit, as the package's write_dataset does)."""
+        that raw data at the commit, as the package's write_dataset does). An array of
+        several dimensions given none is held as one chunk until the commit (or a resize
+        growing it) guesses them and fails, as the package's."""
         raw = self.file.get(raw_path(name))
+        if chunks is None and raw is None and data.ndim != 1:
+            return tuple(max(1, n) for n in data.shape), filters
         if raw is None or chunks is not None:
             return normalize_chunks(chunks, data.shape, data.dtype), filters
         return tuple(int(c) for c in raw.attrs["chunks"]), filters
@@ -249,11 +318,20 @@ class StagedGroup:
     # -- what the commit stores -------------------------------------------------------------
     def datasets(self):
         """Every staged dataset below this group by path, in the package's commit order:
-        this group's own, then those below in :meth:`visititems` order."""
-        found = {d.name: d for d in self._datasets.values()}
-        for _, obj in self._walk(""):
-            if isinstance(obj, StagedDataset):
-                found.setdefault(obj.name, obj)
+        this group's own, then those below in :meth:`visititems` order (a dataset staged
+        under two names is stored under each)."""
+        found, stored = {}, set()
+        paths = [*self._datasets, *(path for path, obj in self._walk("")
+                                    if isinstance(obj, StagedDataset))]
+        for path in paths:
+            group, key = self._split(path)
+            name, dataset = posixpath.join(group.name, key), group._datasets[key]
+            if name in found:
+                continue
+            first = id(dataset) not in stored
+            stored.add(id(dataset))
+            found[name] = dataset if dataset.name == name and first else \
+                group._alias(key, dataset, first)
         return found
 
     def groups(self):

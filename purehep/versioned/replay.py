@@ -1,11 +1,17 @@
 """Deleting versions for good, as the package's ``replay.delete_versions``: the chunks only
 deleted versions used leave raw_data, the chunks kept move down in raw_data order (edge chunks
 re-padded with the fill value), the hash table is rebuilt in that order and the kept
-versions' virtual datasets are rewritten to the new rows."""
+versions' virtual datasets are rewritten to the new rows. ``modify_metadata``,
+``recreate_dataset``, ``swap`` and ``tmp_group`` (:mod:`.metadata`) are importable from here
+too, as from the package's replay module."""
 from .api import FIRST_VERSION
 from .backend import (DATA_GROUP, dataset_names, is_vlen_string, raw_path, read_mapping,
                       source_blocks, write_virtual_dataset)
 from .hashing import Hashtable
+from .metadata import modify_metadata, recreate_dataset, swap, tmp_group
+
+__all__ = ["delete_version", "delete_versions", "modify_metadata", "recreate_dataset", "swap",
+           "tmp_group"]
 
 
 def delete_versions(f, versions_to_delete):

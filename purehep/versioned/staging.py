@@ -2,12 +2,14 @@
 from the previous version (or the array it was created from) and keeps the chunks written to
 in memory, in the order the package's commit stores them, so that the commit hashes those only
 and keeps the previous version's rows for the others."""
+import copy
 import posixpath
 
 import numpy as np
 
 from .backend import (FILTER_DEFAULTS, chunk_grid, chunk_slices, is_vlen_string,
                       normalize_chunks, raw_path, read_mapping)
+from .hashing import chunk_hash, fill_hash
 from .selection import Selection
 
 
@@ -45,6 +47,9 @@ class StagedDataset:
                                 # in the order the commit stores them
         self._pinned = set()    # chunks still where the creation array put them, in the
         self._views = None      # package's views of it (of this shape) that cannot grow
+        self.kind = "inherited" if raw is not None else "sparse"   # the package's class of
+                                # it: InMemoryDataset, InMemoryArrayDataset ("array": from an
+                                # array, until grown) or InMemorySparseDataset
         self.guessed = False    # grid a guess from the shape, made again when the dataset
                                 # first grows and at the commit (``group[name] = array``
                                 # with no chunks known: the package's chunks=None)
@@ -176,6 +181,8 @@ class StagedDataset:
                 _refill(self._modified(index), region, self.fillvalue)
         if self.chunks is None and size != shrunk:    # known once grown, as the package's
             self.chunks = self.grid
+        if self.kind == "array" and size != shrunk:
+            self.kind = "sparse"
         self.shape = size
 
     def settle_grid(self, shape=None):
@@ -197,6 +204,24 @@ class StagedDataset:
         for index in self.dirty:
             yield index, self._chunk(index)[_local(chunk_slices(index, self.grid, self.shape))]
 
+    def holds_data(self):
+        """Whether a commit would store a chunk: any of the previous version's, or any
+        modified one not of the fill value (edge chunks, of another shape, always)."""
+        fill = fill_hash(self.grid, self.dtype, self.fillvalue)
+        return bool(self.mapping) or any(chunk_hash(chunk) != fill
+                                         for _, chunk in self.modified_chunks())
+
+    def renamed(self, name, parent, filters, keep=True):
+        """This dataset staged as ``name`` of ``parent`` (a new dataset of that name with
+        ``filters``): with the chunks it stages (``keep``) or none, all of it the fill
+        value; its attributes copied."""
+        twin = copy.copy(self)
+        twin.name, twin.parent, twin.filters = name, parent, filters
+        twin.attrs, twin.mapping = dict(self.attrs), dict(self.mapping) if keep else {}
+        twin.dirty = dict(self.dirty) if keep else {}
+        twin._pinned = set(self._pinned) if keep else set()
+        return twin
+
     def _stage_order(self, indices):
         """Chunks staged by one operation in the order the package stacks them in a new
         slab: by where they come from (fill-value chunks first, then raw_data rows),
@@ -206,7 +231,7 @@ class StagedDataset:
 
     def _rebase(self, data):
         """Make ``data`` this dataset's content, every chunk to be stored."""
-        self._base = data
+        self._base, self.kind = data, "array"
         self.mapping, self.dirty = {}, {}
         for index in slab_order(chunk_grid(data.shape, self.grid)):
             self.dirty[index] = None

@@ -177,7 +177,9 @@ def cast(arr, dt):
     the destination's range saturate (numpy would wrap them), but not between integers of
     one size and opposite byte orders (libhdf5 swaps their bytes and stops), to bool they
     are stored as int8 (h5py's bool is an enum of int8), floats to integers truncate and
-    saturate; classes without a conversion path raise OSError. Other
+    saturate (NaN to 0 where a type is not native), NaN between floats of two sizes where
+    a type is not native has every bit set but maybe the sign; classes without a
+    conversion path raise OSError. Other
     pairs (compounds, variable-length and reference types) are numpy's cast. Into a float
     layout numpy has no dtype of, numbers are rounded as libhdf5 converts them
     (write.softfloat), held in the dtype h5py names for the layout."""
@@ -194,6 +196,9 @@ def cast(arr, dt):
         return cast(arr, np.dtype(np.int8)).view(dt)    # as int8, saturated, as it is
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, NaN: C's cast
         out = arr.astype(dt)
+    if src == dst == "float" and arr.dtype.itemsize != dt.itemsize and \
+            not (arr.dtype.isnative and dt.isnative):
+        _soft_nans(arr, out)
     if dst in ("int", "enum") and src in ("int", "float") and not (src == "int" and swapped):
         info = np.iinfo(dt)
         top, bottom = (info.max, info.min) if src == "int" else \
@@ -201,8 +206,10 @@ def cast(arr, dt):
         with np.errstate(over="ignore"):    # (the bounds in a float16: inf)
             out[arr >= top] = info.max
             out[arr <= bottom] = info.min
-        if src == "float" and dt.kind == "u" and dt.itemsize == 4:
-            out[np.isnan(arr)] = 0   # C's cast through a 64-bit integer (numpy's: 2**31)
+        if src == "float" and (dt.kind == "u" and dt.itemsize == 4 or
+                               not (arr.dtype.isnative and dt.isnative)):
+            out[np.isnan(arr)] = 0   # C's cast through a 64-bit integer (numpy's: 2**31),
+                                     # libhdf5's soft conversion (a type not native)
         if arr.dtype.itemsize == 2 and src == "float" and dt.kind == "u" and \
                 dt.itemsize > 1 and arr.dtype.isnative and dt.isnative:
             # libhdf5 2.0's hard conversion of native _Float16 to a wider unsigned type is
@@ -210,6 +217,19 @@ def cast(arr, dt):
             neg = arr < 0
             out[neg] = np.trunc(arr[neg]).astype(np.int64).astype(dt)
     return out
+
+
+def _soft_nans(arr, out):
+    """NaN as libhdf5's software conversion between floats of two sizes writes it (a type
+    not native; H5T__conv_f_f): the source's sign, then every exponent and mantissa bit
+    set (numpy keeps the quiet bit and the payload's leading bits)."""
+    nan = np.isnan(arr)
+    if not nan.any():
+        return
+    unsigned = np.dtype(f"u{out.dtype.itemsize}")
+    ones = np.iinfo(unsigned).max
+    pattern = np.where(np.signbit(arr[nan]), unsigned.type(ones), unsigned.type(ones >> 1))
+    out[nan] = pattern.astype(unsigned).view(out.dtype.newbyteorder("="))
 
 
 class _Placeholders:

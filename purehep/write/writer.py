@@ -646,16 +646,18 @@ class Writer:
 
     def _deletions(self, refdelta, held):
         """Objects whose last hard link goes in this commit (id -> node), their members with
-        them (libhdf5 frees such objects; their space joins the free list). One still open
-        (in ``held``) stays, as an anonymous object, until it is closed (libhdf5's too)."""
+        them (libhdf5 frees such objects; their space joins the free list); members created
+        since the last stage are not among them (never staged, they are left out of it).
+        One still open (in ``held``) stays, as an anonymous object, until it is closed
+        (libhdf5's too)."""
         deleted = {}
         queue = [k for k, v in refdelta.items() if v < 0]
         by_id = {id(n): n for n in self.nodes.values()} if queue else {}
         while queue:
             k = queue.pop()
             node = by_id.get(k)
-            if node is None or k in deleted or node is self.root:
-                continue
+            if not isinstance(node, Existing) or k in deleted or node is self.root:
+                continue        # (a node never staged: no link of its was counted)
             if self._refcount(node) + refdelta.get(k, 0) > 0:
                 continue
             if k in held:
