@@ -504,12 +504,14 @@ class Fuzz:
         sel = selection(rng, d["shape"])
         if isinstance(sel, np.ndarray) or not isinstance(sel, tuple):
             sel = ()
+        vshape = np.empty(d["shape"], "u1")[sel].shape
         if rng.random() < 0.5 or d["key"] == "cmpstr" or dt[field].names:
+            if _fancy(sel) and 0 in vshape:
+                return      # h5py 3.16 refuses some, as in op_read (seed 17971)
             self.both(f"read {name}[{sel!r}, {field!r}]",
                       lambda lib, f: f[name][sel + (field,)],
                       lambda a, b: norm(a) == norm(b))
             return
-        vshape = np.empty(d["shape"], "u1")[sel].shape
         if any(isinstance(x, list) for x in sel) and 0 in vshape:
             return
         if not d["chunked"] and int(np.prod(vshape)) == int(np.prod(d["shape"])):
