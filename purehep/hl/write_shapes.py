@@ -19,32 +19,23 @@ def check_array_values(shape, dtype):
                         f"{tuple(shape[-len(sub[1]):])}, but should be {sub[1]})")
 
 
-def vlen_sequences(val, base):
-    """Values for a dataset of variable-length sequences of ``base``, read as h5py's
-    Dataset.__setitem__ reads them: values that make a regular array of ``base`` are one
-    sequence per row of its last axis (a 1-d array: one sequence); others are left as given
-    (an object array of sequences, each converted to ``base`` when stored)."""
+def _sequences(val, base):
+    """(shape, values) h5py's Dataset.__setitem__ makes of values for a dataset of
+    variable-length sequences of ``base``: values that make a regular array of ``base`` are
+    one sequence per row of its last axis (shape: the array's but that axis; a 1-d array is
+    one sequence, of shape (1,)); others are one sequence per item, left as given (each
+    converted to ``base`` when stored)."""
     try:
         arr = np.asarray(val, dtype=base)
     except (ValueError, TypeError):
-        return val
+        return (np.shape(val) if isinstance(val, np.ndarray) else (len(val),)), val
+    shape = arr.shape[:-1] if arr.ndim > 1 else (1,)
     if arr.ndim == 0:
-        return val
+        return shape, val
     out = np.empty(arr.shape[:-1], object)
     for index in np.ndindex(out.shape):
         out[index] = arr[index]
-    return out
-
-
-def _sequences_shape(val, base):
-    """The shape h5py gives values for variable-length sequences of ``base``: a regular
-    array's but its last axis, one sequence (1,) for fewer than two dimensions; one
-    sequence per item of other values."""
-    try:
-        arr = np.asarray(val, dtype=base)
-    except (ValueError, TypeError):
-        return np.shape(val) if isinstance(val, np.ndarray) else (len(val),)
-    return arr.shape[:-1] if arr.ndim > 1 else (1,)
+    return shape, out
 
 
 def _as_h5py_array(val, dtype):
@@ -67,16 +58,18 @@ def fit_values(node, args, val):
     dtype = node.dtype
     base = (dtype.metadata or {}).get("vlen")
     if base is not None and base not in (str, bytes):
-        shape = _sequences_shape(val, base)
-        val = vlen_sequences(val, base)
+        shape, val = _sequences(val, base)
+        arr = val if isinstance(val, np.ndarray) else None     # (made below if needed)
     else:
         arr = _as_h5py_array(val, dtype)
         check_array_values(arr.shape, dtype)
         shape = arr.shape[:arr.ndim - len(dtype.shape)]
+        arr = val if isinstance(val, np.ndarray) else arr
     fitted = h5py_broadcast(node.shape, args, shape, dtype.subdtype is not None)
     if fitted == shape:
         return val
-    arr = val if isinstance(val, np.ndarray) else _as_h5py_array(val, dtype)
+    if arr is None:
+        arr = _as_h5py_array(val, dtype)
     return arr.reshape(fitted + dtype.shape)
 
 
